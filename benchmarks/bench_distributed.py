@@ -1,0 +1,206 @@
+"""Distributed benchmark: runs per minute through the queue workers vs the embedded runner.
+
+Run (prints a table, then the JSON)::
+
+    /work/venv/bin/python benchmarks/bench_distributed.py [--jobs 300] [--delay 0.05]
+        [--flush-every 32] [--enqueue-jobs 10000]
+
+Both paths run the same jobs, the shipped ``docstring`` bundle over a generated codebase (one
+job per function without a docstring), on the same engine: the turn-keyed scripted engine,
+whose single turn submits a docstring, sleeping ``--delay`` seconds per ``generate`` call
+whatever its batch size, as a GPU decoding a batch roughly does. Both store every run, event
+and result in PostgreSQL (a database each). What is measured:
+
+* ``distributed``: redis-server, one GPU worker (solo pool, batched turns, ``--flush-every``)
+  and one CPU worker (prefork, 2 processes), as subprocesses; wall time from enqueue to the
+  last run finished, runs per minute, mean batch size at the engine (``turns.batch_size``).
+* ``embedded``: :class:`~structured_agents.runner.EmbeddedRunner` in this process, with
+  ``--flush-every`` concurrent agent loops sharing one ``BatchingEngine``.
+* ``enqueue``: ``--enqueue-jobs`` jobs discovered, validated and bulk-inserted
+  (``workers.enqueue``), then the dispatch fan-out (one ``start_run`` message per job).
+
+The machine is shared (2 cores): compare numbers from the same run only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+TESTS = HERE.parent / "tests"
+sys.path[:0] = [str(TESTS), str(TESTS / "distributed")]  # services.py, cluster.py
+
+from cluster import RedisServer, WorkerProcess, wait_for  # noqa: E402
+from conftest import WORKER_SETTINGS  # noqa: E402
+from services import PostgresServer, create_database, start_postgres  # noqa: E402
+
+from structured_agents.bundles import load_bundle  # noqa: E402
+from structured_agents.plugins.registry import get_plugin  # noqa: E402
+from structured_agents.runner import EmbeddedRunner, discover_jobs  # noqa: E402
+from structured_agents.settings import Settings  # noqa: E402
+from structured_agents.store import Store  # noqa: E402
+from structured_agents.types import ToolCall  # noqa: E402
+from workers.celery_app import make_app  # noqa: E402
+from workers.dispatch import send_starts  # noqa: E402
+from workers.engine import load_turn_script  # noqa: E402
+from workers.enqueue import enqueue  # noqa: E402
+
+BUNDLE = HERE.parent / "bundles" / "docstring"
+PER_FILE = 50
+
+
+def make_codebase(root: Path, functions: int) -> Path:
+    """A package of ``functions`` undocumented functions, ``PER_FILE`` to a module."""
+    root.mkdir(parents=True)
+    for start in range(0, functions, PER_FILE):
+        body = "".join(
+            f"def f{i}(x: int) -> int:\n    return x + {i}\n\n\n"
+            for i in range(start, min(start + PER_FILE, functions))
+        )
+        (root / f"m{start // PER_FILE}.py").write_text(body.rstrip() + "\n")
+    return root
+
+
+def write_script(path: Path, delay_s: float) -> Path:
+    """One turn: submit a docstring."""
+    reply = get_plugin("function_gemma").render_tool_calls(
+        [ToolCall("submit_result", {"docstring": "Return x plus a constant."})]
+    )
+    path.write_text(json.dumps({"turns": [reply], "delay_s": delay_s}))
+    return path
+
+
+def distributed(pg: PostgresServer, env: dict[str, str], base: Path, root: Path) -> dict[str, Any]:
+    """The jobs under ``root`` through one GPU and one CPU worker."""
+    url = create_database(pg)
+    (base / "redis-runs").mkdir()
+    redis_server = RedisServer(base / "redis-runs")
+    redis_server.start()
+    env = {**env, "SA_DATABASE_URL": url, "SA_REDIS_URL": redis_server.url}
+    gpu = WorkerProcess("gpu", env, base / "gpu.log")
+    cpu = WorkerProcess("cpu", env, base / "cpu.log", "--concurrency=2")
+    try:
+        with Store(url) as store:
+            gpu.start()
+            cpu.start()
+            app = make_app(Settings(database_url=url, redis_url=redis_server.url))
+            started = time.perf_counter()
+            batch_id = enqueue(store, app, BUNDLE, root).batch_id
+            wait_for("the batch", lambda: store.batch_counts(batch_id).done, 1800, 0.2)
+            elapsed = time.perf_counter() - started
+            runs = store.list_runs(batch_id)
+            sizes = [turn.batch_size for run in runs for turn in store.turns(run.id)]
+            counts = store.batch_counts(batch_id).by_status
+    finally:
+        gpu.kill()
+        cpu.kill()
+        redis_server.stop()
+    mean = sum(sizes) / len(sizes)
+    return {
+        "runs": len(runs),
+        "statuses": dict(counts),
+        "seconds": round(elapsed, 2),
+        "runs_per_minute": round(len(runs) / elapsed * 60, 1),
+        "mean_batch_size": round(mean, 2),
+        "generate_calls": round(len(sizes) / mean),
+    }
+
+
+def embedded(
+    pg: PostgresServer, script: Path, root: Path, flush_every: int, flush_interval: float
+) -> dict[str, Any]:
+    """The same jobs with the embedded runner in this process."""
+    bundle = load_bundle(BUNDLE)
+    try:
+        jobs = discover_jobs(bundle, root)
+        with Store(create_database(pg)) as store:
+            runner = EmbeddedRunner(
+                bundle, load_turn_script(script), store, concurrency=flush_every, batch_wait_s=flush_interval
+            )
+            started = time.perf_counter()
+            summary = asyncio.run(runner.run(root, jobs))
+            elapsed = time.perf_counter() - started
+    finally:
+        bundle.close()
+    sizes = summary.batch_sizes
+    return {
+        "runs": summary.ran,
+        "statuses": {"succeeded": summary.succeeded, "failed": summary.failed},
+        "seconds": round(elapsed, 2),
+        "runs_per_minute": round(summary.ran / elapsed * 60, 1),
+        "mean_batch_size": round(sum(sizes) / len(sizes), 2),
+        "generate_calls": len(sizes),
+    }
+
+
+def enqueue_rate(pg: PostgresServer, base: Path, root: Path) -> dict[str, Any]:
+    """Discover, validate, insert and dispatch every job under ``root`` (no worker running)."""
+    (base / "redis-enqueue").mkdir()
+    redis_server = RedisServer(base / "redis-enqueue")
+    redis_server.start()
+    url = create_database(pg)
+    try:
+        with Store(url) as store:
+            app = make_app(Settings(database_url=url, redis_url=redis_server.url))
+            started = time.perf_counter()
+            done = enqueue(store, app, BUNDLE, root)
+            enqueued = time.perf_counter()
+            sent = send_starts(app, [run.id for run in store.list_runs(done.batch_id, "queued")])
+            dispatched = time.perf_counter()
+    finally:
+        redis_server.stop()
+    return {
+        "jobs": done.queued,
+        "enqueue_s": round(enqueued - started, 2),
+        "enqueue_jobs_per_s": round(done.queued / (enqueued - started)),
+        "dispatch_messages_per_s": round(sent / (dispatched - enqueued)),
+    }
+
+
+def main() -> None:
+    """Run the three measurements and print them."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=300)
+    parser.add_argument("--delay", type=float, default=0.05, help="seconds per generate call")
+    parser.add_argument("--flush-every", type=int, default=32)
+    parser.add_argument("--flush-interval", type=float, default=0.05)
+    parser.add_argument("--enqueue-jobs", type=int, default=10_000)
+    args = parser.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="sa-bench-"))
+    script = write_script(base / "script.json", args.delay)
+    env = {
+        **os.environ,
+        **WORKER_SETTINGS,
+        "SA_WORKERS__FLUSH_EVERY": str(args.flush_every),
+        "SA_WORKERS__FLUSH_INTERVAL_S": str(args.flush_interval),
+        "SA_ENGINE__NAME": "scripted",
+        "SA_ENGINE__MODEL": str(script),
+    }
+    pg = start_postgres(base)
+    try:
+        root = make_codebase(base / "code", args.jobs)
+        report = {
+            "config": vars(args),
+            "distributed": distributed(pg, env, base, root),
+            "embedded": embedded(pg, script, root, args.flush_every, args.flush_interval),
+            "enqueue": enqueue_rate(pg, base, make_codebase(base / "big", args.enqueue_jobs)),
+        }
+    finally:
+        pg.stop()
+        shutil.rmtree(base, ignore_errors=True)
+    for name in ("distributed", "embedded", "enqueue"):
+        print(f"{name:12} " + "  ".join(f"{k}={v}" for k, v in report[name].items()))
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

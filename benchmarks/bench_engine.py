@@ -1,0 +1,223 @@
+"""Engine benchmark: TransformersEngine throughput by batch size, grammar overhead, load time.
+
+Run (prints a table, then the JSON)::
+
+    .venv/bin/python benchmarks/bench_engine.py [--model NAME_OR_DIR] [--threads N] [--tokens 48]
+
+What is measured, all greedy on short prompts (so decoding, not prefill, dominates):
+
+* ``load_s``: constructing the engine from the model cache (the one-time conversion, when it
+  had to run first, is reported apart as ``conversion_s``).
+* ``free``: tokens/s at batch 1, 4 and 8, every row forced to decode ``--tokens`` tokens.
+* ``grammar``: the same prompts under FunctionGemma's JSON call schema, then unconstrained with
+  each row forced to the token count it had under the grammar (the same work without masking).
+  Two overhead figures: ``overhead`` compares the two runs' wall times; ``grammar_share`` is the
+  grammar work the engine timed inside the constrained run itself, ``DecodeStats.select_s +
+  accept_s`` (bitmask fill and apply, matcher advance, and the argmax, which an unconstrained run
+  pays too: an upper bound), over the rest of that run. On a shared CPU the first swings with
+  the neighbours' load; the second needs no second run.
+* ``kinds``: ``grammar_share`` at batch 4 for each kind of grammar the plugins build.
+
+Every timing is the fastest of ``--repeats`` runs. "Forced" rows run with the engine's stop
+tokens switched off (a benchmark-only tweak of the public ``stop_token_ids`` attribute), so a
+row cannot end early on EOS. Run it when the CPU is idle; the load average is recorded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from structured_agents.engines.model_store import ModelStore
+from structured_agents.engines.protocol import Completion, GenerationRequest, SamplingParams
+from structured_agents.engines.transformers_engine import TransformersEngine, resolve_device, resolve_dtype
+from structured_agents.grammar.artifacts import GrammarArtifact
+from structured_agents.grammar.config import GrammarConfig, GrammarMode
+from structured_agents.plugins import get_plugin
+from structured_agents.types import ToolSchema
+
+PROMPTS = [
+    "Call the tool that reads the file src/app.py:",
+    "Call the tool that searches the code for parse_config:",
+    "Call the tool that writes hello into notes.txt:",
+    "Call the tool that finishes the task, saying the bug is fixed:",
+    "Call the tool that reads README.md:",
+    "Call the tool that searches for TODO comments:",
+    "Call the tool that writes x = 1 into config.py:",
+    "Call the tool that finishes, reporting that all tests pass:",
+]
+TOOLS = [
+    ToolSchema(
+        name,
+        f"The {name} tool.",
+        {"type": "object", "properties": {key: {"type": "string"} for key in keys}, "required": list(keys)},
+    )
+    for name, keys in (
+        ("read_file", ("path",)),
+        ("search_code", ("query",)),
+        ("write_file", ("path", "content")),
+        ("finish", ("summary",)),
+    )
+]
+KINDS: list[tuple[str, str, GrammarMode]] = [
+    ("json_schema", "function_gemma", "json_schema"),
+    ("qwen_xml", "qwen", "structural_tag"),
+    ("function_gemma_ebnf", "function_gemma", "ebnf"),
+    ("function_gemma_structural_tag", "function_gemma", "structural_tag"),
+]
+
+
+def grammar_of(plugin: str, mode: GrammarMode) -> GrammarArtifact:
+    config = GrammarConfig(mode=mode, allow_parallel_calls=False)
+    return get_plugin(plugin).build_grammar(TOOLS, config)
+
+
+def timed(
+    engine: TransformersEngine, requests: Sequence[GenerationRequest], *, forced: bool, repeats: int
+) -> dict[str, Any]:
+    """Decode ``requests`` ``repeats`` times; the fastest run with its :class:`DecodeStats`."""
+    saved = engine.stop_token_ids
+    if forced:
+        engine.stop_token_ids = [-1]
+    best: dict[str, Any] = {}
+    try:
+        for _ in range(repeats):
+            started = time.perf_counter()
+            completions: list[Completion] = engine.generate(requests)
+            elapsed = time.perf_counter() - started
+            if not best or elapsed < best["seconds"]:
+                best = {"seconds": elapsed, "stats": asdict(engine.last_stats), "completions": completions}
+    finally:
+        engine.stop_token_ids = saved
+    tokens = [c.usage.completion_tokens for c in best.pop("completions")]
+    grammar_s = best["stats"]["select_s"] + best["stats"]["accept_s"]
+    return {
+        **best,
+        "tokens": tokens,
+        "tokens_per_s": sum(tokens) / best["seconds"],
+        "grammar_s": grammar_s,
+        "grammar_share": grammar_s / (best["seconds"] - grammar_s),
+    }
+
+
+def requests_for(
+    batch: int, tokens: Sequence[int], grammar: GrammarArtifact | None
+) -> list[GenerationRequest]:
+    return [
+        GenerationRequest(prompt, grammar=grammar, sampling=SamplingParams(max_new_tokens=n))
+        for prompt, n in zip(PROMPTS[:batch], tokens, strict=True)
+    ]
+
+
+def overhead_run(
+    engine: TransformersEngine, batch: int, tokens: int, grammar: GrammarArtifact, repeats: int
+) -> dict[str, Any]:
+    """The batch under ``grammar``, then unconstrained with the same per-row token counts."""
+    with_grammar = timed(
+        engine, requests_for(batch, [tokens] * batch, grammar), forced=False, repeats=repeats
+    )
+    matched = requests_for(batch, with_grammar["tokens"], None)
+    without = timed(engine, matched, forced=True, repeats=repeats)
+    return {
+        "with": with_grammar,
+        "without": without,
+        "overhead": with_grammar["seconds"] / without["seconds"] - 1,
+        "grammar_share": with_grammar["grammar_share"],
+    }
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    device = resolve_device(args.device)
+    dtype = resolve_dtype(args.dtype, device)
+    store = ModelStore()
+    started = time.perf_counter()
+    store.resolve(args.model, dtype)
+    conversion_s = time.perf_counter() - started if store.conversions else 0.0
+    started = time.perf_counter()
+    engine = TransformersEngine(args.model, device=args.device, dtype=dtype, num_threads=args.threads)
+    load_s = time.perf_counter() - started
+    engine.generate(requests_for(1, [2], None))  # warm-up
+    for _, plugin, mode in KINDS:  # compile every grammar once, outside the timed runs
+        engine.grammar_cache.compile(grammar_of(plugin, mode))
+    batches = [1, 4, 8]
+    free = {
+        b: timed(engine, requests_for(b, [args.tokens] * b, None), forced=True, repeats=args.repeats)
+        for b in batches
+    }
+    schema = grammar_of("function_gemma", "json_schema")
+    grammar = {b: overhead_run(engine, b, args.tokens, schema, args.repeats) for b in batches}
+    kinds = {
+        name: timed(engine, requests_for(4, [args.tokens] * 4, grammar_of(p, m)), forced=False, repeats=1)
+        for name, p, m in KINDS
+    }
+    return {
+        "model_dir": str(engine.model_dir),
+        "device": str(engine.device),
+        "dtype": engine.dtype,
+        "threads": args.threads,
+        "repeats": args.repeats,
+        "cpu_count": os.cpu_count(),
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+        "conversion_s": conversion_s,
+        "load_s": load_s,
+        "free": free,
+        "grammar": grammar,
+        "kinds": kinds,
+        "batch8_over_batch1": free[8]["tokens_per_s"] / free[1]["tokens_per_s"],
+    }
+
+
+def table(result: dict[str, Any]) -> str:
+    lines = [
+        f"model {result['model_dir']} on {result['device']} ({result['dtype']}, threads={result['threads']}, "
+        f"load average {result['load_average']})",
+        f"load from cache: {result['load_s']:.1f} s (target < 10 s); conversion this run: "
+        f"{result['conversion_s']:.1f} s",
+        "",
+        f"{'batch':>5} {'free tok/s':>11} {'grammar tok/s':>14} {'matched free tok/s':>19} "
+        f"{'overhead':>9} {'grammar share':>14}",
+    ]
+    for b, free in result["free"].items():
+        g = result["grammar"][b]
+        lines.append(
+            f"{b:>5} {free['tokens_per_s']:>11.1f} {g['with']['tokens_per_s']:>14.1f} "
+            f"{g['without']['tokens_per_s']:>19.1f} {g['overhead']:>8.1%} {g['grammar_share']:>14.1%}"
+        )
+    lines.append(
+        f"batch 8 / batch 1 aggregate throughput: {result['batch8_over_batch1']:.2f}x (target >= 3x)"
+    )
+    lines += [
+        "",
+        f"{'grammar kind (batch 4)':<30} {'tokens':>7} {'seconds':>8} {'grammar s':>10} {'share':>8}",
+    ]
+    for name, k in result["kinds"].items():
+        lines.append(
+            f"{name:<30} {sum(k['tokens']):>7} {k['seconds']:>8.2f} "
+            f"{k['grammar_s']:>10.2f} {k['grammar_share']:>8.1%}"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--model", default=None, help="shipped model name or local HF directory")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--dtype", default="auto")
+    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads")
+    parser.add_argument("--tokens", type=int, default=48, help="max new tokens per row")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per measurement (the fastest counts)")
+    args = parser.parse_args()
+    result = run(args)
+    print(table(result))
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

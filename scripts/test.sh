@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The test command: installs what the tests need on a fresh machine, then runs the checks.
+#   system: redis-server and PostgreSQL (Debian packages) when missing;
+#   python: scripts/install.sh into .venv;
+#   checks: ruff, mypy --strict on the package, pytest (extra args go to pytest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "installing ${missing[*]} from Debian packages"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}"
+fi
+
+bash scripts/install.sh
+V=${VENV:-.venv}/bin
+"$V/ruff" check .
+"$V/ruff" format --check .
+"$V/mypy" --strict structured_agents
+"$V/pytest" "$@"

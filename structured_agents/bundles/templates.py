@@ -1,0 +1,153 @@
+"""A bundle's Jinja prompts: compiled at load, rendered per job, errors with file and line.
+
+Templates are rendered in Jinja's sandbox with ``StrictUndefined``: a name the job does not
+provide is an error, never an empty string. Every error is a
+:class:`~structured_agents.bundles.manifest.BundleError` starting with ``file:line`` (the
+manifest line of an inline template, or the line of a template file) and naming the field.
+
+At load time each template is also rendered once with typical inputs of the bundle's task
+(:func:`sample_inputs`), so a misspelt variable fails the load instead of every job.
+
+One filter is added to Jinja's: ``dedent`` (:func:`textwrap.dedent`), so a method's source
+reads like top-level code.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from jinja2 import ChainableUndefined, FileSystemLoader, StrictUndefined, Template, TemplateError
+from jinja2 import TemplateSyntaxError as JinjaSyntaxError
+from jinja2.sandbox import SandboxedEnvironment
+
+from structured_agents.bundles.manifest import BundleError
+from structured_agents.jobs.docstrings import find_docstring_targets
+
+__all__ = ["PromptTemplates", "TemplateSource", "sample_inputs"]
+
+_SAMPLE_MODULE = "def scale(value: float, factor: float = 2.0) -> float:\n    return value * factor\n"
+
+
+def sample_inputs(task: str | None) -> dict[str, Any] | None:
+    """Inputs shaped like a real job's of ``task`` (None when the task is unknown)."""
+    if task == "docstring":
+        target = find_docstring_targets(_SAMPLE_MODULE)[0]
+        return {"path": "pkg/module.py", **target.inputs()}
+    if task == "lint":
+        finding = {
+            "code": "F401",
+            "message": "`os` imported but unused",
+            "line": 1,
+            "column": 8,
+            "end_line": 1,
+            "end_column": 10,
+            "fixable": True,
+        }
+        return {"path": "pkg/module.py", "source": "import os\n", "findings": [finding]}
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateSource:
+    """Where one template's text comes from."""
+
+    field: str
+    """The manifest field (``initial_context.user_template``)."""
+    text: str
+    """The template text."""
+    file: Path
+    """The file holding the text (the manifest, or a template file)."""
+    file_line: Callable[[int], int]
+    """Maps a line of ``text`` (1-based) to a line of ``file``."""
+
+
+def _identity(line: int) -> int:
+    return line
+
+
+class PromptTemplates:
+    """The compiled templates of one bundle, by field name."""
+
+    def __init__(self, directory: Path, sources: list[TemplateSource]) -> None:
+        """Compile ``sources``; ``{% include %}`` finds files relative to ``directory``."""
+        self._env = SandboxedEnvironment(
+            undefined=StrictUndefined,
+            autoescape=False,
+            keep_trailing_newline=False,
+            loader=FileSystemLoader(directory),
+        )
+        self._env.filters["dedent"] = textwrap.dedent
+        self._directory = directory.resolve()
+        self._sources = {source.field: source for source in sources}
+        self._templates: dict[str, Template] = {}
+        for source in sources:
+            self._templates[source.field] = self._compile(source)
+
+    @classmethod
+    def source_file(cls, field: str, path: Path) -> TemplateSource:
+        """A template read from ``path`` (BundleError when it cannot be read)."""
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise BundleError(f"{path}: {field}: cannot read the template: {exc.strerror or exc}") from None
+        return TemplateSource(field, text, path, _identity)
+
+    def _key(self, source: TemplateSource) -> str:
+        return f"<{source.field}>"
+
+    def _compile(self, source: TemplateSource) -> Template:
+        try:
+            code = self._env.compile(source.text, name=source.field, filename=self._key(source))
+        except JinjaSyntaxError as exc:
+            raise BundleError(
+                f"{source.file}:{source.file_line(exc.lineno)}: {source.field}: template error: {exc.message}"
+            ) from None
+        return self._env.template_class.from_code(self._env, code, self._env.make_globals(None), None)
+
+    def __contains__(self, field: object) -> bool:
+        return field in self._templates
+
+    def render(self, field: str, variables: Mapping[str, Any]) -> str:
+        """Render the template of ``field``; BundleError naming the file and line on failure."""
+        try:
+            return self._templates[field].render(variables)
+        except TemplateError as exc:
+            raise BundleError(self._locate(field, exc)) from None
+
+    def check(self, variables: Mapping[str, Any], context_names: list[str]) -> None:
+        """Render every template once with ``variables`` and placeholder context values."""
+        placeholders = {name: ChainableUndefined(name=name) for name in context_names}
+        for field in self._templates:
+            self.render(field, {**variables, "inputs": variables, "context": placeholders})
+
+    def _locate(self, field: str, exc: TemplateError) -> str:
+        """``file:line: field: message`` of an error raised while rendering ``field``."""
+        source = self._sources[field]
+        message = exc.message if isinstance(exc, JinjaSyntaxError) else str(exc)
+        keys = {self._key(s): s for s in self._sources.values()}
+        where = f"{source.file}:{source.file_line(1)}"
+        for filename, line in _template_frames(exc.__traceback__):
+            if filename in keys:
+                hit = keys[filename]
+                where = f"{hit.file}:{hit.file_line(line)}"
+                break
+            if Path(filename).resolve().is_relative_to(self._directory):  # an {% include %}d file
+                where = f"{filename}:{line}"
+                break
+        if isinstance(exc, JinjaSyntaxError) and exc.filename and exc.lineno:
+            where = f"{exc.filename}:{exc.lineno}"
+        return f"{where}: {field}: template error: {message}"
+
+
+def _template_frames(tb: TracebackType | None) -> list[tuple[str, int]]:
+    """(filename, line) of the traceback's frames, innermost first."""
+    frames = []
+    while tb is not None:
+        frames.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
+        tb = tb.tb_next
+    return frames[::-1]

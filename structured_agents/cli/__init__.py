@@ -1,0 +1,1 @@
+"""The ``sa`` command line."""

@@ -1,0 +1,206 @@
+"""Distributed runs from the command line: enqueue, watch, inspect, cancel, start workers.
+
+::
+
+    sa enqueue BUNDLE PATH          PATH: a codebase (the bundle's task discovers the jobs) or a
+                                    JSON Lines file of jobs; prints the batch id
+    sa status BATCH [--watch]       runs of the batch by status (live with --watch)
+    sa runs [--batch B] [--status S]
+    sa show RUN                     a run, its turns, tool calls and result
+    sa events RUN                   a run's events, in order
+    sa cancel BATCH
+    sa worker gpu|cpu               gpu: solo pool on llm; cpu: prefork on tools and control
+
+Database and broker come from ``SA_DATABASE_URL`` and ``SA_REDIS_URL``. Celery and the
+workers are imported only by the commands that need them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from structured_agents.errors import StructuredAgentsError
+from structured_agents.settings import load_settings
+from structured_agents.store import RUN_STATUSES, BatchCounts, RunStatus, Store
+
+__all__ = ["register"]
+
+console = Console()
+BEAT_SCHEDULE = Path("celerybeat-schedule")
+
+
+def _store() -> Store:
+    return Store(load_settings().database_url)
+
+
+def _fail(command: str, exc: StructuredAgentsError) -> typer.Exit:
+    typer.echo(f"sa {command}: {exc}", err=True)
+    return typer.Exit(2)
+
+
+def enqueue(
+    bundle: Annotated[Path, typer.Argument(help="Bundle directory (or its bundle.yaml).")],
+    path: Annotated[Path, typer.Argument(help="Codebase root, or a .jsonl file of jobs.")],
+    root: Annotated[Path | None, typer.Option(help="Codebase of a jobs file (default: its dir).")] = None,
+) -> None:
+    """Queue a batch of jobs for the workers; prints the batch id."""
+    from workers.celery_app import app
+    from workers.enqueue import enqueue as enqueue_jobs
+    from workers.enqueue import read_jobs_file
+
+    try:
+        with _store() as store:
+            if path.is_file():
+                jobs = read_jobs_file(path)
+                done = enqueue_jobs(store, app, bundle, root or path.parent, jobs)
+            else:
+                done = enqueue_jobs(store, app, bundle, path)
+    except StructuredAgentsError as exc:
+        raise _fail("enqueue", exc) from exc
+    typer.echo(done.batch_id)
+    typer.echo(f"{done.queued} jobs queued, {done.skipped} skipped", err=True)
+
+
+def _counts_table(counts: BatchCounts) -> Table:
+    table = Table(title=f"batch {counts.batch_id}")
+    for status in (*RUN_STATUSES, "total"):
+        table.add_column(status, justify="right")
+    table.add_row(*(str(counts[s]) for s in RUN_STATUSES), str(counts.total))
+    return table
+
+
+def status(
+    batch: Annotated[str, typer.Argument(help="Batch id.")],
+    watch: Annotated[bool, typer.Option(help="Refresh until no run is queued or running.")] = False,
+    interval: Annotated[float, typer.Option(help="Seconds between refreshes with --watch.")] = 1.0,
+) -> None:
+    """Runs of a batch by status."""
+    try:
+        with _store() as store:
+            counts = store.batch_counts(batch)
+            if not watch:
+                console.print(_counts_table(counts))
+                return
+            with Live(_counts_table(counts), console=console) as live:
+                while not counts.done:
+                    time.sleep(interval)
+                    counts = store.batch_counts(batch)
+                    live.update(_counts_table(counts))
+    except StructuredAgentsError as exc:
+        raise _fail("status", exc) from exc
+
+
+def runs(
+    batch: Annotated[str | None, typer.Option(help="Batch id (default: the newest batch).")] = None,
+    run_status: Annotated[str | None, typer.Option("--status", help="Only runs of this status.")] = None,
+    limit: Annotated[int, typer.Option(help="Most runs listed.")] = 50,
+    offset: Annotated[int, typer.Option(help="Runs skipped first.")] = 0,
+) -> None:
+    """Runs of a batch, oldest first."""
+    if run_status is not None and run_status not in RUN_STATUSES:
+        raise typer.BadParameter(f"--status must be one of {', '.join(RUN_STATUSES)}")
+    try:
+        with _store() as store:
+            batch_id = batch or next((b.id for b in store.list_batches(limit=1)), None)
+            if batch_id is None:
+                typer.echo("no batches", err=True)
+                return
+            chosen: RunStatus | None = next((s for s in RUN_STATUSES if s == run_status), None)
+            records = store.list_runs(batch_id, chosen, limit=limit, offset=offset)
+    except StructuredAgentsError as exc:
+        raise _fail("runs", exc) from exc
+    table = Table(title=f"runs of batch {batch_id}")
+    for column in ("run", "status", "attempts", "target", "error"):
+        table.add_column(column)
+    for run in records:
+        target = f"{run.target_path}::{run.qualname}"
+        table.add_row(run.id[:16], run.status, str(run.attempts), target, (run.error or "")[:80])
+    console.print(table)
+
+
+def show(run_id: Annotated[str, typer.Argument(help="Run id.")]) -> None:
+    """A run, its turns, its tool calls and its result."""
+    try:
+        with _store() as store:
+            run = store.get_run(run_id)
+            turns, calls = store.turns(run_id), store.tool_calls(run_id)
+            result = next((r for r in store.results(run.batch_id) if r.run_id == run_id), None)
+    except StructuredAgentsError as exc:
+        raise _fail("show", exc) from exc
+    console.print(f"[bold]run {run.id}[/bold] {run.status} (attempts {run.attempts}) batch {run.batch_id}")
+    console.print(f"target {run.target_path}::{run.qualname}")
+    if run.error:
+        console.print(f"error: {run.error}")
+    for turn in turns:
+        timing = f"batch of {turn.batch_size}, {turn.latency_s:.3f}s"
+        console.print(f"turn {turn.turn}: {timing}: {turn.raw_text!r}")
+    for call in calls:
+        flag = " (error)" if call.is_error else ""
+        console.print(f"  {call.name}({json.dumps(call.arguments)}) -> {call.output[:200]!r}{flag}")
+    if result is not None:
+        console.print(f"result ({result.status}):\n{result.diff or result.summary}")
+
+
+def events(
+    run_id: Annotated[str, typer.Argument(help="Run id.")],
+    after: Annotated[int, typer.Option(help="Only events after this event id.")] = 0,
+    limit: Annotated[int | None, typer.Option(help="Most events listed.")] = None,
+) -> None:
+    """A run's events in order, one JSON object per line."""
+    try:
+        with _store() as store:
+            records = store.events(run_id, after_id=after, limit=limit)
+    except StructuredAgentsError as exc:
+        raise _fail("events", exc) from exc
+    for record in records:
+        typer.echo(json.dumps({"id": record.id, **record.to_dict()}, default=str))
+
+
+def cancel(batch: Annotated[str, typer.Argument(help="Batch id.")]) -> None:
+    """Cancel a batch: queued runs now, running ones at their next step."""
+    from workers.tasks_control import cancel_batch
+
+    try:
+        with _store() as store:
+            cancelled = cancel_batch(store, batch)
+    except StructuredAgentsError as exc:
+        raise _fail("cancel", exc) from exc
+    typer.echo(f"{cancelled} runs cancelled")
+
+
+def worker(
+    kind: Annotated[Literal["gpu", "cpu"], typer.Argument(help="gpu: llm queue; cpu: tools and control.")],
+    concurrency: Annotated[int, typer.Option(help="cpu: worker processes.")] = 2,
+    beat: Annotated[bool, typer.Option(help="cpu: also run the beat (sends the sweep).")] = False,
+    schedule: Annotated[Path, typer.Option(help="--beat: the beat's schedule file.")] = BEAT_SCHEDULE,
+    loglevel: Annotated[str, typer.Option(help="Celery log level.")] = "INFO",
+) -> None:
+    """Start a Celery worker with the queues and pool of its kind."""
+    from workers.celery_app import SETTINGS, app, gpu_prefetch
+    from workers.constants import CONTROL_QUEUE, LLM_QUEUE, TOOLS_QUEUE
+
+    argv = ["worker", f"--loglevel={loglevel}", "--without-gossip", "--without-mingle"]
+    if kind == "gpu":
+        argv += [f"--queues={LLM_QUEUE}", "--pool=solo", "--concurrency=1", "--hostname=gpu@%h"]
+        argv += [f"--prefetch-multiplier={gpu_prefetch(SETTINGS)}"]
+    else:
+        argv += [f"--queues={TOOLS_QUEUE},{CONTROL_QUEUE}", "--pool=prefork", f"--concurrency={concurrency}"]
+        argv += [f"--hostname=cpu-{os.getpid()}@%h", "--prefetch-multiplier=1"]
+        if beat:
+            argv += ["--beat", f"--schedule={schedule}"]
+    app.worker_main(argv)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the distributed commands to the ``sa`` app."""
+    for command in (enqueue, status, runs, show, events, cancel, worker):
+        app.command(command.__name__)(command)

@@ -1,0 +1,224 @@
+"""Embedded runs from the command line: run a bundle over a codebase, look at and apply results.
+
+::
+
+    sa run BUNDLE PATH [--overwrite] [--concurrency N] [--db URL] [--engine NAME]
+    sa diff RUN_OR_BATCH [--plain] [--all]      (``latest``: the newest batch)
+    sa apply BATCH [--yes]
+
+``sa run`` needs no service: the engine comes from the settings (``SA_ENGINE__*``, by default
+the embedded CPU model), the store is the SQLite file in the user data directory unless
+``--db`` (or ``SA_DATABASE_URL``) names another. It never changes the codebase: each job's
+change is stored as a diff, which ``sa diff`` shows and ``sa apply`` applies. Ctrl-C stops
+cleanly; the same command resumes. Exit codes: 0 all jobs succeeded, 1 some failed (or some
+patches were refused), 2 usage or configuration error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, cast
+
+import typer
+from rich.console import Console
+from rich.syntax import Syntax
+
+from structured_agents.errors import StructuredAgentsError
+from structured_agents.store import RecordNotFoundError, ResultRecord, ResultStatus, Store
+
+if TYPE_CHECKING:
+    from structured_agents.runner.embedded import RunSummary
+
+__all__ = ["apply", "diff", "register", "run"]
+
+console = Console()
+DbOption = Annotated[
+    str | None, typer.Option("--db", help="Database URL (default: SA_DATABASE_URL, else the embedded file).")
+]
+
+
+def _fail(command: str, exc: Exception) -> typer.Exit:
+    console.print(f"[red]sa {command}:[/red] {exc}", highlight=False, soft_wrap=True)
+    return typer.Exit(2)
+
+
+def _store(db: str | None) -> Store:
+    from structured_agents.settings import load_settings
+
+    return Store(db or load_settings().database_url)
+
+
+def _db_flag(db: str | None) -> str:
+    return f" --db {db}" if db else ""
+
+
+def run(
+    bundle: Annotated[str, typer.Argument(help="Bundle name (docstring, lint) or path.")],
+    path: Annotated[Path, typer.Argument(help="Codebase root.", exists=True, file_okay=False)],
+    overwrite: Annotated[bool, typer.Option(help="Also redo targets that already have one.")] = False,
+    concurrency: Annotated[int, typer.Option(min=1, help="Agents running at once (one batch).")] = 8,
+    db: DbOption = None,
+    engine: Annotated[
+        str | None, typer.Option(help="Engine: transformers, vllm, openai [SA_ENGINE__NAME].")
+    ] = None,
+) -> None:
+    """Run a bundle over a codebase on this machine; results are stored as diffs."""
+    from structured_agents.bundles import load_bundle
+    from structured_agents.engines.factory import available_engines, create_engine
+    from structured_agents.runner import EmbeddedRunner, RunProgress, discover_jobs
+    from structured_agents.settings import load_settings
+
+    choices = [name for name in available_engines() if name != "scripted"]
+    if engine is not None and engine not in choices:
+        raise _fail("run", ValueError(f"--engine must be one of {', '.join(choices)}, got {engine!r}"))
+    try:
+        settings = load_settings(engine={"name": engine} if engine else {})
+        loaded = load_bundle(bundle)
+        root = path.resolve()
+        jobs = discover_jobs(loaded, root, overwrite=overwrite)
+        store = Store(db or settings.database_url)
+    except StructuredAgentsError as exc:
+        raise _fail("run", exc) from exc
+    try:
+        with store:
+            with RunProgress(description=loaded.manifest.name) as progress:
+                runner = EmbeddedRunner(
+                    loaded,
+                    lambda: create_engine(settings.engine),
+                    store,
+                    concurrency=concurrency,
+                    progress=progress,
+                )
+                summary = asyncio.run(runner.run(root, jobs, overwrite=overwrite))
+            _print_summary(store, summary, db)
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted:[/yellow] running jobs went back to the queue.")
+        console.print("Run the same command again to resume.")
+        raise typer.Exit(130) from None
+    except StructuredAgentsError as exc:
+        raise _fail("run", exc) from exc
+    finally:
+        loaded.close()
+    if summary.failed:
+        raise typer.Exit(1)
+
+
+def _print_summary(store: Store, summary: RunSummary, db: str | None) -> None:
+    rate = summary.completion_tokens / summary.elapsed_s if summary.elapsed_s > 0 else 0.0
+    console.print(
+        f"batch [bold]{summary.batch_id}[/bold]: {summary.succeeded} succeeded, {summary.failed} failed, "
+        f"{summary.skipped} of {summary.discovered} skipped (already done) in {summary.elapsed_s:.1f}s "
+        f"({rate:.1f} tok/s)",
+        highlight=False,
+        soft_wrap=True,
+    )
+    for failed in store.list_runs(summary.batch_id, "failed", limit=10):
+        console.print(
+            f"  [red]failed[/red] {failed.target_path}:{failed.qualname}: {failed.error}", highlight=False
+        )
+    if summary.ran:
+        console.print(
+            f"  see the changes:  sa diff {summary.batch_id}{_db_flag(db)}", highlight=False, soft_wrap=True
+        )
+        console.print(
+            f"  apply them:       sa apply {summary.batch_id}{_db_flag(db)}", highlight=False, soft_wrap=True
+        )
+
+
+def _results(store: Store, ref: str) -> tuple[str, list[ResultRecord]]:
+    """The batch id and results of ``ref``: a batch id, a run id, or ``latest``."""
+    if ref == "latest":
+        batches = store.list_batches(limit=1)
+        if not batches:
+            raise RecordNotFoundError("no batch yet: run `sa run BUNDLE PATH` first")
+        ref = batches[0].id
+    try:
+        return ref, store.results(store.get_batch(ref).id)
+    except RecordNotFoundError:
+        run_record = store.get_run(ref)
+        return run_record.batch_id, [r for r in store.results(run_record.batch_id) if r.run_id == ref]
+
+
+def diff(
+    ref: Annotated[str, typer.Argument(metavar="RUN_OR_BATCH", help="Batch id, run id, or 'latest'.")],
+    plain: Annotated[
+        bool, typer.Option(help="Print the raw unified diffs (for patch, less, pipes).")
+    ] = False,
+    all_results: Annotated[
+        bool, typer.Option("--all", help="Also show applied, stale and rejected ones.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Show the changes a batch (or one run) proposes."""
+    try:
+        with _store(db) as store:
+            batch_id, results = _results(store, ref)
+            names = {r.id: r.qualname for r in store.list_runs(batch_id)}
+    except StructuredAgentsError as exc:
+        raise _fail("diff", exc) from exc
+    shown = [r for r in results if all_results or r.status == "proposed"]
+    for result in shown:
+        if plain:
+            typer.echo(result.diff, nl=False)
+            continue
+        title = f"{result.target_path} · {names.get(result.run_id, '?')} · {result.status}"
+        console.rule(f"[bold]{title}[/bold]", align="left")
+        if result.summary:
+            console.print(result.summary, style="dim", highlight=False, soft_wrap=True)
+        console.print(Syntax(result.diff, "diff", theme="ansi_dark", background_color="default"))
+    if not plain:
+        hidden = len(results) - len(shown)
+        note = f" ({hidden} not proposed: --all shows them)" if hidden else ""
+        console.print(f"{len(shown)} change(s) in batch {batch_id}{note}", highlight=False, soft_wrap=True)
+
+
+def apply(
+    batch: Annotated[str, typer.Argument(help="Batch id, or 'latest'.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Apply a batch's proposed changes to its codebase (refusing files changed since)."""
+    from structured_agents.patches import apply_patches
+
+    try:
+        with _store(db) as store:
+            batch_id, results = _results(store, batch)
+            proposed = [r for r in results if r.status == "proposed"]
+            root = Path(store.get_batch(batch_id).root_path)
+            if not proposed:
+                console.print(
+                    f"batch {batch_id} has no proposed change to apply", highlight=False, soft_wrap=True
+                )
+                return
+            files = len({r.target_path for r in proposed})
+            if not yes and not typer.confirm(
+                f"Apply {len(proposed)} change(s) to {files} file(s) under {root}?"
+            ):
+                raise typer.Exit(1)
+            report = apply_patches(root, proposed)
+            by_status: dict[ResultStatus, list[str]] = {}
+            for run_id, status in report.result_statuses().items():
+                by_status.setdefault(cast(ResultStatus, status), []).append(run_id)
+            for status, run_ids in by_status.items():
+                store.set_result_status(run_ids, status)
+    except StructuredAgentsError as exc:
+        raise _fail("apply", exc) from exc
+    for file_report in report.files:
+        mark = "[green]written[/green]" if file_report.written else "[red]unchanged[/red]"
+        console.print(f"{mark} {file_report.path}", highlight=False, soft_wrap=True)
+        for outcome in file_report.outcomes:
+            if outcome.status != "applied":
+                console.print(
+                    f"    {outcome.status}: {outcome.run_id[:12]} {outcome.detail}", highlight=False
+                )
+    applied = len(report.run_ids("applied"))
+    console.print(f"{applied} of {len(proposed)} change(s) applied", highlight=False, soft_wrap=True)
+    if applied < len(proposed):
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``run``, ``diff`` and ``apply`` to the ``sa`` app."""
+    for command in (run, diff, apply):
+        app.command(command.__name__)(command)

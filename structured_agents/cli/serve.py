@@ -1,0 +1,67 @@
+"""``sa serve``: run the OpenAI-compatible endpoint over the configured engine.
+
+Options left out fall back to the settings (``SA_ENGINE__*``, ``SA_SERVE__*``). FastAPI,
+uvicorn and the engine are imported only when the command runs, so ``sa --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from structured_agents.errors import StructuredAgentsError
+
+__all__ = ["serve"]
+
+
+def serve(
+    engine: Annotated[
+        str | None, typer.Option(help="Engine: transformers, vllm, openai, scripted [SA_ENGINE__NAME].")
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help="Model path or id (scripted: a JSON list of replies) [SA_ENGINE__MODEL]."),
+    ] = None,
+    plugin: Annotated[
+        str | None, typer.Option(help="Model plugin rendering chat requests [SA_SERVE__PLUGIN].")
+    ] = None,
+    host: Annotated[str | None, typer.Option(help="Interface to bind [SA_SERVE__HOST].")] = None,
+    port: Annotated[int | None, typer.Option(help="Port to bind [SA_SERVE__PORT].")] = None,
+    max_batch_size: Annotated[
+        int | None, typer.Option(help="Most requests per engine call [SA_ENGINE__MAX_BATCH_SIZE].")
+    ] = None,
+    batch_wait_ms: Annotated[
+        float | None, typer.Option(help="How long a batch waits for more requests [SA_SERVE__BATCH_WAIT_MS].")
+    ] = None,
+) -> None:
+    """Serve /v1/completions, /v1/chat/completions and /v1/models over the engine (a CPU `vllm serve`)."""
+    from structured_agents.settings import load_settings
+
+    engine_overrides = {"name": engine, "model": model, "max_batch_size": max_batch_size}
+    serve_overrides = {"plugin": plugin, "host": host, "port": port, "batch_wait_ms": batch_wait_ms}
+    try:
+        settings = load_settings(
+            engine={k: v for k, v in engine_overrides.items() if v is not None},
+            serve={k: v for k, v in serve_overrides.items() if v is not None},
+        )
+        import uvicorn
+
+        from structured_agents.engines.factory import create_engine
+        from structured_agents.plugins.registry import get_plugin
+        from structured_agents.serve import create_app
+
+        plugin_name = settings.serve.plugin
+        get_plugin(plugin_name)  # fail now on an unknown name, not at the first chat request
+        app = create_app(
+            create_engine(settings.engine),
+            plugin=lambda: get_plugin(plugin_name),
+            model_name=settings.engine.model or settings.engine.name,
+            defaults=settings.engine.sampling(),
+            max_batch_size=settings.engine.max_batch_size,
+            batch_wait_ms=settings.serve.batch_wait_ms,
+        )
+    except StructuredAgentsError as exc:
+        typer.echo(f"sa serve: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    uvicorn.run(app, host=settings.serve.host, port=settings.serve.port)

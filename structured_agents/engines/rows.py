@@ -1,0 +1,119 @@
+"""Per-request decoding state of the transformers engine and its stop rules.
+
+A :class:`Row` is one request inside a decoding batch. After each sampled token,
+:meth:`Row.advance` decides whether the row goes on or finishes, and why:
+
+* ``grammar``: the row's grammar is complete and accepted a stop token (an EOS or end-of-turn
+  token, which the grammar only allows once it is complete);
+* ``stop``: an unconstrained row sampled a stop token, or the text reached one of the
+  request's stop strings (the text is cut before it);
+* ``length``: ``max_new_tokens`` tokens were sampled, or the model's context is full;
+* ``error``: the grammar rejected the token (the text is then the error message).
+
+Stop tokens are never part of the text. ``sampled`` counts every sampled token, stop token
+included: that is the request's completion token count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from structured_agents.engines.protocol import Completion, FinishReason, GenerationRequest
+from structured_agents.types import TokenUsage
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["Row", "find_stop"]
+
+Decode = Callable[[Sequence[int]], str]
+"""Token ids to text (the tokenizer's ``decode``, special tokens kept)."""
+
+
+def find_stop(text: str, stops: Sequence[str]) -> tuple[int, str] | None:
+    """The earliest occurrence of any of ``stops`` in ``text`` as ``(offset, stop)``, or None."""
+    found = [(at, stop) for stop in stops if stop and (at := text.find(stop)) >= 0]
+    return min(found) if found else None
+
+
+@dataclass(slots=True)
+class Row:
+    """One request being decoded."""
+
+    index: int
+    """Position of the request in the list given to ``generate``."""
+    request: GenerationRequest
+    prompt_ids: list[int]
+    """The tokenized prompt (special tokens the tokenizer adds included)."""
+    budget: int | None = None
+    """Most tokens the row may sample: ``max_new_tokens``, or less where the context ends."""
+    generator: torch.Generator | None = None
+    """The row's own random generator when it samples (``temperature > 0``)."""
+    tokens: list[int] = field(default_factory=list)
+    """Generated tokens that are part of the text (no stop token)."""
+    sampled: int = 0
+    text: str = ""
+    finish_reason: FinishReason | None = None
+    stop: str | None = None
+    """The stop string that ended the row, if one did."""
+
+    @property
+    def finished(self) -> bool:
+        return self.finish_reason is not None
+
+    def fail(self, message: str) -> None:
+        """End the row as an ``error``; the message becomes its text."""
+        self.finish_reason = "error"
+        self.text = message
+
+    def advance(
+        self,
+        token: int,
+        *,
+        accepted: bool,
+        terminated: bool,
+        constrained: bool,
+        stop_token_ids: Collection[int],
+        decode: Decode,
+    ) -> None:
+        """Record ``token``; ``accepted``/``terminated`` are the grammar's verdict on it."""
+        self.sampled += 1
+        if not accepted:
+            self.fail(
+                f"request {self.index} ({self.request.request_id}): the grammar rejected token {token} "
+                f"after {self.sampled - 1} tokens"
+            )
+            return
+        if terminated or (not constrained and token in stop_token_ids):
+            self.finish_reason = "grammar" if constrained else "stop"
+            self.text = decode(self.tokens)
+            return
+        self.tokens.append(token)
+        if self.request.sampling.stop:
+            self.text = decode(self.tokens)
+            match = find_stop(self.text, self.request.sampling.stop)
+            if match is not None:
+                self.text, self.stop = self.text[: match[0]], match[1]
+                self.finish_reason = "stop"
+                return
+        budget = self.request.sampling.max_new_tokens if self.budget is None else self.budget
+        if self.sampled >= budget:
+            self.finish_reason = "length"
+            self.text = decode(self.tokens)
+
+    def completion(self, *, latency_s: float, batch_size: int) -> Completion:
+        """The finished row as a :class:`Completion`."""
+        metadata: dict[str, object] = {}
+        if self.stop is not None:
+            metadata["stop"] = self.stop
+        return Completion(
+            request_id=self.request.request_id,
+            text=self.text,
+            usage=TokenUsage(prompt_tokens=len(self.prompt_ids), completion_tokens=self.sampled),
+            finish_reason=self.finish_reason or "error",
+            latency_s=latency_s,
+            batch_size=batch_size,
+            metadata=metadata,
+        )

@@ -1,0 +1,172 @@
+"""A real engine that plays a script: deterministic model turns for tests, examples and dry runs.
+
+Each turn of a script is one of:
+
+* a string: the exact text the "model" writes;
+* a sequence of :class:`ToolCall`: rendered with the plugin's ``render_tool_calls``, i.e. the
+  text the model would write to make those calls;
+* a function of the :class:`GenerationRequest` returning either of the above (as pydantic-ai's
+  ``FunctionModel``), for answers that depend on the prompt.
+
+Many runs can share one engine: ``key`` maps each request to the conversation it belongs to
+(:func:`by_run_id` reads the run id the kernel puts in request ids) and every key plays the
+script from its own position. ``script`` may also be a function of the key returning that
+conversation's own script. With ``validate_grammar=True`` every output is matched against the
+request's grammar with XGrammar, and an output the grammar rejects raises ``EngineError``, so
+a scripted test proves its turns are outputs a constrained model could produce.
+
+Token usage is estimated at four characters per token (rounded up) for prompt and output.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, TypeAlias
+
+from structured_agents.engines.protocol import Completion, GenerationRequest
+from structured_agents.errors import ConfigError, EngineError
+from structured_agents.grammar.artifacts import GrammarArtifact
+from structured_agents.plugins.protocol import ModelPlugin
+from structured_agents.types import TokenUsage, ToolCall
+
+if TYPE_CHECKING:
+    from structured_agents.grammar.compiler import GrammarCache
+
+__all__ = ["Script", "ScriptTurn", "ScriptedEngine", "approx_token_count", "by_run_id"]
+
+_Reply: TypeAlias = str | Sequence[ToolCall]
+ScriptTurn: TypeAlias = str | Sequence[ToolCall] | Callable[[GenerationRequest], _Reply]
+"""One scripted model turn: text, calls to render, or a function of the request."""
+Script: TypeAlias = Sequence[ScriptTurn]
+"""The turns of one conversation, in order."""
+
+
+def approx_token_count(text: str) -> int:
+    """Estimated tokens of ``text``: four characters per token, rounded up."""
+    return (len(text) + 3) // 4
+
+
+def by_run_id(request: GenerationRequest) -> str:
+    """The run a kernel request belongs to: its id without the ``:turn`` suffix."""
+    run_id, sep, _ = request.request_id.rpartition(":")
+    return run_id if sep else request.request_id
+
+
+def _same_conversation(request: GenerationRequest) -> str:
+    return ""
+
+
+class ScriptedEngine:
+    """An :class:`Engine` whose outputs come from a script instead of a model."""
+
+    def __init__(
+        self,
+        script: Script | Callable[[Hashable], Script],
+        *,
+        plugin: ModelPlugin | None = None,
+        key: Callable[[GenerationRequest], Hashable] | None = None,
+        validate_grammar: bool = False,
+    ) -> None:
+        """
+        Args:
+            script: the turns every conversation plays, or a function of a conversation's key
+                returning its script (called once per key).
+            plugin: renders turns given as tool calls; required when the script has any.
+            key: which conversation a request belongs to; by default all requests share one.
+            validate_grammar: match each output against ``request.grammar`` with XGrammar.
+        """
+        if not callable(script) and plugin is None and any(_is_calls(turn) for turn in script):
+            raise ConfigError("ScriptedEngine.plugin is required to render scripted tool calls")
+        self._script = script
+        self.plugin = plugin
+        self._key = key if key is not None else _same_conversation
+        self.validate_grammar = validate_grammar
+        self.batch_sizes: list[int] = []
+        """Size of every batch ``generate`` was called with, in order."""
+        self.requests: list[GenerationRequest] = []
+        """Every request received, in order."""
+        self._scripts: dict[Hashable, Script] = {}
+        self._positions: dict[Hashable, int] = {}
+        self._lock = threading.Lock()
+        self._grammars: GrammarCache | None = None
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        """The next scripted turn of each request's conversation, in request order."""
+        started = time.perf_counter()
+        with self._lock:
+            self.batch_sizes.append(len(requests))
+            self.requests.extend(requests)
+            picked = [self._next_turn(request) for request in requests]
+        texts = [
+            self._render(request, key, index, turn)
+            for request, (key, index, turn) in zip(requests, picked, strict=True)
+        ]
+        latency = time.perf_counter() - started
+        return [
+            Completion(
+                request_id=request.request_id,
+                text=text,
+                usage=TokenUsage(approx_token_count(request.prompt), approx_token_count(text)),
+                latency_s=latency,
+                batch_size=len(requests),
+                metadata={"script_turn": index},
+            )
+            for request, text, (_, index, _) in zip(requests, texts, picked, strict=True)
+        ]
+
+    def _next_turn(self, request: GenerationRequest) -> tuple[Hashable, int, ScriptTurn]:
+        key = self._key(request)
+        script = self._scripts.get(key)
+        if script is None:
+            script = self._script(key) if callable(self._script) else self._script
+            self._scripts[key] = script
+        index = self._positions.get(key, 0)
+        if index >= len(script):
+            raise EngineError(
+                f"ScriptedEngine: the script of conversation {key!r} has {len(script)} turns, "
+                f"request {request.request_id} asks for turn {index + 1}"
+            )
+        self._positions[key] = index + 1
+        return key, index, script[index]
+
+    def _render(self, request: GenerationRequest, key: Hashable, index: int, turn: ScriptTurn) -> str:
+        reply = turn(request) if callable(turn) else turn
+        if isinstance(reply, str):
+            text = reply
+        elif self.plugin is None:
+            raise EngineError(
+                f"ScriptedEngine: turn {index} of {key!r} returned tool calls but no plugin is set"
+            )
+        else:
+            text = self.plugin.render_tool_calls(list(reply))
+        if self.validate_grammar and request.grammar is not None:
+            self._check(request.grammar, text, f"turn {index} of conversation {key!r}")
+        return text
+
+    def _check(self, grammar: GrammarArtifact, text: str, where: str) -> None:
+        import xgrammar
+
+        if self._grammars is None:
+            from structured_agents.grammar.compiler import GrammarCache
+
+            self._grammars = GrammarCache(xgrammar.TokenizerInfo([]))
+        compiled = self._grammars.compile(grammar)
+        matcher = xgrammar.GrammarMatcher(compiled, terminate_without_stop_token=True)
+        if matcher.accept_string(text) and matcher.is_terminated():
+            return
+        matcher = xgrammar.GrammarMatcher(compiled, terminate_without_stop_token=True)
+        offset = next((i for i, char in enumerate(text) if not matcher.accept_string(char)), None)
+        problem = (
+            f"rejected at character {offset} ({text[offset : offset + 20]!r})"
+            if offset is not None
+            else "ends before the grammar allows"
+        )
+        raise EngineError(
+            f"ScriptedEngine: {where} violates the request's {grammar.kind} grammar: {problem}; text={text!r}"
+        )
+
+
+def _is_calls(turn: ScriptTurn) -> bool:
+    return not isinstance(turn, str) and not callable(turn)

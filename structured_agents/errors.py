@@ -1,0 +1,106 @@
+"""The one error tree of structured-agents.
+
+Every error the package raises on purpose derives from :class:`StructuredAgentsError`;
+errors of lower libraries (XGrammar, transformers, Monty, SQLAlchemy, Celery, Redis) are
+converted at the seam where they enter, so callers catch one root::
+
+    StructuredAgentsError
+    ├── ConfigError                 invalid configuration value (names the field and value)
+    │   ├── GrammarConfigError      grammar mode/plugin capability mismatch
+    │   ├── PluginNotFoundError     unknown plugin name
+    │   ├── bundles.BundleError     malformed bundle manifest (file:line:col, field, expected)
+    │   └── registry_v2.RegistryError   malformed v2 registry (file, JSON path)
+    │       └── VersionError, SchemaRefError, SchemaCycleError, RoutingError, MigrationError
+    ├── GrammarError                a grammar artifact failed to build or compile
+    ├── ParseError                  model output could not be parsed into tool calls
+    ├── EngineError                 an engine failed to generate (load, decode, transport)
+    ├── ToolError                   tool resolution or execution failed
+    │   ├── ToolNotFoundError       a tool name no registry provides
+    │   ├── ToolExecutionError      a tool ran and failed
+    │   │   └── registry_v2.PipelineError   a step of an agent-as-tool pipeline failed
+    │   └── pym.PymError            .pym scripts
+    │       ├── PymCheckError       (PymParseError) rejected at check time, with diagnostics
+    │       ├── PymInputError       arguments do not fit the declared inputs
+    │       └── PymRunError         (also a ToolExecutionError) failed in the sandbox:
+    │           └── PymExecutionError, PymExternalError, PymLimitError, PymOutputError
+    ├── KernelError                 the agent loop cannot continue
+    │   └── MaxTurnsExceeded        the run hit max_turns without the termination tool
+    ├── store.StoreError            a database operation failed (RecordNotFoundError)
+    ├── jobs.DiscoveryError         a codebase could not be walked or parsed for jobs
+    └── patches.PatchError          a patch could not be built or applied
+
+Each error carries a message that says what failed and where (file, line, field, tool,
+request index...). Tool failures during a run are *not* raised to the caller: they become
+``ToolResult(is_error=True)`` that the model sees.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "EngineError",
+    "GrammarConfigError",
+    "GrammarError",
+    "KernelError",
+    "MaxTurnsExceeded",
+    "ParseError",
+    "PluginNotFoundError",
+    "StructuredAgentsError",
+    "ToolError",
+    "ToolExecutionError",
+    "ToolNotFoundError",
+]
+
+
+class StructuredAgentsError(Exception):
+    """Root of every error raised by structured-agents."""
+
+
+class ConfigError(StructuredAgentsError, ValueError):
+    """A configuration value is invalid; the message names the field and the value."""
+
+
+class GrammarConfigError(ConfigError):
+    """A grammar configuration cannot be served by the chosen plugin."""
+
+
+class PluginNotFoundError(ConfigError, KeyError):
+    """No model plugin is registered under the requested name."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class GrammarError(StructuredAgentsError):
+    """A grammar artifact could not be built or compiled by XGrammar."""
+
+
+class ParseError(StructuredAgentsError):
+    """Model output could not be parsed into content and tool calls."""
+
+
+class EngineError(StructuredAgentsError):
+    """An engine failed to load a model or to generate a batch."""
+
+
+class ToolError(StructuredAgentsError):
+    """A tool could not be resolved or executed."""
+
+
+class ToolNotFoundError(ToolError, KeyError):
+    """No registry provides a tool of the requested name."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class ToolExecutionError(ToolError):
+    """A tool ran and failed; backends turn this into an error ToolResult."""
+
+
+class KernelError(StructuredAgentsError):
+    """The agent loop cannot continue."""
+
+
+class MaxTurnsExceeded(KernelError):
+    """The run reached ``max_turns`` without calling the termination tool."""

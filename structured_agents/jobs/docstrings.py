@@ -1,0 +1,161 @@
+"""Docstring jobs: every function, method and class of a codebase that lacks a docstring.
+
+Qualified names follow Python's ``__qualname__``: ``func``, ``Class``, ``Class.method``,
+``Outer.Inner.method``, and ``outer.<locals>.inner`` for a function or class defined inside a
+function (nested definitions are included: they are targets like any other).
+
+Left out on purpose: ``@overload`` stubs (the implementation carries the docstring) and property
+setters and deleters (the getter does), since they share their qualified name with the
+definition that should be documented. ``include_private=False`` also leaves out every target
+with a ``_private`` name in its qualified name (dunder names such as ``__init__`` are public).
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from structured_agents.jobs.ids import job_id
+from structured_agents.jobs.source import read_source, split_lines
+from structured_agents.jobs.spec import JobSpec
+from structured_agents.jobs.walk import iter_source_files
+
+__all__ = ["DOCSTRING_KIND", "DocstringTarget", "discover_docstring_jobs", "find_docstring_targets"]
+
+DOCSTRING_KIND = "docstring"
+logger = logging.getLogger(__name__)
+
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+@dataclass(frozen=True, slots=True)
+class DocstringTarget:
+    """One definition found in a module."""
+
+    qualname: str
+    """Python-style qualified name."""
+    kind: str
+    """``function``, ``method`` or ``class``."""
+    def_line: int
+    """Line of the ``def``/``class`` keyword (1-based); tells same-named definitions apart."""
+    start_line: int
+    """First line of the segment: the first decorator, or the ``def``/``class`` line."""
+    end_line: int
+    """Last line of the definition."""
+    segment: str
+    """The exact source of lines ``start_line..end_line``, with indentation and line endings."""
+    docstring: str | None
+    """The current docstring (cleaned as ``ast.get_docstring`` does), None when there is none."""
+
+    def inputs(self) -> dict[str, object]:
+        """The job inputs describing this target."""
+        return {
+            "qualname": self.qualname,
+            "target_kind": self.kind,
+            "def_line": self.def_line,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "source": self.segment,
+            "docstring": self.docstring,
+        }
+
+
+def _decorator_name(node: ast.expr) -> str:
+    target = node.func if isinstance(node, ast.Call) else node
+    if isinstance(target, ast.Name):
+        return target.id
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    return ""
+
+
+def _is_companion(node: Definition) -> bool:
+    """An ``@overload`` stub or a property setter/deleter: documented elsewhere."""
+    names = {_decorator_name(decorator) for decorator in node.decorator_list}
+    return bool(names & {"overload", "setter", "deleter"})
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _walk(body: list[ast.stmt], prefix: str, in_class: bool) -> Iterator[tuple[Definition, str, str]]:
+    for node in body:
+        if isinstance(node, ast.ClassDef):
+            qualname = f"{prefix}{node.name}"
+            yield node, qualname, "class"
+            yield from _walk(node.body, f"{qualname}.", in_class=True)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            qualname = f"{prefix}{node.name}"
+            yield node, qualname, "method" if in_class else "function"
+            yield from _walk(node.body, f"{qualname}.<locals>.", in_class=False)
+        else:  # definitions under if/try/with/for/match blocks still belong to this scope
+            yield from _walk(_nested_statements(node), prefix, in_class)
+
+
+def _nested_statements(node: ast.stmt) -> list[ast.stmt]:
+    statements: list[ast.stmt] = []
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.stmt):
+            statements.append(child)
+        elif isinstance(child, ast.ExceptHandler | ast.match_case):
+            statements.extend(child.body)
+    return statements
+
+
+def find_docstring_targets(
+    source: str, *, include_documented: bool = False, include_private: bool = True
+) -> list[DocstringTarget]:
+    """The definitions of one module's source that need a docstring (all of them with
+    ``include_documented``); raises ``SyntaxError`` when the source does not parse."""
+    tree = ast.parse(source.removeprefix("\ufeff"))
+    lines = split_lines(source)
+    targets = []
+    for node, qualname, kind in _walk(tree.body, "", in_class=False):
+        docstring = ast.get_docstring(node)
+        if _is_companion(node) or (docstring is not None and not include_documented):
+            continue
+        if not include_private and any(_is_private(part) for part in qualname.split(".")):
+            continue
+        start = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+        end = node.end_lineno or node.lineno
+        segment = "".join(lines[start - 1 : end])
+        targets.append(DocstringTarget(qualname, kind, node.lineno, start, end, segment, docstring))
+    return targets
+
+
+def discover_docstring_jobs(
+    root: Path, *, include_documented: bool = False, include_private: bool = True
+) -> list[JobSpec]:
+    """One job per target of every Python file under ``root`` that git would not ignore.
+
+    Files that cannot be read, decoded or parsed are logged and skipped.
+    """
+    jobs = []
+    for relative in iter_source_files(root):
+        source = read_source(root / relative)
+        if source is None:
+            continue
+        try:
+            targets = find_docstring_targets(
+                source.text, include_documented=include_documented, include_private=include_private
+            )
+        except (SyntaxError, ValueError) as exc:  # ValueError: source with NUL bytes
+            logger.warning("skipping %s: does not parse: %s", relative, exc)
+            continue
+        path = relative.as_posix()
+        for target in targets:
+            jobs.append(
+                JobSpec(
+                    job_id=job_id(DOCSTRING_KIND, path, target.qualname, target.segment),
+                    kind=DOCSTRING_KIND,
+                    path=path,
+                    qualname=target.qualname,
+                    source_hash=source.hash,
+                    inputs={"path": path, **target.inputs()},
+                )
+            )
+    return jobs

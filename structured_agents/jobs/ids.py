@@ -1,0 +1,35 @@
+"""Stable ids: the same work on the same source gets the same id on every run.
+
+A job id is the SHA-256 of the job kind, the target's path relative to the codebase root
+(POSIX separators), its qualified name and its exact source segment, each followed by a NUL
+byte. Re-discovering an unchanged codebase yields the same ids, so the store can skip jobs
+that already succeeded; editing a target's source changes its id. The kind is part of the id
+so that two tasks over the same function (docstring, lint...) are distinct jobs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import PurePath
+
+__all__ = ["job_id", "relative_posix", "source_hash"]
+
+
+def source_hash(source: str | bytes) -> str:
+    """SHA-256 hex digest of a file's content (text is hashed as UTF-8)."""
+    data = source.encode("utf-8") if isinstance(source, str) else source
+    return hashlib.sha256(data).hexdigest()
+
+
+def relative_posix(path: PurePath | str) -> str:
+    """A relative path with ``/`` separators, as ids and the store record it."""
+    return PurePath(path).as_posix()
+
+
+def job_id(kind: str, path: PurePath | str, qualname: str, segment: str) -> str:
+    """The stable id of one job (64 hex characters)."""
+    digest = hashlib.sha256()
+    for part in (kind, relative_posix(path), qualname, segment):
+        digest.update(part.encode("utf-8"))
+        digest.update(b"\0")
+    return digest.hexdigest()

@@ -1,0 +1,75 @@
+"""Walking a codebase the way git sees it.
+
+``.gitignore`` files are honoured at every level, with git's precedence: a pattern in a deeper
+``.gitignore`` overrides one above it, the last matching pattern in a file wins, ``!`` re-includes,
+and nothing inside an ignored directory is visited (git cannot re-include it either). The
+directories ``.git``, ``.venv`` and ``__pycache__`` are always skipped, and symbolic links are
+never followed. Files come out in a stable order (each directory sorted, files before
+subdirectories), as POSIX paths relative to the root.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+from pathspec import GitIgnoreSpec
+
+from structured_agents.jobs.errors import DiscoveryError
+
+__all__ = ["ALWAYS_SKIPPED", "iter_source_files"]
+
+ALWAYS_SKIPPED = frozenset({".git", ".venv", "__pycache__"})
+
+
+class _IgnoreRules:
+    """The ``.gitignore`` specs seen so far, keyed by their directory (relative to the root)."""
+
+    def __init__(self) -> None:
+        self._specs: dict[PurePosixPath, GitIgnoreSpec] = {}
+
+    def load(self, directory: Path, relative: PurePosixPath) -> None:
+        gitignore = directory / ".gitignore"
+        if gitignore.is_file():
+            lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
+            self._specs[relative] = GitIgnoreSpec.from_lines(lines)
+
+    def ignored(self, path: PurePosixPath, *, is_dir: bool) -> bool:
+        verdict = False
+        for base in reversed(path.parents):  # the root first, the deepest directory last
+            spec = self._specs.get(base)
+            if spec is None:
+                continue
+            relative = path.relative_to(base).as_posix() + ("/" if is_dir else "")
+            include = spec.check_file(relative).include
+            if include is not None:
+                verdict = include
+        return verdict
+
+
+def iter_source_files(root: Path, suffixes: tuple[str, ...] = (".py",)) -> Iterator[PurePosixPath]:
+    """Relative paths of the files under ``root`` with one of ``suffixes`` that git would not ignore."""
+    if not root.is_dir():
+        raise DiscoveryError(f"codebase root {root} is not a directory")
+    rules = _IgnoreRules()
+    for dirpath, dirnames, filenames in os.walk(root):
+        directory = Path(dirpath)
+        relative = PurePosixPath(directory.relative_to(root).as_posix())
+        rules.load(directory, relative)
+        dirnames[:] = sorted(
+            name
+            for name in dirnames
+            if name not in ALWAYS_SKIPPED
+            and not (directory / name).is_symlink()
+            and not rules.ignored(relative / name, is_dir=True)
+        )
+        for name in sorted(filenames):
+            path = directory / name
+            if (
+                name.endswith(suffixes)
+                and not path.is_symlink()
+                and path.is_file()
+                and not rules.ignored(relative / name, is_dir=False)
+            ):
+                yield relative / name

@@ -1,0 +1,147 @@
+"""The built-in host functions ``.pym`` scripts may declare as ``@external``.
+
+==============================================  =========================================
+declaration in the script                       returns
+==============================================  =========================================
+``read_file(path: str) -> str``                 the file's text (UTF-8, at most 4 MiB)
+``list_files(pattern: str = "*") -> list[str]`` workspace-relative files matching a glob,
+                                                or the files in a directory, sorted
+``file_exists(path: str) -> bool``              whether a file or directory exists
+``run_ruff(path: str) -> list[dict]``           ``ruff check`` diagnostics of a file/dir:
+                                                code, message, path, line, column,
+                                                end_line, end_column, fixable
+``write_file(path: str, content: str) -> int``  characters written (not granted by default)
+==============================================  =========================================
+
+:data:`DEFAULT_GRANTS` leaves ``write_file`` out: a tool's result is a proposal the host
+applies, not a write the tool makes. Every path is resolved inside the workspace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from structured_agents.pym.errors import PymExternalError
+from structured_agents.pym.externals import ExternalContext, ExternalRegistry, resolve_path
+
+__all__ = ["DEFAULT_GRANTS", "MAX_LIST_ENTRIES", "MAX_READ_BYTES", "default_externals"]
+
+DEFAULT_GRANTS = frozenset({"read_file", "list_files", "file_exists", "run_ruff"})
+MAX_READ_BYTES = 4 * 1024 * 1024
+MAX_LIST_ENTRIES = 10_000
+
+
+async def read_file(ctx: ExternalContext, path: str) -> str:
+    """Read a text file of the workspace."""
+    target = resolve_path(ctx.workspace, path)
+    if not target.exists():
+        raise PymExternalError(f"no such file: {path!r}", exc_type="FileNotFoundError")
+    if target.is_dir():
+        raise PymExternalError(f"is a directory: {path!r}", exc_type="IsADirectoryError")
+    if target.stat().st_size > MAX_READ_BYTES:
+        raise PymExternalError(f"{path!r} is larger than {MAX_READ_BYTES} bytes", exc_type="ValueError")
+    return target.read_text(encoding="utf-8", errors="replace")
+
+
+def _list(root: Path, pattern: str) -> list[str]:
+    if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
+        raise PymExternalError(
+            f"pattern {pattern!r} must stay inside the workspace", exc_type="PermissionError"
+        )
+    base = resolve_path(root, pattern) if not any(c in pattern for c in "*?[") else None
+    candidates = base.iterdir() if base is not None and base.is_dir() else root.glob(pattern)
+    out: list[str] = []
+    for candidate in candidates:
+        resolved = candidate.resolve()
+        if resolved.is_file() and resolved.is_relative_to(root):
+            out.append(candidate.relative_to(root).as_posix())
+            if len(out) > MAX_LIST_ENTRIES:
+                message = f"more than {MAX_LIST_ENTRIES} files match {pattern!r}; narrow the pattern"
+                raise PymExternalError(message, exc_type="ValueError")
+    return sorted(out)
+
+
+async def list_files(ctx: ExternalContext, pattern: str = "*") -> list[str]:
+    """List workspace files matching a glob pattern, or the files in a directory."""
+    root = resolve_path(ctx.workspace, ".")
+    if not isinstance(pattern, str):
+        raise PymExternalError("pattern must be a str", exc_type="TypeError")
+    return await asyncio.to_thread(_list, root, pattern)
+
+
+async def file_exists(ctx: ExternalContext, path: str) -> bool:
+    """Whether a path of the workspace exists."""
+    return resolve_path(ctx.workspace, path).exists()
+
+
+def _ruff_command() -> list[str]:
+    if importlib.util.find_spec("ruff") is not None:
+        return [sys.executable, "-m", "ruff"]
+    found = shutil.which("ruff")
+    if found is None:
+        raise PymExternalError("ruff is not installed on the host", exc_type="RuntimeError")
+    return [found]
+
+
+def _ruff_item(item: dict[str, Any], root: Path) -> dict[str, Any]:
+    filename = Path(item.get("filename") or "")
+    rel = filename.relative_to(root).as_posix() if filename.is_relative_to(root) else filename.name
+    location, end = item.get("location") or {}, item.get("end_location") or {}
+    return {
+        "code": item.get("code"),
+        "message": item.get("message"),
+        "path": rel,
+        "line": location.get("row"),
+        "column": location.get("column"),
+        "end_line": end.get("row"),
+        "end_column": end.get("column"),
+        "fixable": item.get("fix") is not None,
+    }
+
+
+async def run_ruff(ctx: ExternalContext, path: str) -> list[dict[str, Any]]:
+    """Run ``ruff check`` on a workspace file or directory; its diagnostics, without fixing."""
+    target = resolve_path(ctx.workspace, path)
+    root = resolve_path(ctx.workspace, ".")
+    if not target.exists():
+        raise PymExternalError(f"no such file: {path!r}", exc_type="FileNotFoundError")
+    args = ["check", "--output-format", "json", "--no-cache", "--exit-zero", "--no-fix", str(target)]
+    process = await asyncio.create_subprocess_exec(
+        *_ruff_command(), *args, cwd=root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        stdout, stderr = await process.communicate()
+    finally:
+        if process.returncode is None:  # cancelled by the run's deadline
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
+    if process.returncode != 0:
+        message = f"ruff failed ({process.returncode}): {stderr.decode(errors='replace').strip()[:500]}"
+        raise PymExternalError(message, exc_type="RuntimeError")
+    return [_ruff_item(item, root) for item in json.loads(stdout or b"[]")]
+
+
+async def write_file(ctx: ExternalContext, path: str, content: str) -> int:
+    """Write a text file of the workspace (its directory must exist)."""
+    target = resolve_path(ctx.workspace, path)
+    if not isinstance(content, str):
+        raise PymExternalError("content must be a str", exc_type="TypeError")
+    if not target.parent.is_dir():
+        raise PymExternalError(f"no such directory for {path!r}", exc_type="FileNotFoundError")
+    return target.write_text(content, encoding="utf-8")
+
+
+def default_externals() -> ExternalRegistry:
+    """A registry of every built-in host function (grant them with :data:`DEFAULT_GRANTS`)."""
+    registry = ExternalRegistry()
+    for func in (read_file, list_files, file_exists, run_ruff, write_file):
+        registry.register(func)
+    return registry

@@ -1,0 +1,167 @@
+"""A registry tool made ready to run: its model-facing schema, validators, defaults and transform.
+
+What the model sees (:attr:`CompiledTool.schema`) is the tool's input schema with every ``$ref``
+inlined, its hidden fields removed, and fields that have a default no longer required. What
+the server gets (:meth:`CompiledTool.arguments`) is the model's arguments over the defaults,
+hidden fields always taken from the defaults (a model cannot set a field it was not shown),
+validated against the full schema. What the model gets back (:meth:`CompiledTool.output`) is
+the tool's output reshaped by the output transform (a JSON object of the mapped fields; a path
+that selects nothing leaves its field out) and validated against the output schema.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema.exceptions import best_match
+from jsonschema.protocols import Validator
+
+from structured_agents.errors import ToolExecutionError
+from structured_agents.registry_v2.errors import Loc, RegistryError
+from structured_agents.registry_v2.jsonpath import JsonPath
+from structured_agents.registry_v2.models import ToolDefinition
+from structured_agents.registry_v2.routing import Route
+from structured_agents.registry_v2.schemas import JsonSchema, SchemaResolver
+from structured_agents.types import JsonDict, ToolSchema
+
+__all__ = ["CompiledTool", "check_value", "compile_tool", "first_error"]
+
+_EMPTY_OBJECT: JsonSchema = {"type": "object", "properties": {}}
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledTool:
+    """One tool of a registry, checked and ready to run."""
+
+    definition: ToolDefinition
+    """The tool as written."""
+    schema: ToolSchema
+    """What the model sees: name, description, inlined parameters, backend and server (route key)."""
+    full_parameters: JsonSchema
+    """The inlined input schema before hiding fields (what the server receives)."""
+    route: Route | None = None
+    """For a server's tool: the server version it runs on."""
+    input_validator: Validator | None = None
+    output_validator: Validator | None = None
+    transform: tuple[tuple[str, JsonPath], ...] = ()
+    defaults: JsonDict = field(default_factory=dict)
+    hidden: frozenset[str] = frozenset()
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        return self.definition.name
+
+    def arguments(self, given: Mapping[str, Any]) -> JsonDict:
+        """The call's arguments as the tool gets them; ToolExecutionError when they are invalid."""
+        args = copy.deepcopy(self.defaults)
+        args.update((k, v) for k, v in given.items() if k not in self.hidden)
+        check_value(self.input_validator, args, f"invalid arguments for {self.name}")
+        return args
+
+    def output(self, text: str) -> str:
+        """The output the model sees; ToolExecutionError when it cannot be transformed or is invalid."""
+        if not self.transform and self.output_validator is None:
+            return text
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            message = f"{self.name} returned no JSON to transform or validate: {text[:200]!r}"
+            raise ToolExecutionError(message) from None
+        if self.transform:
+            value = {key: found for key, path in self.transform for ok, found in [path.first(value)] if ok}
+        check_value(self.output_validator, value, f"{self.name} returned an invalid output")
+        return json.dumps(value, ensure_ascii=False) if self.transform else text
+
+
+def first_error(validator: Validator | None, value: Any) -> str | None:
+    """``"<JSON path>: <message>"`` of the most relevant error of ``value``, or None when valid."""
+    error = best_match(validator.iter_errors(value)) if validator is not None else None
+    return f"{error.json_path}: {error.message}" if error is not None else None
+
+
+def check_value(validator: Validator | None, value: Any, what: str) -> None:
+    """Raise ToolExecutionError (``what``, the JSON path and the message) if ``value`` is invalid."""
+    error = first_error(validator, value)
+    if error is not None:
+        raise ToolExecutionError(f"{what}: {error}")
+
+
+def compile_tool(
+    tool: ToolDefinition,
+    loc: Loc,
+    schemas: SchemaResolver,
+    route: Route | None,
+) -> CompiledTool:
+    """Check one tool and build what runs it; RegistryErrors name the field under ``loc``."""
+    provided = None
+    if route is not None and route.definition is not None and tool.source is not None:
+        provided = next((t for t in route.definition.provided_tools if t.name == tool.source.tool), None)
+    if tool.input_schema is not None:
+        canonical_in = schemas.canonical(tool.input_schema, (*loc, "inputSchema"))
+    elif provided is not None and provided.input_schema_ref is not None:
+        canonical_in = schemas.canonical_ref(provided.input_schema_ref, (*loc, "inputSchema"))
+    else:
+        canonical_in = _EMPTY_OBJECT
+    canonical_out = None
+    if tool.output_schema is not None:
+        canonical_out = schemas.canonical(tool.output_schema, (*loc, "outputSchema"))
+    elif provided is not None and provided.output_schema_ref is not None:
+        canonical_out = schemas.canonical_ref(provided.output_schema_ref, (*loc, "outputSchema"))
+    full = schemas.inline(canonical_in, (*loc, "inputSchema"))
+    if full.get("type", "object") != "object":
+        raise RegistryError(
+            f"a tool's input schema must be of type object, got {full['type']!r}", (*loc, "inputSchema")
+        )
+    full = {"type": "object", **full}
+    defaults = dict(tool.source.defaults) if tool.source is not None else {}
+    hidden = tuple(tool.source.hide_fields) if tool.source is not None else ()
+    parameters = _model_view(full, defaults, hidden, (*loc, "source", "hideFields"))
+    transform = tuple(
+        (key, JsonPath.parse(mapping.path))
+        for key, mapping in (tool.output_transform.mappings.items() if tool.output_transform else ())
+    )
+    schema = ToolSchema(
+        name=tool.name,
+        description=tool.description or _describe(tool, route),
+        parameters=parameters,
+        backend="mcp" if tool.source is not None else "pipeline",
+        server=route.key if route is not None else None,
+    )
+    return CompiledTool(
+        definition=tool,
+        schema=schema,
+        full_parameters=full,
+        route=route,
+        input_validator=schemas.validator(canonical_in),
+        output_validator=schemas.validator(canonical_out) if canonical_out is not None else None,
+        transform=transform,
+        defaults=defaults,
+        hidden=frozenset(hidden),
+    )
+
+
+def _model_view(full: JsonSchema, defaults: JsonDict, hidden: tuple[str, ...], loc: Loc) -> JsonSchema:
+    """The schema without hidden fields, and with defaulted fields optional."""
+    properties = dict(full.get("properties", {}))
+    required = [name for name in full.get("required", []) if name not in defaults]
+    for index, name in enumerate(hidden):
+        if name not in properties:
+            raise RegistryError(f"hidden field {name!r} is not a property of the input schema", (*loc, index))
+        if name in required:
+            raise RegistryError(f"hidden field {name!r} is required and has no default", (*loc, index))
+        del properties[name]
+    view = {**full, "properties": properties}
+    view.pop("required", None)
+    return {**view, "required": required} if required else view
+
+
+def _describe(tool: ToolDefinition, route: Route | None) -> str:
+    if tool.source is not None:
+        return f"{tool.source.tool} on {route.key if route else tool.source.server}"
+    steps = tool.spec.pipeline.steps if tool.spec is not None else []
+    return f"pipeline of {len(steps)} steps: " + ", ".join(step.id for step in steps)

@@ -1,0 +1,201 @@
+"""Request bodies of ``sa serve`` and their translation to engine requests.
+
+The bodies follow vLLM's OpenAI-compatible server: the OpenAI fields this server honours
+(``max_tokens``, ``temperature``, ``top_p``, ``seed``, ``stop``) plus vLLM's
+``structured_outputs`` object. Fields it does not know are ignored with a warning, as vLLM
+does. Everything that cannot be served raises :class:`ApiError` (HTTP 400 with a message
+naming the field).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from structured_agents.engines.protocol import SamplingParams
+from structured_agents.errors import ConfigError, GrammarError
+from structured_agents.grammar.artifacts import GrammarArtifact, artifact_from_payload
+from structured_agents.types import Message, Role, ToolCall, ToolSchema
+
+__all__ = [
+    "ApiError",
+    "ChatBody",
+    "CompletionBody",
+    "grammar_from_body",
+    "messages_from_openai",
+    "tools_from_openai",
+]
+
+log = logging.getLogger(__name__)
+
+_SUPPORTED_CONSTRAINTS = ("grammar", "json", "structural_tag")
+_UNSUPPORTED_CONSTRAINTS = ("regex", "choice", "json_object")
+_ROLES: dict[str, Role] = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
+    "tool": "tool",
+}
+
+
+class ApiError(Exception):
+    """An error answered as OpenAI's ``{"error": {...}}`` body with an HTTP status."""
+
+    def __init__(self, message: str, *, status: int = 400, param: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.param = param
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    model: str | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    seed: int | None = None
+    stop: str | list[str] | None = None
+    structured_outputs: dict[str, Any] | None = None
+    n: int = 1
+    stream: bool = False
+
+    def check(self) -> None:
+        """Refuse what this server cannot do; warn about ignored fields."""
+        if self.stream:
+            raise ApiError("stream=true is not supported by sa serve", param="stream")
+        if self.n != 1:
+            raise ApiError(f"n must be 1, got {self.n}", param="n")
+        if self.model_extra:
+            log.warning("ignoring unsupported request fields: %s", sorted(self.model_extra))
+
+    def token_budget(self) -> int | None:
+        """The most tokens the request allows (``None``: the server's default)."""
+        return self.max_tokens
+
+    def sampling(self, defaults: SamplingParams, extra_stop: tuple[str, ...] = ()) -> SamplingParams:
+        """The request's sampling settings, ``defaults`` where it sets none."""
+        stop = (self.stop,) if isinstance(self.stop, str) else tuple(self.stop or defaults.stop)
+        stop += tuple(s for s in extra_stop if s not in stop)
+        try:
+            return SamplingParams(
+                max_new_tokens=self.token_budget() or defaults.max_new_tokens,
+                temperature=defaults.temperature if self.temperature is None else self.temperature,
+                top_p=defaults.top_p if self.top_p is None else self.top_p,
+                seed=defaults.seed if self.seed is None else self.seed,
+                stop=stop,
+            )
+        except ConfigError as exc:
+            raise ApiError(str(exc)) from exc
+
+
+class CompletionBody(_Body):
+    """``POST /v1/completions``: one prompt or a list of prompts (one choice each)."""
+
+    prompt: str | list[str]
+
+
+class ChatBody(_Body):
+    """``POST /v1/chat/completions``: messages and tools, rendered by the server's plugin."""
+
+    messages: list[dict[str, Any]] = Field(min_length=1)
+    tools: list[dict[str, Any]] | None = None
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+
+    def token_budget(self) -> int | None:
+        return self.max_completion_tokens or self.max_tokens
+
+
+def grammar_from_body(structured_outputs: dict[str, Any] | None) -> GrammarArtifact | None:
+    """The artifact of a vLLM ``structured_outputs`` object (``grammar``, ``json`` or ``structural_tag``)."""
+    if structured_outputs is None:
+        return None
+    unsupported = [k for k in _UNSUPPORTED_CONSTRAINTS if structured_outputs.get(k) is not None]
+    if unsupported:
+        raise ApiError(
+            f"structured_outputs.{unsupported[0]} is not supported by sa serve; "
+            f"use one of {', '.join(_SUPPORTED_CONSTRAINTS)}",
+            param=f"structured_outputs.{unsupported[0]}",
+        )
+    options = sorted(k for k, v in structured_outputs.items() if k not in _SUPPORTED_CONSTRAINTS and v)
+    if options:
+        raise ApiError(
+            f"structured_outputs options {options} are not supported by sa serve", param="structured_outputs"
+        )
+    try:
+        return artifact_from_payload(structured_outputs)
+    except (GrammarError, ValueError) as exc:  # ValueError: structural_tag/json strings that are not JSON
+        raise ApiError(f"invalid structured_outputs: {exc}", param="structured_outputs") from exc
+
+
+def _text(content: Any, where: str) -> str | None:
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):  # OpenAI content parts: keep the text ones
+        return "".join(
+            str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"
+        )
+    raise ApiError(f"{where}.content must be a string or a list of parts", param=f"{where}.content")
+
+
+def _tool_call(raw: Any, where: str) -> ToolCall:
+    try:
+        function = raw["function"]
+        arguments = function.get("arguments") or "{}"
+        parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
+        if not isinstance(parsed, dict):
+            raise TypeError("arguments must be a JSON object")
+        call_id = raw.get("id")
+        name = str(function["name"])
+        return ToolCall(name, parsed, str(call_id)) if call_id else ToolCall(name, parsed)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise ApiError(f"{where} is not an OpenAI tool call: {exc}", param=where) from exc
+
+
+def messages_from_openai(messages: list[dict[str, Any]]) -> list[Message]:
+    """OpenAI chat messages as :class:`Message` (``developer`` read as ``system``)."""
+    out = []
+    for i, raw in enumerate(messages):
+        where = f"messages[{i}]"
+        role = _ROLES.get(str(raw.get("role")))
+        if role is None:
+            raise ApiError(
+                f"{where}.role must be system|developer|user|assistant|tool, got {raw.get('role')!r}",
+                param=where,
+            )
+        calls = tuple(
+            _tool_call(c, f"{where}.tool_calls[{j}]") for j, c in enumerate(raw.get("tool_calls") or ())
+        )
+        out.append(
+            Message(
+                role=role,
+                content=_text(raw.get("content"), where),
+                tool_calls=calls,
+                tool_call_id=raw.get("tool_call_id"),
+                name=raw.get("name"),
+            )
+        )
+    return out
+
+
+def tools_from_openai(tools: list[dict[str, Any]] | None) -> list[ToolSchema]:
+    """OpenAI ``tools`` entries as :class:`ToolSchema`."""
+    out = []
+    for i, raw in enumerate(tools or ()):
+        function = raw.get("function")
+        if (
+            raw.get("type", "function") != "function"
+            or not isinstance(function, dict)
+            or "name" not in function
+        ):
+            raise ApiError(
+                f"tools[{i}] must be {{'type': 'function', 'function': {{'name': ...}}}}", param=f"tools[{i}]"
+            )
+        parameters = function.get("parameters") or {"type": "object", "properties": {}}
+        out.append(ToolSchema(str(function["name"]), str(function.get("description", "")), parameters))
+    return out

@@ -1,0 +1,151 @@
+"""Settings: the one place where structured-agents reads environment variables.
+
+Every variable starts with ``SA_``; nested groups use ``__``::
+
+    SA_ENGINE__NAME=openai SA_ENGINE__BASE_URL=http://gpu-box:8000/v1 sa ...
+    SA_SERVE__PORT=9000 SA_SERVE__PLUGIN=qwen sa serve
+    SA_DATABASE_URL=postgresql://sa@db/sa SA_REDIS_URL=redis://redis:6379/0 sa worker gpu
+
+Other modules take a :class:`Settings` (or one of its groups) as an argument and never read
+the environment themselves. Invalid values raise :class:`~structured_agents.errors.ConfigError`
+naming the variable and the value.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from structured_agents.engines.protocol import SamplingParams
+from structured_agents.errors import ConfigError
+
+__all__ = ["EngineSettings", "ServeSettings", "Settings", "WorkerSettings", "load_settings"]
+
+ENV_PREFIX = "SA_"
+ENV_NESTED_DELIMITER = "__"
+
+
+class EngineSettings(BaseModel):
+    """Which engine decodes, on what model, with which defaults (``SA_ENGINE__*``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = "transformers"
+    """Engine registered in ``engines.factory``: ``transformers``, ``vllm``, ``openai``, ``scripted``."""
+    model: str | None = None
+    """Model path or hub id (``vllm``, ``transformers``), or the served model name (``openai``);
+    ``None`` means the engine's default (the shipped small model for ``transformers``)."""
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    """Where the ``transformers`` engine runs; ``auto`` picks CUDA when available."""
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    """Weights dtype of the local engines (``transformers``, ``vllm``)."""
+    max_batch_size: int = Field(default=8, ge=1)
+    """Most requests decoded in one ``generate`` call (vLLM's ``max_num_seqs``, server batches)."""
+    max_new_tokens: int = Field(default=256, ge=1)
+    """Default token budget of a turn when a request does not set one."""
+    temperature: float = Field(default=0.0, ge=0.0)
+    """Default sampling temperature; 0 is greedy."""
+    seed: int | None = None
+    """Default sampling seed (and vLLM's engine seed when set)."""
+    cache_dir: Path | None = None
+    """``transformers`` engine: where shipped models are converted to (``None``: the user cache)."""
+    base_url: str = "http://127.0.0.1:8000/v1"
+    """``openai`` engine: the server's API root, up to and including ``/v1``."""
+    endpoint: Literal["completions", "chat"] = "completions"
+    """``openai`` engine: ``completions`` sends the rendered prompt, ``chat`` sends messages and tools."""
+    api_key: SecretStr | None = None
+    """``openai`` engine: bearer token, if the server wants one."""
+    timeout_s: float = Field(default=120.0, gt=0)
+    """``openai`` engine: longest wait, in seconds, to connect or for the server's response."""
+    max_retries: int = Field(default=3, ge=0)
+    """``openai`` engine: retries after the first attempt on 429, 5xx and connection errors."""
+
+    def sampling(self) -> SamplingParams:
+        """The default :class:`SamplingParams` these settings describe."""
+        return SamplingParams(
+            max_new_tokens=self.max_new_tokens, temperature=self.temperature, seed=self.seed
+        )
+
+
+class ServeSettings(BaseModel):
+    """The ``sa serve`` HTTP endpoint (``SA_SERVE__*``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host: str = "127.0.0.1"
+    """Interface to bind."""
+    port: int = Field(default=8000, ge=0, le=65535)
+    """TCP port to bind (0 picks a free one)."""
+    plugin: str = "function_gemma"
+    """Model plugin that renders chat requests into the model's prompt and parses tool calls."""
+    batch_wait_ms: float = Field(default=10.0, ge=0)
+    """How long the batcher waits for more requests after the first one of a batch."""
+
+
+class WorkerSettings(BaseModel):
+    """The distributed workers: batching, retries, broker timeouts (``SA_WORKERS__*``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    flush_every: int = Field(default=16, ge=1)
+    """Model turns the GPU worker collects before one ``generate`` call (the batch size)."""
+    flush_interval_s: float = Field(default=0.1, gt=0)
+    """Longest wait, in seconds, before a partial batch of model turns is decoded anyway."""
+    prefetch_multiplier: int = Field(default=0, ge=0)
+    """Messages a worker process reserves; 0 means twice ``flush_every`` on the ``llm`` queue."""
+    max_attempts: int = Field(default=5, ge=1)
+    """Deliveries of one step before its run is marked failed with the step's last error."""
+    retry_backoff_s: float = Field(default=1.0, gt=0)
+    """First retry delay of a failed step, in seconds; doubles on each attempt."""
+    retry_backoff_max_s: float = Field(default=30.0, gt=0)
+    """Longest retry delay, in seconds."""
+    visibility_timeout_s: float = Field(default=600.0, gt=0)
+    """Seconds before the broker redelivers a message a lost worker had taken (acks_late); keep
+    it above ``tool_time_limit_s``, or a slow tool call is delivered a second time meanwhile."""
+    stale_after_s: float = Field(default=900.0, gt=0)
+    """A running run whose state has not moved for this long gets its next step sent again; keep
+    it above ``tool_time_limit_s`` and the longest wait in the ``llm`` queue."""
+    sweep_interval_s: float = Field(default=60.0, gt=0)
+    """How often the beat sends the sweep that looks for stale runs."""
+    tool_time_limit_s: float = Field(default=300.0, gt=0)
+    """Hard limit, in seconds, of one tool-call task (the worker process is replaced after it)."""
+
+
+class Settings(BaseSettings):
+    """All settings, from ``SA_*`` environment variables or keyword arguments."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter=ENV_NESTED_DELIMITER,
+        extra="forbid",
+        frozen=True,
+    )
+
+    engine: EngineSettings = EngineSettings()
+    serve: ServeSettings = ServeSettings()
+    workers: WorkerSettings = WorkerSettings()
+    database_url: str | None = None
+    """Database of batches and runs (``SA_DATABASE_URL``); None: the embedded SQLite file."""
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    """Broker of the distributed workers (``SA_REDIS_URL``)."""
+
+
+def _env_name(loc: tuple[int | str, ...]) -> str:
+    return ENV_PREFIX + ENV_NESTED_DELIMITER.join(str(part) for part in loc).upper()
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read the settings; keyword arguments (``engine={...}``) override the environment.
+
+    Raises :class:`ConfigError` naming each invalid variable and its value.
+    """
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{_env_name(err['loc'])}={err.get('input')!r}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"invalid settings: {problems}") from exc

@@ -1,0 +1,58 @@
+"""Persistence of batches, runs, turns, tool calls, results and events (PostgreSQL or SQLite).
+
+The schema lives in :mod:`~structured_agents.store.models`, its migrations in
+``migrations/``; :class:`Store` is the API everything else uses.
+"""
+
+from __future__ import annotations
+
+from structured_agents.store.engine import default_url
+from structured_agents.store.errors import RecordNotFoundError, StoreError
+from structured_agents.store.migrate import current_revision, head_revision, upgrade
+from structured_agents.store.models import (
+    BATCH_STATUSES,
+    RESULT_STATUSES,
+    RUN_STATUSES,
+    BatchStatus,
+    ResultStatus,
+    RunStatus,
+)
+from structured_agents.store.queue import FinalStatus
+from structured_agents.store.records import (
+    BatchCounts,
+    BatchRecord,
+    EnqueueResult,
+    EventRecord,
+    ResultRecord,
+    RunRecord,
+    ToolCallRecord,
+    TurnRecord,
+)
+from structured_agents.store.runlog import VIEWS
+from structured_agents.store.store import Store
+
+__all__ = [
+    "BATCH_STATUSES",
+    "RESULT_STATUSES",
+    "RUN_STATUSES",
+    "VIEWS",
+    "BatchCounts",
+    "BatchRecord",
+    "BatchStatus",
+    "EnqueueResult",
+    "EventRecord",
+    "FinalStatus",
+    "RecordNotFoundError",
+    "ResultRecord",
+    "ResultStatus",
+    "RunRecord",
+    "RunStatus",
+    "Store",
+    "StoreError",
+    "ToolCallRecord",
+    "TurnRecord",
+    "current_revision",
+    "default_url",
+    "head_revision",
+    "upgrade",
+]

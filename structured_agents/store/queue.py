@@ -1,0 +1,254 @@
+"""Batches and runs: enqueue jobs, claim them atomically, record how they ended.
+
+Life of a run::
+
+    queued ──claim──▶ running ──finish──▶ succeeded | failed | cancelled
+      ▲                  │
+      └─────requeue──────┘   (a retry; also failed ──requeue──▶ queued)
+
+A claim is one ``UPDATE ... WHERE status = 'queued'`` (with ``FOR UPDATE SKIP LOCKED`` in
+``claim_next`` on PostgreSQL), so two workers never both win the same run. Claiming clears
+the turns, tool calls and result of an earlier attempt; the event log keeps every attempt.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any, Literal, cast
+
+from sqlalchemy import ColumnElement, delete, func, select, update
+from sqlalchemy.orm import Session
+
+from structured_agents.jobs.spec import JobSpec
+from structured_agents.store.database import Database
+from structured_agents.store.errors import RecordNotFoundError, StoreError
+from structured_agents.store.models import (
+    BATCH_STATUSES,
+    BatchRow,
+    BatchStatus,
+    ResultRow,
+    RunRow,
+    RunStatus,
+    ToolCallRow,
+    TurnRow,
+    utcnow,
+)
+from structured_agents.store.records import BatchCounts, BatchRecord, EnqueueResult, RunRecord
+
+__all__ = ["FinalStatus", "RunQueue"]
+
+CHUNK = 500
+"""Ids per ``IN (...)`` list and rows per bulk statement (well under SQLite's variable limit)."""
+FinalStatus = Literal["succeeded", "failed", "cancelled"]
+FINAL_STATUSES: tuple[FinalStatus, ...] = ("succeeded", "failed", "cancelled")
+
+
+def _chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+class RunQueue(Database):
+    """Batches and the queue of runs."""
+
+    def create_batch(
+        self,
+        bundle_name: str,
+        bundle_version: str,
+        root_path: str,
+        options: dict[str, Any] | None = None,
+        *,
+        batch_id: str | None = None,
+    ) -> BatchRecord:
+        """Create a batch (one enqueue/run command); the id is a new UUID unless given."""
+        row = BatchRow(
+            id=batch_id or uuid.uuid4().hex,
+            bundle_name=bundle_name,
+            bundle_version=bundle_version,
+            root_path=root_path,
+            status="queued",
+            created_at=utcnow(),
+            options=dict(options or {}),
+        )
+        with self._write(f"create batch {row.id}") as session:
+            session.add(row)
+            session.flush()
+            return BatchRecord.of(row)
+
+    def get_batch(self, batch_id: str) -> BatchRecord:
+        """The batch ``batch_id``; :class:`RecordNotFoundError` if there is none."""
+        with self._read(f"read batch {batch_id}") as session:
+            return BatchRecord.of(self._batch_row(session, batch_id))
+
+    def list_batches(self, limit: int = 50) -> list[BatchRecord]:
+        """The newest batches first."""
+        with self._read("list batches") as session:
+            rows = session.scalars(select(BatchRow).order_by(BatchRow.created_at.desc()).limit(limit))
+            return [BatchRecord.of(row) for row in rows]
+
+    def set_batch_status(self, batch_id: str, status: BatchStatus) -> None:
+        """Set the status of a batch."""
+        if status not in BATCH_STATUSES:
+            raise StoreError(f"batch status must be one of {BATCH_STATUSES}, got {status!r}")
+        with self._write(f"set status of batch {batch_id}") as session:
+            self._batch_row(session, batch_id).status = status
+
+    def add_jobs(self, batch_id: str, jobs: Iterable[JobSpec]) -> EnqueueResult:
+        """Queue ``jobs`` in the batch, in bulk; returns which were queued and which skipped.
+
+        A job whose id is new is inserted. One that failed or was cancelled before is queued
+        again and moves to this batch (attempts reset). One that succeeded, or is queued or
+        running already, is skipped: its work is done or under way.
+        """
+        unique = list({job.job_id: job for job in jobs}.values())
+        queued: list[str] = []
+        now = utcnow()
+        with self._write(f"add {len(unique)} jobs to batch {batch_id}") as session:
+            self._batch_row(session, batch_id)
+            for chunk in _chunks(unique):
+                ids = [job.job_id for job in chunk]
+                existing = set(session.scalars(select(RunRow.id).where(RunRow.id.in_(ids))))
+                fresh = [self._run_values(job, batch_id, now) for job in chunk if job.job_id not in existing]
+                if fresh:
+                    stmt = self._insert(RunRow).on_conflict_do_nothing(index_elements=["id"])
+                    queued += session.scalars(stmt.returning(RunRow.id), fresh).all()
+                if existing:
+                    requeue = (
+                        update(RunRow)
+                        .where(RunRow.id.in_(sorted(existing)), RunRow.status.in_(("failed", "cancelled")))
+                        .values(batch_id=batch_id, status="queued", attempts=0, error=None)
+                        .values(started_at=None, finished_at=None)
+                        .returning(RunRow.id)
+                    )
+                    queued += session.scalars(requeue).all()
+        chosen = set(queued)
+        return EnqueueResult(
+            queued=tuple(job.job_id for job in unique if job.job_id in chosen),
+            skipped=tuple(job.job_id for job in unique if job.job_id not in chosen),
+        )
+
+    def claim(self, run_id: str) -> RunRecord | None:
+        """Move the run from queued to running and count the attempt; None if it was not queued."""
+        return self._claim(RunRow.id == run_id, f"claim run {run_id}")
+
+    def claim_next(self, batch_id: str | None = None) -> RunRecord | None:
+        """Claim the oldest queued run (of ``batch_id``, or of any batch); None when none is left."""
+        candidate = select(RunRow.id).where(RunRow.status == "queued")
+        if batch_id is not None:
+            candidate = candidate.where(RunRow.batch_id == batch_id)
+        candidate = (
+            candidate.order_by(RunRow.created_at, RunRow.id).limit(1).with_for_update(skip_locked=True)
+        )
+        return self._claim(RunRow.id == candidate.scalar_subquery(), "claim next run")
+
+    def finish(self, run_id: str, status: FinalStatus, error: str | None = None) -> bool:
+        """End a running run as succeeded, failed or cancelled (a queued one may be cancelled).
+
+        Returns False, changing nothing, when the run is in no state to end that way (a
+        redelivered message finishing it twice); :class:`RecordNotFoundError` if it does not exist.
+        """
+        if status not in FINAL_STATUSES:
+            raise StoreError(f"finish status must be one of {FINAL_STATUSES}, got {status!r}")
+        allowed = ("queued", "running") if status == "cancelled" else ("running",)
+        return self._transition(run_id, allowed, status=status, error=error, finished_at=utcnow())
+
+    def requeue(self, run_id: str, error: str | None = None) -> bool:
+        """Put a running or failed run back in the queue (a retry); the attempt count is kept."""
+        return self._transition(run_id, ("running", "failed"), status="queued", error=error, finished_at=None)
+
+    def cancel_batch(self, batch_id: str) -> int:
+        """Cancel every queued run of the batch and mark the batch cancelled; returns how many."""
+        with self._write(f"cancel batch {batch_id}") as session:
+            self._batch_row(session, batch_id).status = "cancelled"
+            stmt = (
+                update(RunRow)
+                .where(RunRow.batch_id == batch_id, RunRow.status == "queued")
+                .values(status="cancelled", finished_at=utcnow())
+                .returning(RunRow.id)
+            )
+            return len(session.scalars(stmt).all())
+
+    def get_run(self, run_id: str) -> RunRecord:
+        """The run ``run_id``; :class:`RecordNotFoundError` if there is none."""
+        with self._read(f"read run {run_id}") as session:
+            row = session.get(RunRow, run_id)
+            if row is None:
+                raise RecordNotFoundError(f"no run with id {run_id!r}")
+            return RunRecord.of(row)
+
+    def list_runs(
+        self, batch_id: str, status: RunStatus | None = None, *, limit: int | None = None, offset: int = 0
+    ) -> list[RunRecord]:
+        """Runs of a batch, optionally of one status, oldest first."""
+        query = select(RunRow).where(RunRow.batch_id == batch_id)
+        if status is not None:
+            query = query.where(RunRow.status == status)
+        query = query.order_by(RunRow.created_at, RunRow.id).offset(offset).limit(limit)
+        with self._read(f"list runs of batch {batch_id}") as session:
+            return [RunRecord.of(row) for row in session.scalars(query)]
+
+    def batch_counts(self, batch_id: str) -> BatchCounts:
+        """How many runs of the batch are in each status."""
+        query = select(RunRow.status, func.count()).where(RunRow.batch_id == batch_id).group_by(RunRow.status)
+        with self._read(f"count runs of batch {batch_id}") as session:
+            self._batch_row(session, batch_id)
+            counts = {cast(RunStatus, status): int(n) for status, n in session.execute(query)}
+            return BatchCounts(batch_id=batch_id, by_status=counts)
+
+    def _claim(self, which: ColumnElement[bool], action: str) -> RunRecord | None:
+        stmt = (
+            update(RunRow)
+            .where(which, RunRow.status == "queued")
+            .values(
+                status="running",
+                attempts=RunRow.attempts + 1,
+                started_at=utcnow(),
+                finished_at=None,
+                error=None,
+            )
+            .returning(RunRow)
+            .execution_options(synchronize_session=False)
+        )
+        with self._write(action) as session:
+            row = session.scalars(stmt).one_or_none()
+            if row is None:
+                return None
+            for table in (TurnRow, ToolCallRow, ResultRow):
+                session.execute(delete(table).where(table.run_id == row.id))
+            return RunRecord.of(row)
+
+    def _transition(self, run_id: str, allowed: tuple[str, ...], **values: Any) -> bool:
+        stmt = update(RunRow).where(RunRow.id == run_id, RunRow.status.in_(allowed)).values(**values)
+        with self._write(f"set run {run_id} {values['status']}") as session:
+            if session.scalars(stmt.returning(RunRow.id)).first() is not None:
+                return True
+            if session.get(RunRow, run_id) is None:
+                raise RecordNotFoundError(f"no run with id {run_id!r}")
+            return False
+
+    @staticmethod
+    def _batch_row(session: Session, batch_id: str) -> BatchRow:
+        row = session.get(BatchRow, batch_id)
+        if row is None:
+            raise RecordNotFoundError(f"no batch with id {batch_id!r}")
+        return row
+
+    @staticmethod
+    def _run_values(job: JobSpec, batch_id: str, now: datetime) -> dict[str, Any]:
+        return {
+            "id": job.job_id,
+            "batch_id": batch_id,
+            "kind": job.kind,
+            "target_path": job.path,
+            "qualname": job.qualname,
+            "source_hash": job.source_hash,
+            "status": "queued",
+            "attempts": 0,
+            "error": None,
+            "created_at": now,
+            "started_at": None,
+            "finished_at": None,
+            "inputs": dict(job.inputs),
+        }

@@ -1,0 +1,225 @@
+"""What happened inside runs: turns, tool calls, observer events, results, and the report views.
+
+Turn and tool-call writes are idempotent (``INSERT ... ON CONFLICT DO NOTHING`` on
+``(run_id, turn)`` and ``call_id``): a step that a queue redelivers records nothing twice.
+A result is upserted on ``run_id``; events are appended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import insert, select, text, update
+
+from structured_agents.store.errors import StoreError
+from structured_agents.store.models import (
+    RESULT_STATUSES,
+    EventRow,
+    ResultRow,
+    ResultStatus,
+    RunRow,
+    ToolCallRow,
+    TurnRow,
+    utcnow,
+)
+from structured_agents.store.queue import RunQueue
+from structured_agents.store.records import EventRecord, ResultRecord, ToolCallRecord, TurnRecord
+
+__all__ = ["VIEWS", "RunLog", "event_row_values"]
+
+VIEWS = ("failures", "run_summary", "throughput_by_minute", "tool_stats")
+"""The reporting views created by the migrations (see ``migrations/versions/0002_views.py``)."""
+_EVENT_KEYS = ("type", "run_id", "turn", "timestamp")
+
+
+def _timestamp(value: Any) -> datetime:
+    if value is None:
+        return utcnow()
+    if isinstance(value, datetime):
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value, UTC)
+    if isinstance(value, str):
+        return _timestamp(datetime.fromisoformat(value))
+    raise StoreError(f"event timestamp must be seconds, ISO text or a datetime, got {value!r}")
+
+
+def event_row_values(event: Mapping[str, Any]) -> dict[str, Any]:
+    """Column values of an observer event dict (``type``, ``run_id``, ``turn``, ``timestamp`` + payload)."""
+    if not event.get("type") or not event.get("run_id"):
+        raise StoreError(f"an event needs a 'type' and a 'run_id', got keys {sorted(event)}")
+    return {
+        "run_id": str(event["run_id"]),
+        "turn": int(event.get("turn") or 0),
+        "type": str(event["type"]),
+        "ts": _timestamp(event.get("timestamp")),
+        "payload": {key: value for key, value in event.items() if key not in _EVENT_KEYS},
+    }
+
+
+class RunLog(RunQueue):
+    """Turns, tool calls, events, results and views of runs."""
+
+    def record_turn(
+        self,
+        run_id: str,
+        turn: int,
+        *,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        latency_s: float = 0.0,
+        batch_size: int = 1,
+        finish_reason: str | None = None,
+        raw_text: str = "",
+    ) -> bool:
+        """Record one model turn; False (and no change) when (run_id, turn) is already recorded."""
+        values = {
+            "run_id": run_id,
+            "turn": turn,
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "latency_s": latency_s,
+            "batch_size": batch_size,
+            "finish_reason": finish_reason,
+            "raw_text": raw_text,
+            "created_at": utcnow(),
+        }
+        stmt = self._insert(TurnRow).values(values).on_conflict_do_nothing(index_elements=["run_id", "turn"])
+        with self._write(f"record turn {turn} of run {run_id}") as session:
+            return session.scalars(stmt.returning(TurnRow.id)).first() is not None
+
+    def record_tool_call(
+        self,
+        run_id: str,
+        turn: int,
+        call_id: str,
+        name: str,
+        arguments: Mapping[str, Any],
+        output: str,
+        *,
+        is_error: bool = False,
+        duration_s: float = 0.0,
+    ) -> bool:
+        """Record one tool call and its output; False (and no change) when ``call_id`` is known."""
+        values = {
+            "run_id": run_id,
+            "turn": turn,
+            "call_id": call_id,
+            "name": name,
+            "arguments": dict(arguments),
+            "output": output,
+            "is_error": is_error,
+            "duration_s": duration_s,
+            "created_at": utcnow(),
+        }
+        stmt = self._insert(ToolCallRow).values(values).on_conflict_do_nothing(index_elements=["call_id"])
+        with self._write(f"record tool call {call_id} of run {run_id}") as session:
+            return session.scalars(stmt.returning(ToolCallRow.id)).first() is not None
+
+    def record_event(self, event: Mapping[str, Any]) -> None:
+        """Append one observer event (the dict of ``Event.to_dict()``)."""
+        self.record_events([event])
+
+    def record_events(self, events: Iterable[Mapping[str, Any]]) -> int:
+        """Append observer events in one transaction; returns how many."""
+        rows = [event_row_values(event) for event in events]
+        if not rows:
+            return 0
+        with self._write(f"record {len(rows)} events") as session:
+            session.execute(insert(EventRow), rows)
+        return len(rows)
+
+    def events(self, run_id: str, *, after_id: int = 0, limit: int | None = None) -> list[EventRecord]:
+        """Events of a run in the order they were recorded; ``after_id`` tails a live run."""
+        query = (
+            select(EventRow)
+            .where(EventRow.run_id == run_id, EventRow.id > after_id)
+            .order_by(EventRow.id)
+            .limit(limit)
+        )
+        with self._read(f"read events of run {run_id}") as session:
+            return [EventRecord.of(row) for row in session.scalars(query)]
+
+    def turns(self, run_id: str) -> list[TurnRecord]:
+        """Turns of a run, in order."""
+        query = select(TurnRow).where(TurnRow.run_id == run_id).order_by(TurnRow.turn)
+        with self._read(f"read turns of run {run_id}") as session:
+            return [TurnRecord.of(row) for row in session.scalars(query)]
+
+    def tool_calls(self, run_id: str) -> list[ToolCallRecord]:
+        """Tool calls of a run, in the order they were recorded."""
+        query = select(ToolCallRow).where(ToolCallRow.run_id == run_id).order_by(ToolCallRow.id)
+        with self._read(f"read tool calls of run {run_id}") as session:
+            return [ToolCallRecord.of(row) for row in session.scalars(query)]
+
+    def save_result(
+        self,
+        run_id: str,
+        *,
+        target_path: str,
+        original_hash: str,
+        diff: str,
+        summary: str = "",
+        status: ResultStatus = "proposed",
+    ) -> None:
+        """Store (or replace) the change the run proposes, as a unified diff."""
+        _check_result_status(status)
+        now = utcnow()
+        values = {
+            "target_path": target_path,
+            "original_hash": original_hash,
+            "diff": diff,
+            "summary": summary,
+            "status": status,
+            "updated_at": now,
+        }
+        stmt = (
+            self._insert(ResultRow)
+            .values(run_id=run_id, created_at=now, **values)
+            .on_conflict_do_update(index_elements=["run_id"], set_=values)
+        )
+        with self._write(f"save result of run {run_id}") as session:
+            session.execute(stmt)
+
+    def results(self, batch_id: str, status: ResultStatus | None = None) -> list[ResultRecord]:
+        """Results of a batch's runs, optionally of one status, ordered by file then run."""
+        query = (
+            select(ResultRow).join(RunRow, RunRow.id == ResultRow.run_id).where(RunRow.batch_id == batch_id)
+        )
+        if status is not None:
+            query = query.where(ResultRow.status == status)
+        query = query.order_by(ResultRow.target_path, ResultRow.run_id)
+        with self._read(f"read results of batch {batch_id}") as session:
+            return [ResultRecord.of(row) for row in session.scalars(query)]
+
+    def set_result_status(self, run_ids: Iterable[str], status: ResultStatus) -> int:
+        """Mark results applied, rejected or stale (after ``patches.apply_patches``); returns how many."""
+        _check_result_status(status)
+        ids = sorted(set(run_ids))
+        stmt = (
+            update(ResultRow)
+            .where(ResultRow.run_id.in_(ids))
+            .values(status=status, updated_at=utcnow())
+            .returning(ResultRow.id)
+        )
+        with self._write(f"mark {len(ids)} results {status}") as session:
+            return len(session.scalars(stmt).all())
+
+    def view(self, name: str, *, batch_id: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
+        """Rows of a reporting view (``VIEWS``), optionally of one batch (all but ``tool_stats``)."""
+        if name not in VIEWS:
+            raise StoreError(f"unknown view {name!r}; views: {', '.join(VIEWS)}")
+        if batch_id is not None and name == "tool_stats":
+            raise StoreError("view 'tool_stats' spans every batch; call it without batch_id")
+        where = " WHERE batch_id = :batch_id" if batch_id is not None else ""
+        query = text(f"SELECT * FROM {name}{where} LIMIT :limit")
+        with self._read(f"read view {name}") as session:
+            result = session.execute(query, {"batch_id": batch_id, "limit": limit})
+            return [dict(row) for row in result.mappings()]
+
+
+def _check_result_status(status: str) -> None:
+    if status not in RESULT_STATUSES:
+        raise StoreError(f"result status must be one of {RESULT_STATUSES}, got {status!r}")

@@ -1,0 +1,23 @@
+"""Fixtures of the bundle tests: one sandbox pool for the session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from bundle_helpers import copy_bundle
+
+from structured_agents.pym import PymRunner
+
+
+@pytest.fixture(scope="session")
+def pym_runner() -> Iterator[PymRunner]:
+    with PymRunner() as runner:
+        yield runner
+
+
+@pytest.fixture
+def docstring_copy(tmp_path: Path) -> Path:
+    """A copy of the docstring bundle (its directory)."""
+    return copy_bundle("docstring", tmp_path / "docstring")

@@ -1,0 +1,133 @@
+"""The distributed cluster of the tests: PostgreSQL, redis-server, one GPU and one CPU worker.
+
+One cluster serves the whole module run (starting it takes a few seconds); each test works in
+its own batch. Tests that kill a worker or restart Redis start it again before they return.
+The GPU worker plays a turn-keyed script (``SA_ENGINE__NAME=scripted``): every run looks a key
+up, then submits; prompts with ``SLOW`` use a tool that sleeps, prompts with ``POISON`` get an
+empty script (their first model turn always fails).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from celery import Celery
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for services.py
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # cluster.py and the bundle's dist_tools
+
+from cluster import RedisServer, WorkerProcess, wait_for
+from services import PostgresServer, create_database, start_postgres
+
+from structured_agents.plugins.registry import get_plugin
+from structured_agents.settings import Settings
+from structured_agents.store import Store
+from structured_agents.types import ToolCall
+from workers.celery_app import make_app
+from workers.enqueue import enqueue, parse_jobs
+
+HERE = Path(__file__).resolve().parent
+BUNDLE = HERE / "bundle"
+WORKER_SETTINGS = {
+    "SA_WORKERS__FLUSH_EVERY": "16",
+    "SA_WORKERS__FLUSH_INTERVAL_S": "0.05",
+    "SA_WORKERS__MAX_ATTEMPTS": "3",
+    "SA_WORKERS__RETRY_BACKOFF_S": "0.2",
+    "SA_WORKERS__RETRY_BACKOFF_MAX_S": "1",
+    "SA_WORKERS__VISIBILITY_TIMEOUT_S": "8",
+    "SA_WORKERS__STALE_AFTER_S": "12",
+    "SA_WORKERS__SWEEP_INTERVAL_S": "3",
+    "SA_WORKERS__TOOL_TIME_LIMIT_S": "60",
+}
+
+
+def write_script(path: Path, *, delay_s: float = 0.05) -> Path:
+    """The GPU worker's script: look up, then submit (a slow lookup for SLOW, nothing for POISON)."""
+    plugin = get_plugin("function_gemma")
+    submit = plugin.render_tool_calls([ToolCall("submit_result", {"summary": "done"})])
+    lookup = plugin.render_tool_calls([ToolCall("lookup", {"key": "abc"})])
+    slow = plugin.render_tool_calls([ToolCall("slow_lookup", {"key": "abc", "seconds": 2.5})])
+    script = {
+        "turns": [lookup, submit],
+        "delay_s": delay_s,
+        "when_prompt_contains": {"SLOW": [slow, submit], "POISON": []},
+    }
+    path.write_text(json.dumps(script), encoding="utf-8")
+    return path
+
+
+@dataclass
+class Cluster:
+    """Handles on the running services, plus helpers to enqueue and wait."""
+
+    store: Store
+    app: Celery
+    redis: RedisServer
+    gpu: WorkerProcess
+    cpu: WorkerProcess
+    root: Path
+    workers: list[WorkerProcess] = field(default_factory=list)
+
+    def enqueue(self, keys: list[str]) -> str:
+        """A batch of one job per key; returns its id."""
+        jobs = parse_jobs({"kind": "lookup", "path": f"{key}.txt", "inputs": {"key": key}} for key in keys)
+        return enqueue(self.store, self.app, BUNDLE, self.root, jobs).batch_id
+
+    def wait(self, batch_id: str, timeout: float = 90) -> None:
+        """Wait until no run of the batch is queued or running."""
+        wait_for(f"batch {batch_id} to finish", lambda: self.store.batch_counts(batch_id).done, timeout, 0.5)
+
+    def rows(self, sql: str, **params: Any) -> list[Any]:
+        """Rows of a query on the cluster's database."""
+        from sqlalchemy import text
+
+        with self.store.engine.connect() as conn:
+            return list(conn.execute(text(sql), params))
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServer]:
+    """A PostgreSQL server for the session."""
+    server = start_postgres(tmp_path_factory.mktemp("postgres"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory, pg_server: PostgresServer) -> Iterator[Cluster]:
+    """Database, broker and one worker of each kind, all real processes."""
+    base = tmp_path_factory.mktemp("cluster")
+    database_url = create_database(pg_server)
+    redis_server = RedisServer(base)
+    redis_server.start()
+    env = {
+        **os.environ,
+        **WORKER_SETTINGS,
+        "SA_DATABASE_URL": database_url,
+        "SA_REDIS_URL": redis_server.url,
+        "SA_ENGINE__NAME": "scripted",
+        "SA_ENGINE__MODEL": str(write_script(base / "script.json")),
+        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+    }
+    gpu = WorkerProcess("gpu", env, base / "gpu.log")
+    cpu = WorkerProcess(
+        "cpu", env, base / "cpu.log", "--concurrency=2", "--beat", f"--schedule={base / 'beat'}"
+    )
+    store = Store(database_url)
+    settings = Settings(database_url=database_url, redis_url=redis_server.url)
+    try:
+        gpu.start()
+        cpu.start()
+        yield Cluster(store, make_app(settings), redis_server, gpu, cpu, base)
+    finally:
+        for worker in (gpu, cpu):
+            worker.kill()
+        redis_server.stop()
+        store.close()

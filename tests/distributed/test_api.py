@@ -1,0 +1,76 @@
+"""The HTTP API over the real cluster: enqueue, follow, read runs, events and results, cancel."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from cluster import wait_for
+from conftest import BUNDLE, Cluster
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+
+
+@pytest.fixture(scope="module")
+def client(cluster: Cluster) -> Iterator[TestClient]:
+    """A client of the API over the cluster's database and broker."""
+    with TestClient(create_app(store=cluster.store, broker=cluster.app)) as test_client:
+        yield test_client
+
+
+def _jobs(*keys: str) -> list[dict[str, object]]:
+    return [{"kind": "lookup", "path": f"{key}.txt", "inputs": {"key": key}} for key in keys]
+
+
+def test_enqueue_follow_and_read_a_batch(cluster: Cluster, client: TestClient) -> None:
+    body = {"bundle": str(BUNDLE), "root": str(cluster.root), "jobs": _jobs("api-1", "api-2", "api-3")}
+    created = client.post("/batches", json=body)
+    assert created.status_code == 201, created.text
+    batch_id = created.json()["batch_id"]
+    assert created.json()["queued"] == 3
+    wait_for("the batch", lambda: client.get(f"/batches/{batch_id}").json()["done"], 60, 0.3)
+    batch = client.get(f"/batches/{batch_id}").json()
+    assert batch["counts"] == {"succeeded": 3} and batch["status"] == "finished"
+
+    page = client.get("/runs", params={"batch_id": batch_id, "limit": 2}).json()
+    assert len(page["items"]) == 2 and page["next_offset"] == 2
+    rest = client.get("/runs", params={"batch_id": batch_id, "limit": 2, "offset": 2}).json()
+    assert len(rest["items"]) == 1 and rest["next_offset"] is None
+    assert client.get("/runs", params={"batch_id": batch_id, "status": "failed"}).json()["items"] == []
+
+    run_id = page["items"][0]["id"]
+    run = client.get(f"/runs/{run_id}").json()
+    assert [turn["turn"] for turn in run["turns"]] == [1, 2]
+    assert [call["name"] for call in run["tool_calls"]] == ["lookup", "submit_result"]
+    first = client.get(f"/runs/{run_id}/events", params={"limit": 5}).json()
+    second = client.get(f"/runs/{run_id}/events", params={"after_id": first["next_after_id"]}).json()
+    kinds = [event["type"] for event in first["items"] + second["items"]]
+    assert kinds[0] == "kernel_start" and kinds[-1] == "kernel_end" and len(kinds) == 12
+
+    results = client.get(f"/batches/{batch_id}/results").json()
+    assert [result["summary"] for result in results] == ["done"] * 3
+
+
+def test_malformed_jobs_and_unknown_ids(cluster: Cluster, client: TestClient) -> None:
+    bad = {"bundle": str(BUNDLE), "root": str(cluster.root), "jobs": [{"kind": "lookup"}]}
+    assert client.post("/batches", json=bad).status_code == 422
+    undefined = {"bundle": str(BUNDLE), "root": str(cluster.root), "jobs": [{"kind": "x", "path": "p"}]}
+    refused = client.post("/batches", json=undefined)
+    assert refused.status_code == 422 and "'key' is undefined" in refused.json()["detail"]
+    assert client.get("/batches/nope").status_code == 404
+    assert client.get("/runs/nope/events").status_code == 404
+    schema = client.get("/openapi.json").json()
+    assert "RunDetail" in schema["components"]["schemas"]
+
+
+def test_cancel_a_batch(cluster: Cluster, client: TestClient) -> None:
+    jobs = _jobs(*(f"SLOW-c{i}" for i in range(6)))
+    body = {"bundle": str(BUNDLE), "root": str(cluster.root), "jobs": jobs}
+    batch_id = client.post("/batches", json=body).json()["batch_id"]
+    cancelled = client.post(f"/batches/{batch_id}/cancel").json()
+    assert cancelled["cancelled"] >= 1
+    wait_for("the cancelled batch", lambda: client.get(f"/batches/{batch_id}").json()["done"], 30, 0.3)
+    batch = client.get(f"/batches/{batch_id}").json()
+    assert batch["status"] == "cancelled"
+    assert batch["counts"].get("cancelled", 0) == cancelled["cancelled"]

@@ -1,0 +1,284 @@
+"""TransformersEngine: row stop rules, masking and sampling (fast), then the real model (``-m model``).
+
+The model tests share one engine (``conftest.engine``) and decode few, short, batched requests.
+Prompts carry a few worked examples: the default model is a base model.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pytest
+import torch
+import xgrammar
+
+from structured_agents.engines.logits import GrammarMasker, select_tokens
+from structured_agents.engines.protocol import GenerationRequest, SamplingParams
+from structured_agents.engines.rows import Row, find_stop
+from structured_agents.engines.transformers_engine import resolve_device, resolve_dtype
+from structured_agents.errors import ConfigError
+from structured_agents.grammar.artifacts import EBNFGrammar, JsonSchemaGrammar
+from structured_agents.grammar.config import GrammarConfig, GrammarMode
+from structured_agents.plugins import get_plugin
+from structured_agents.types import Message, ToolCall, ToolSchema
+
+if TYPE_CHECKING:
+    from structured_agents.engines.transformers_engine import TransformersEngine
+
+
+def _params(**props: str) -> dict[str, object]:
+    return {
+        "type": "object",
+        "properties": {key: {"type": "string", "description": text} for key, text in props.items()},
+        "required": list(props),
+    }
+
+
+TOOLS = [
+    ToolSchema("read_file", "Read a file of the repository and return its text.", _params(path="file path")),
+    ToolSchema("search_code", "Search the codebase for a text.", _params(query="text to search for")),
+    ToolSchema("write_file", "Write text into a file.", _params(path="file path", content="new text")),
+    ToolSchema("finish", "End the task and report a summary.", _params(summary="what was done")),
+]
+TOOL_NAMES = {tool.name for tool in TOOLS}
+EXAMPLES = [
+    ("Read the file docs/setup.md", ToolCall("read_file", {"path": "docs/setup.md"}, "c1")),
+    ("Search the code for the word deprecated", ToolCall("search_code", {"query": "deprecated"}, "c2")),
+    (
+        "Put the text done into status.txt",
+        ToolCall("write_file", {"content": "done", "path": "status.txt"}, "c3"),
+    ),
+    (
+        "That is all, report that the docs were updated",
+        ToolCall("finish", {"summary": "Docs updated."}, "c4"),
+    ),
+]
+
+
+def _conversation(task: str) -> list[Message]:
+    messages = [
+        Message.system("You are a coding agent. Answer every request with exactly one function call.")
+    ]
+    for user, call in EXAMPLES:
+        messages += [Message.user(user), Message.assistant(None, (call,))]
+    return [*messages, Message.user(task)]
+
+
+def _row(*, max_new_tokens: int = 8, stop: tuple[str, ...] = ()) -> Row:
+    sampling = SamplingParams(max_new_tokens=max_new_tokens, stop=stop)
+    return Row(0, GenerationRequest(prompt="p", sampling=sampling), [1, 2])
+
+
+def _decode(tokens: Sequence[int]) -> str:
+    return "".join(chr(ord("a") + t) for t in tokens)
+
+
+def _advance(
+    row: Row, token: int, *, accepted: bool = True, terminated: bool = False, constrained: bool = False
+) -> None:
+    row.advance(
+        token,
+        accepted=accepted,
+        terminated=terminated,
+        constrained=constrained,
+        stop_token_ids={25},
+        decode=_decode,
+    )
+
+
+# -- rows, masking and sampling (no model) ---------------------------------------------------------
+
+
+def test_find_stop_returns_the_earliest_match() -> None:
+    assert find_stop("abcdef", ("ef", "cd")) == (2, "cd")
+    assert find_stop("abc", ("x", "")) is None
+
+
+def test_row_stops_on_a_stop_string_and_cuts_it_off() -> None:
+    row = _row(stop=("cd",))
+    for token in (0, 1, 2, 3, 4):
+        if not row.finished:
+            _advance(row, token)
+    assert (row.finish_reason, row.text, row.stop, row.sampled) == ("stop", "ab", "cd", 4)
+    assert row.completion(latency_s=1.0, batch_size=3).metadata == {"stop": "cd"}
+
+
+def test_row_finishes_on_length_stop_token_grammar_and_rejection() -> None:
+    row = _row(max_new_tokens=2)
+    _advance(row, 0)
+    _advance(row, 1)
+    assert (row.finish_reason, row.text) == ("length", "ab")
+    row = _row(max_new_tokens=8)
+    row.budget = 1  # the model's context ends before max_new_tokens
+    _advance(row, 0)
+    assert (row.finish_reason, row.text) == ("length", "a")
+    row = _row()
+    _advance(row, 0)
+    _advance(row, 25)  # an unconstrained row's stop token ends it and stays out of the text
+    completion = row.completion(latency_s=0.5, batch_size=2)
+    assert (completion.finish_reason, completion.text, completion.usage.completion_tokens) == ("stop", "a", 2)
+    assert (completion.usage.prompt_tokens, completion.batch_size, completion.latency_s) == (2, 2, 0.5)
+    row = _row()
+    _advance(row, 0, constrained=True)
+    _advance(row, 25, constrained=True, terminated=True)
+    assert (row.finish_reason, row.text) == ("grammar", "a")
+    row = _row()
+    _advance(row, 3, accepted=False, constrained=True)
+    assert row.finish_reason == "error" and "rejected token 3" in row.text
+
+
+def _masker(grammar: str | None, *, vocab_size: int = 4) -> GrammarMasker:
+    info = xgrammar.TokenizerInfo(["a", "b", "ab", "</s>"], vocab_size=vocab_size, stop_token_ids=[3])
+    compiled = None if grammar is None else xgrammar.GrammarCompiler(info).compile_grammar(grammar)
+    return GrammarMasker([None, compiled], vocab_size=vocab_size, stop_token_ids=[3], max_threads=1)
+
+
+def test_masker_fills_and_masks_only_constrained_rows_and_ids_beyond_the_vocabulary() -> None:
+    masker = _masker('root ::= "ab"')
+    assert masker.fill([0, 1]) == [1]
+    assert masker.allowed([1], torch.tensor([[0, 1, 2, 3, 4, 5]])).tolist() == [
+        [True, False, True, False, False, False]
+    ]
+    logits = torch.zeros((2, 6))  # the model's logits are wider than the vocabulary
+    masker.mask(logits, [1])
+    assert torch.isfinite(logits[0]).all()
+    assert torch.isfinite(logits[1]).tolist() == [True, False, True, False, False, False]
+    assert masker.accept(1, 2) and not masker.is_terminated(1)
+    assert masker.fill([1]) == [0]  # the compacted batch: position 0 is batch row 1
+    assert masker.allowed([0], torch.tensor([[3, 2, 1, 0]])).tolist() == [[True, False, False, False]]
+    assert masker.accept(1, 3) and masker.is_terminated(1) and masker.fill([0, 1]) == []
+    assert not masker.accept(1, 0) and masker.accept(0, 1) and not masker.constrained(0)
+
+
+def test_select_tokens_is_greedy_at_zero_temperature_and_seeded_otherwise() -> None:
+    logits = torch.tensor([[0.0, 3.0, 1.0], [1.0, 1.0, 1.2]])
+    greedy = SamplingParams()
+    free = _masker(None)
+    assert select_tokens(logits, [0, 0], free, [greedy, greedy], [None, None]) == [1, 2]
+    warm = SamplingParams(temperature=1.0, seed=7)
+    draws = {
+        select_tokens(logits, [0, 0], free, [greedy, warm], [None, torch.Generator().manual_seed(7)])[1]
+        for _ in range(3)
+    }
+    assert len(draws) == 1
+    nucleus = SamplingParams(temperature=1.0, top_p=0.01)
+    assert select_tokens(
+        logits, [0, 0], free, [nucleus, greedy], [torch.Generator().manual_seed(1), None]
+    ) == [1, 2]
+
+
+def test_select_tokens_masks_sampling_rows_and_greedy_rows_only_when_needed() -> None:
+    masker = _masker('root ::= "b" | "ab"')
+    logits = torch.tensor([[0.0, 5.0, 1.0, 0.0], [0.0, 5.0, 1.0, 0.0]])
+    assert select_tokens(logits, [0, 1], masker, [SamplingParams()] * 2, [None, None]) == [1, 1]
+    masker = _masker('root ::= "ab"')
+    assert select_tokens(logits, [0, 1], masker, [SamplingParams()] * 2, [None, None]) == [1, 2]
+    assert torch.isfinite(logits).all()  # greedy: "ab" was found among the best tokens, no mask
+    logits = torch.tensor([[0.0, 50.0, 0.0, 0.0], [-50.0, 50.0, 0.0, -50.0]])
+    params = [SamplingParams(), SamplingParams(temperature=1.0, seed=3)]
+    assert select_tokens(logits, [0, 1], masker, params, [None, torch.Generator().manual_seed(3)]) == [1, 2]
+    assert torch.isfinite(logits[1]).tolist() == [True, False, True, False]
+
+
+def test_device_and_dtype_are_validated() -> None:
+    assert resolve_device("cpu") == torch.device("cpu")
+    with pytest.raises(ConfigError, match="device"):
+        resolve_device("tpu")
+    assert resolve_dtype("float32", torch.device("cpu")) == "float32"
+    assert resolve_dtype("auto", torch.device("cpu")) in ("bfloat16", "float32")
+    with pytest.raises(ConfigError, match="dtype"):
+        resolve_dtype("int8", torch.device("cpu"))
+
+
+# -- the real model --------------------------------------------------------------------------------
+
+GRAMMAR_CASES: list[tuple[str, GrammarMode, str]] = [
+    ("function_gemma", "ebnf", "Open README.md"),
+    ("function_gemma", "structural_tag", "Where is the class UserModel defined?"),
+    ("qwen", "structural_tag", "Write print(42) to main.py"),
+    ("function_gemma", "json_schema", "We are done. Report that the login bug is fixed."),
+]
+
+
+@pytest.mark.model
+def test_four_grammars_in_one_batch_give_valid_calls(engine: TransformersEngine) -> None:
+    plugins, requests = [], []
+    for name, mode, task in GRAMMAR_CASES:
+        plugin = get_plugin(name)
+        grammar = plugin.build_grammar(TOOLS, GrammarConfig(mode=mode, allow_parallel_calls=False))
+        prompt = plugin.render_prompt(_conversation(task), TOOLS)
+        plugins.append(plugin)
+        requests.append(
+            GenerationRequest(prompt, grammar=grammar, sampling=SamplingParams(max_new_tokens=64))
+        )
+    completions = engine.generate(requests)
+    tools = {tool.name: tool for tool in TOOLS}
+    assert set(tools) == TOOL_NAMES
+    for (name, mode, _), plugin, completion in zip(GRAMMAR_CASES, plugins, completions, strict=True):
+        assert completion.finish_reason == "grammar", (name, mode, completion)
+        _, calls = plugin.parse_response(completion.text)
+        assert len(calls) == 1, (name, mode, completion.text)
+        assert calls[0].name in tools
+        assert set(tools[calls[0].name].required) <= set(calls[0].arguments), (name, mode, calls)
+        assert completion.batch_size == 4 and completion.usage.prompt_tokens > 100
+
+
+@pytest.mark.model
+def test_mixed_batch_in_chunks_with_limits_stops_and_a_bad_grammar(engine: TransformersEngine) -> None:
+    plugin = get_plugin("function_gemma")
+    schema = plugin.build_grammar(TOOLS, GrammarConfig(mode="json_schema", allow_parallel_calls=False))
+    assert isinstance(schema, JsonSchemaGrammar)
+    requests = [
+        GenerationRequest(plugin.render_prompt(_conversation("Show me src/app.py"), TOOLS), grammar=schema),
+        GenerationRequest("The capital of France is", sampling=SamplingParams(max_new_tokens=4)),
+        GenerationRequest("1, 2, 3, 4,", sampling=SamplingParams(max_new_tokens=16, stop=(" 7",))),
+        GenerationRequest("Hello", grammar=EBNFGrammar("root ::= undefined_rule")),
+    ]
+    engine.max_batch_size = 2
+    try:
+        completions = engine.generate(requests)
+    finally:
+        engine.max_batch_size = 8
+    call, length, stopped, broken = completions
+    assert call.finish_reason == "grammar" and plugin.parse_response(call.text)[1][0].name in TOOL_NAMES
+    assert (length.finish_reason, length.usage.completion_tokens) == ("length", 4)
+    assert stopped.finish_reason == "stop" and stopped.metadata == {"stop": " 7"}
+    assert stopped.text.startswith(" 5, 6,") and "7" not in stopped.text
+    assert broken.finish_reason == "error" and "request 3" in broken.text
+    assert sorted(c.batch_size for c in (call, length, stopped)) == [1, 2, 2]
+    assert [c.request_id for c in completions] == [r.request_id for r in requests]
+
+
+@pytest.mark.model
+def test_same_seed_gives_the_same_sample(engine: TransformersEngine) -> None:
+    schema = get_plugin("function_gemma").build_grammar(TOOLS, GrammarConfig(mode="json_schema"))
+    requests = [
+        GenerationRequest(
+            "Once upon a time",
+            sampling=SamplingParams(max_new_tokens=8, temperature=1.0, top_p=0.9, seed=1234),
+        ),
+        GenerationRequest(
+            "Call a tool:",
+            grammar=schema,
+            sampling=SamplingParams(max_new_tokens=8, temperature=0.8, seed=5),
+        ),
+    ]
+    first = engine.generate(requests)
+    second = engine.generate(requests)
+    assert [c.text for c in first] == [c.text for c in second]
+    assert all(c.usage.completion_tokens == 8 for c in first)
+
+
+@pytest.mark.model
+def test_a_local_hf_model_directory_loads_from_the_cache_quickly(engine: TransformersEngine) -> None:
+    from structured_agents.engines.transformers_engine import TransformersEngine
+
+    started = time.perf_counter()
+    local = TransformersEngine(engine.model_dir, dtype=engine.dtype)
+    elapsed = time.perf_counter() - started
+    assert local.model_dir == engine.model_dir
+    assert elapsed < 60, f"loading from the cache took {elapsed:.1f} s"  # about 5 s on an idle 2-core CPU
+    request = GenerationRequest("The capital of France is", sampling=SamplingParams(max_new_tokens=6))
+    assert local.generate([request])[0].text == engine.generate([request])[0].text

@@ -1,0 +1,52 @@
+"""Fixtures of the runner tests: one sandbox for the session, a project copy and a store per test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from runner_helpers import copy_sample_project
+
+from structured_agents.bundles import Bundle, load_bundle
+from structured_agents.pym import PymRunner
+from structured_agents.store import Store
+
+
+@pytest.fixture(scope="session")
+def pym_runner() -> Iterator[PymRunner]:
+    """One .pym sandbox pool shared by every bundle of the session."""
+    with PymRunner() as runner:
+        yield runner
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A copy of tests/fixtures/sample_project."""
+    return copy_sample_project(tmp_path / "project")
+
+
+@pytest.fixture
+def db_url(tmp_path: Path) -> str:
+    """A SQLite database of the test's own."""
+    return f"sqlite:///{tmp_path / 'sa.db'}"
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[Store]:
+    with Store(db_url) as opened:
+        yield opened
+
+
+@pytest.fixture
+def docstring_bundle(pym_runner: PymRunner) -> Iterator[Bundle]:
+    bundle = load_bundle("docstring", runner=pym_runner)
+    yield bundle
+    bundle.close()
+
+
+@pytest.fixture
+def lint_bundle(pym_runner: PymRunner) -> Iterator[Bundle]:
+    bundle = load_bundle("lint", runner=pym_runner)
+    yield bundle
+    bundle.close()

@@ -1,0 +1,139 @@
+"""``sa run``, ``sa diff`` and ``sa apply`` end to end, with a scripted engine injected by name.
+
+Tests register an engine factory (``register_engine``) and select it with ``SA_ENGINE__NAME``,
+as a deployment would a custom engine; ``scripted`` itself is not a ``sa run`` option.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from runner_helpers import SAMPLE_PROJECT, submit_docstring
+from typer.testing import CliRunner
+
+from structured_agents.cli.main import app
+from structured_agents.engines import Engine, GenerationRequest, ScriptedEngine, by_run_id
+from structured_agents.engines.factory import register_engine
+from structured_agents.plugins.registry import get_plugin
+from structured_agents.runner.tasks import code_without_docstrings
+from structured_agents.settings import EngineSettings
+from structured_agents.store import Store
+from structured_agents.types import ToolCall
+
+ENGINE = "runner-tests"
+cli = CliRunner()
+
+
+def _scripted(_settings: EngineSettings) -> Engine:
+    return ScriptedEngine(lambda _key: [submit_docstring], plugin=get_plugin("function_gemma"), key=by_run_id)
+
+
+def _never_submits(_settings: EngineSettings) -> Engine:
+    def empty(_request: GenerationRequest) -> list[ToolCall]:
+        return [ToolCall("submit_result", {"docstring": ""})]
+
+    return ScriptedEngine(lambda _key: [empty, empty], plugin=get_plugin("function_gemma"), key=by_run_id)
+
+
+@pytest.fixture(autouse=True)
+def scripted_engine(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    register_engine(ENGINE, _scripted, replace=True)
+    monkeypatch.setenv("SA_ENGINE__NAME", ENGINE)
+    monkeypatch.delenv("SA_DATABASE_URL", raising=False)
+    yield
+
+
+def _run(project: Path, db_url: str, *extra: str) -> tuple[int, str]:
+    result = cli.invoke(app, ["run", "docstring", str(project), "--db", db_url, "--concurrency", "4", *extra])
+    return result.exit_code, result.output
+
+
+def test_sa_run_stores_diffs_and_prints_the_next_commands(project: Path, db_url: str) -> None:
+    code, output = _run(project, db_url)
+
+    assert code == 0, output
+    with Store(db_url) as store:
+        batch = store.list_batches()[0]
+        assert store.batch_counts(batch.id).by_status == {"succeeded": 19}
+    assert f"sa diff {batch.id} --db {db_url}" in output
+    assert f"sa apply {batch.id} --db {db_url}" in output
+    assert (project / "utils.py").read_bytes() == (SAMPLE_PROJECT / "utils.py").read_bytes()
+
+    code, output = _run(project, db_url)
+    assert code == 0 and "0 succeeded, 0 failed, 19 of 19 skipped" in output
+
+
+def test_sa_run_exits_non_zero_when_jobs_fail(project: Path, db_url: str) -> None:
+    register_engine(ENGINE, _never_submits, replace=True)
+
+    code, output = _run(project, db_url)
+
+    assert code == 1
+    assert "19 failed" in output and "did not submit" in output
+
+
+def test_sa_run_refuses_the_scripted_engine_as_a_user_option(project: Path, db_url: str) -> None:
+    code, output = _run(project, db_url, "--engine", "scripted")
+
+    assert code == 2 and "--engine must be one of" in output
+    assert not Path(db_url.removeprefix("sqlite:///")).exists()
+
+
+def test_sa_diff_shows_a_batch_or_one_run(project: Path, db_url: str) -> None:
+    _run(project, db_url)
+    with Store(db_url) as store:
+        batch = store.list_batches()[0]
+        run = next(r for r in store.list_runs(batch.id) if r.qualname == "slugify")
+
+    plain = cli.invoke(app, ["diff", batch.id, "--plain", "--db", db_url])
+    assert plain.exit_code == 0
+    assert plain.output.count("--- a/") == 19 and '+    """Summary of slugify.' in plain.output
+
+    one = cli.invoke(app, ["diff", run.id, "--plain", "--db", db_url])
+    assert one.output.startswith("--- a/utils.py") and one.output.count("--- a/") == 1
+
+    rich = cli.invoke(app, ["diff", "latest", "--db", db_url])
+    assert rich.exit_code == 0 and "utils.py · slugify · proposed" in rich.output
+    assert "19 change(s) in batch" in rich.output
+
+    missing = cli.invoke(app, ["diff", "no-such-id", "--db", db_url])
+    assert missing.exit_code == 2 and "no run with id" in missing.output
+
+
+def test_sa_apply_writes_docstrings_and_refuses_files_changed_since(project: Path, db_url: str) -> None:
+    _run(project, db_url)
+    with Store(db_url) as store:
+        batch = store.list_batches()[0]
+    edited = project / "utils.py"
+    edited.write_text(edited.read_text() + "\n# edited after the run\n")
+    shapes = (project / "geometry" / "shapes.py").read_text()
+
+    applied = cli.invoke(app, ["apply", batch.id, "--yes", "--db", db_url])
+
+    assert applied.exit_code == 1, applied.output
+    assert "written geometry/shapes.py" in applied.output
+    assert "unchanged utils.py" in applied.output and "stale" in applied.output
+    assert edited.read_text().endswith("# edited after the run\n")
+    assert '"""Summary of slugify.' not in edited.read_text()
+    new_shapes = (project / "geometry" / "shapes.py").read_text()
+    assert code_without_docstrings(new_shapes) == code_without_docstrings(shapes)
+    circle = next(n for n in ast.parse(new_shapes).body if isinstance(n, ast.ClassDef) and n.name == "Circle")
+    assert ast.get_docstring(circle) == "Summary of Circle.\n\nArgs:\n    value: What it takes."
+    with Store(db_url) as store:
+        statuses = {r.target_path: r.status for r in store.results(batch.id)}
+    assert statuses["utils.py"] == "stale" and statuses["geometry/shapes.py"] == "applied"
+
+    again = cli.invoke(app, ["apply", batch.id, "--yes", "--db", db_url])
+    assert again.exit_code == 0 and "no proposed change" in again.output
+
+
+def test_sa_apply_asks_first(project: Path, db_url: str) -> None:
+    _run(project, db_url)
+
+    declined = cli.invoke(app, ["apply", "latest", "--db", db_url], input="n\n")
+
+    assert declined.exit_code == 1 and "Apply 19 change(s) to 4 file(s)" in declined.output
+    assert (project / "utils.py").read_bytes() == (SAMPLE_PROJECT / "utils.py").read_bytes()

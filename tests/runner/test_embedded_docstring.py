@@ -1,0 +1,154 @@
+"""The docstring bundle in embedded mode with a scripted model: results, batching, events, reruns."""
+
+from __future__ import annotations
+
+import ast
+import filecmp
+from pathlib import Path
+
+from runner_helpers import SAMPLE_PROJECT, docstring_for, run_embedded, scripted, submit_docstring, target_of
+
+from structured_agents.bundles import Bundle
+from structured_agents.engines import GenerationRequest
+from structured_agents.jobs import discover_docstring_jobs, find_docstring_targets
+from structured_agents.patches import apply_patches
+from structured_agents.runner.tasks import code_without_docstrings
+from structured_agents.store import Store
+from structured_agents.types import ToolCall
+
+
+def _docstrings(source: str) -> dict[str, str | None]:
+    """qualname -> docstring of every definition, as discovery names them."""
+    return {t.qualname: t.docstring for t in find_docstring_targets(source, include_documented=True)}
+
+
+def test_every_target_gets_a_docstring_patch_that_only_changes_docstrings(
+    docstring_bundle: Bundle, store: Store, project: Path
+) -> None:
+    targets = discover_docstring_jobs(project)
+    engine = scripted(docstring_bundle)
+
+    summary = run_embedded(docstring_bundle, engine, store, project)
+
+    assert (summary.discovered, summary.succeeded, summary.failed) == (len(targets), len(targets), 0)
+    assert max(summary.batch_sizes) > 1, "concurrent runs must share engine batches"
+    assert not filecmp.dircmp(SAMPLE_PROJECT, project).diff_files, "a run must not touch the codebase"
+    results = store.results(summary.batch_id)
+    assert sorted(r.run_id for r in results) == sorted(job.job_id for job in targets)
+    assert all(r.status == "proposed" and r.diff.startswith("--- a/") for r in results)
+
+    originals = {path: (project / path).read_text() for path in {job.path for job in targets}}
+    report = apply_patches(project, results)
+    assert len(report.run_ids("applied")) == len(targets)
+    for path, original in originals.items():
+        patched = (project / path).read_text()
+        assert code_without_docstrings(patched) == code_without_docstrings(original)
+        documented = _docstrings(patched)
+        for job in (j for j in targets if j.path == path):
+            assert documented[job.qualname] == docstring_for(job.qualname)
+
+
+def test_every_event_turn_and_tool_call_is_recorded(
+    docstring_bundle: Bundle, store: Store, project: Path
+) -> None:
+    summary = run_embedded(docstring_bundle, scripted(docstring_bundle), store, project)
+
+    for run in store.list_runs(summary.batch_id):
+        types = [event.type for event in store.events(run.id)]
+        assert types == [
+            "kernel_start",
+            "model_request",
+            "model_response",
+            "tool_call",
+            "tool_result",
+            "turn_complete",
+            "kernel_end",
+        ]
+        assert [turn.turn for turn in store.turns(run.id)] == [1]
+        assert [call.name for call in store.tool_calls(run.id)] == ["submit_result"]
+        assert run.status == "succeeded" and run.error is None
+
+
+def test_a_second_run_does_no_work(docstring_bundle: Bundle, store: Store, project: Path) -> None:
+    engine = scripted(docstring_bundle)
+    first = run_embedded(docstring_bundle, engine, store, project)
+    requests = len(engine.requests)
+
+    second = run_embedded(docstring_bundle, engine, store, project)
+
+    assert (second.ran, second.skipped, second.discovered) == (0, first.discovered, first.discovered)
+    assert len(engine.requests) == requests
+    assert store.batch_counts(second.batch_id).total == 0
+
+
+def test_overwrite_redoes_only_the_documented_targets(
+    docstring_bundle: Bundle, store: Store, project: Path
+) -> None:
+    engine = scripted(docstring_bundle)
+    first = run_embedded(docstring_bundle, engine, store, project)
+
+    again = run_embedded(docstring_bundle, engine, store, project, overwrite=True)
+
+    documented = len(discover_docstring_jobs(project, include_documented=True)) - first.discovered
+    assert documented > 0
+    assert (again.succeeded, again.skipped) == (documented, first.discovered)
+
+
+def _empty(_request: GenerationRequest) -> list[ToolCall]:
+    return [ToolCall("submit_result", {"docstring": "   "})]
+
+
+def test_the_last_turn_may_only_submit(docstring_bundle: Bundle, store: Store, project: Path) -> None:
+    engine = scripted(docstring_bundle, _empty, submit_docstring)
+
+    summary = run_embedded(docstring_bundle, engine, store, project)
+
+    assert summary.failed == 0
+    first, last = engine.requests[0], engine.requests[-1]
+    assert first.grammar is not None and last.grammar is not None
+    assert "read_type_hints" in first.grammar.to_vllm_payload()["structured_outputs"]["grammar"]
+    assert "read_type_hints" not in last.grammar.to_vllm_payload()["structured_outputs"]["grammar"]
+    run = store.list_runs(summary.batch_id)[0]
+    calls = store.tool_calls(run.id)
+    assert [(c.turn, c.is_error) for c in calls] == [(1, True), (2, False)]
+    assert "empty" in calls[0].output
+
+
+def test_a_job_that_never_submits_fails_with_the_reason(
+    docstring_bundle: Bundle, store: Store, project: Path
+) -> None:
+    summary = run_embedded(docstring_bundle, scripted(docstring_bundle, _empty, _empty), store, project)
+
+    assert summary.succeeded == 0 and summary.failed == summary.discovered
+    runs = store.list_runs(summary.batch_id)
+    assert {run.error for run in runs} == {"the agent did not submit a result (the run ended by max_turns)"}
+    assert store.results(summary.batch_id) == []
+
+
+def test_the_model_may_read_the_type_hints_first(
+    docstring_bundle: Bundle, store: Store, project: Path
+) -> None:
+    def read(_request: GenerationRequest) -> list[ToolCall]:
+        return [ToolCall("read_type_hints", {})]
+
+    summary = run_embedded(
+        docstring_bundle, scripted(docstring_bundle, read, submit_docstring), store, project
+    )
+
+    assert summary.failed == 0
+    slugify = next(r for r in store.list_runs(summary.batch_id) if r.qualname == "slugify")
+    hints = store.tool_calls(slugify.id)[0]
+    assert hints.name == "read_type_hints" and not hints.is_error
+    assert '"annotation": "str"' in hints.output and '"returns": "str"' in hints.output
+
+
+def test_the_scripted_model_sees_each_target_once(
+    docstring_bundle: Bundle, store: Store, project: Path
+) -> None:
+    engine = scripted(docstring_bundle)
+    run_embedded(docstring_bundle, engine, store, project)
+
+    seen = sorted(target_of(request) for request in engine.requests)
+    expected = sorted((job.qualname, job.path) for job in discover_docstring_jobs(project))
+    assert seen == expected
+    assert ast.parse((project / "utils.py").read_text())  # still the original, still valid

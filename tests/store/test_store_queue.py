@@ -1,0 +1,162 @@
+"""Batches and the run queue: bulk enqueue, claims (also under threads), status transitions."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+
+import pytest
+from store_helpers import make_jobs
+
+from structured_agents.store import FinalStatus, RecordNotFoundError, RunRecord, Store, StoreError
+
+
+def test_bulk_insert_10000_jobs(store: Store) -> None:
+    batch = store.create_batch("docstrings", "1.0", "/src", {"overwrite": False})
+    jobs = make_jobs(10_000)
+    started = time.perf_counter()
+    result = store.add_jobs(batch.id, jobs)
+    elapsed = time.perf_counter() - started
+    print(f"\n{store.dialect}: add_jobs(10000) took {elapsed:.2f}s")
+    assert len(result.queued) == 10_000 and result.skipped == ()
+    assert store.batch_counts(batch.id)["queued"] == 10_000
+    assert elapsed < 30
+    again = store.add_jobs(batch.id, jobs)
+    assert again.queued == () and len(again.skipped) == 10_000
+
+
+def test_add_jobs_skips_succeeded_and_requeues_failed(store: Store) -> None:
+    first = store.create_batch("docstrings", "1.0", "/src")
+    jobs = make_jobs(4)
+    store.add_jobs(first.id, jobs)
+    statuses: tuple[FinalStatus, ...] = ("succeeded", "failed", "cancelled")
+    for job, status in zip(jobs, statuses, strict=False):
+        assert store.claim(job.job_id) is not None
+        assert store.finish(job.job_id, status, error="boom" if status == "failed" else None)
+
+    second = store.create_batch("docstrings", "1.0", "/src")
+    extra = make_jobs(1, prefix="new")
+    result = store.add_jobs(second.id, [*jobs, *extra, jobs[0]])
+    assert result.queued == (jobs[1].job_id, jobs[2].job_id, extra[0].job_id)
+    assert result.skipped == (jobs[0].job_id, jobs[3].job_id)  # succeeded; still queued in `first`
+    requeued = store.get_run(jobs[1].job_id)
+    assert (requeued.batch_id, requeued.status, requeued.attempts, requeued.error) == (
+        second.id,
+        "queued",
+        0,
+        None,
+    )
+    assert store.get_run(jobs[3].job_id).batch_id == first.id
+
+
+def test_claim_finish_and_requeue(store: Store) -> None:
+    batch = store.create_batch("lint", "0.1", "/src")
+    (job,) = make_jobs(1)
+    store.add_jobs(batch.id, [job])
+    run = store.claim(job.job_id)
+    assert isinstance(run, RunRecord)
+    assert (run.status, run.attempts, run.inputs["start_line"]) == ("running", 1, 0)
+    assert run.started_at is not None and run.started_at.tzinfo is not None
+    assert store.claim(job.job_id) is None
+    assert store.requeue(job.job_id, error="transient")
+    retried = store.claim(job.job_id)
+    assert retried is not None and retried.attempts == 2 and retried.error is None
+    assert store.finish(job.job_id, "succeeded")
+    assert not store.finish(job.job_id, "succeeded")  # a redelivered finish changes nothing
+    assert not store.requeue(job.job_id)
+    done = store.get_run(job.job_id)
+    assert done.status == "succeeded" and done.finished_at is not None
+    with pytest.raises(RecordNotFoundError):
+        store.finish("missing", "failed")
+    with pytest.raises(StoreError, match="finish status"):
+        store.finish(job.job_id, "queued")  # type: ignore[arg-type]
+
+
+def test_claim_clears_an_earlier_attempt(store: Store) -> None:
+    batch = store.create_batch("docstrings", "1.0", "/src")
+    (job,) = make_jobs(1)
+    store.add_jobs(batch.id, [job])
+    store.claim(job.job_id)
+    store.record_turn(job.job_id, 1, raw_text="first attempt")
+    store.record_tool_call(job.job_id, 1, "call-1", "read_file", {"path": "a.py"}, "...")
+    store.record_event({"type": "kernel_start", "run_id": job.job_id, "turn": 0, "timestamp": 1.0})
+    store.requeue(job.job_id, error="worker lost")
+    store.claim(job.job_id)
+    assert store.turns(job.job_id) == [] and store.tool_calls(job.job_id) == []
+    assert len(store.events(job.job_id)) == 1  # the event log keeps every attempt
+    assert store.record_turn(job.job_id, 1, raw_text="second attempt")
+
+
+def test_batches_counts_listing_and_cancel(store: Store) -> None:
+    batch = store.create_batch("docstrings", "1.0", "/src", {"model": "gemma"})
+    jobs = make_jobs(5)
+    store.add_jobs(batch.id, jobs)
+    store.claim(jobs[0].job_id)
+    store.finish(jobs[0].job_id, "succeeded")
+    store.claim(jobs[1].job_id)
+    assert store.get_batch(batch.id).options == {"model": "gemma"}
+    assert [b.id for b in store.list_batches()] == [batch.id]
+    assert [r.id for r in store.list_runs(batch.id, "running")] == [jobs[1].job_id]
+    assert [r.id for r in store.list_runs(batch.id, limit=2, offset=1)] == [jobs[1].job_id, jobs[2].job_id]
+    assert store.cancel_batch(batch.id) == 3
+    counts = store.batch_counts(batch.id)
+    assert counts.by_status == {"succeeded": 1, "running": 1, "cancelled": 3}
+    assert counts.total == 5 and not counts.done
+    store.finish(jobs[1].job_id, "failed", error="x")
+    assert store.batch_counts(batch.id).done
+    assert store.get_batch(batch.id).status == "cancelled"
+    store.set_batch_status(batch.id, "finished")
+    assert store.get_batch(batch.id).status == "finished"
+    with pytest.raises(RecordNotFoundError):
+        store.get_batch("nope")
+    with pytest.raises(RecordNotFoundError):
+        store.add_jobs("nope", jobs)
+
+
+def race_claim(store: Store, run_id: str) -> list[RunRecord | None]:
+    """Two threads claim ``run_id`` at the same moment; what each got."""
+    barrier = threading.Barrier(2)
+    results: list[RunRecord | None] = []
+
+    def contend() -> None:
+        barrier.wait()
+        results.append(store.claim(run_id))
+
+    threads = [threading.Thread(target=contend) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def test_two_threads_claiming_the_same_job_one_wins(store: Store) -> None:
+    batch = store.create_batch("docstrings", "1.0", "/src")
+    jobs = make_jobs(20)
+    store.add_jobs(batch.id, jobs)
+    for job in jobs:
+        results = race_claim(store, job.job_id)
+        assert len(results) == 2 and sum(run is not None for run in results) == 1
+    assert store.batch_counts(batch.id)["running"] == 20
+
+
+def test_claim_next_hands_each_run_to_exactly_one_worker(store: Store) -> None:
+    batch = store.create_batch("docstrings", "1.0", "/src")
+    jobs = make_jobs(60)
+    store.add_jobs(batch.id, jobs)
+    claimed: list[str] = []
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while (run := store.claim_next(batch.id)) is not None:
+            with lock:
+                claimed.append(run.id)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert Counter(claimed) == Counter(job.job_id for job in jobs)
+    assert store.claim_next(batch.id) is None

@@ -1,0 +1,117 @@
+"""Turns, tool calls, events, results and the report views, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+from store_helpers import start_run
+
+from structured_agents.observer.events import KernelEnd, KernelStart, ToolResultEvent
+from structured_agents.store import Store, StoreError
+from structured_agents.types import TokenUsage
+
+
+def test_record_turn_is_idempotent(store: Store) -> None:
+    run_id = start_run(store)
+    assert store.record_turn(run_id, 1, prompt_tokens=10, completion_tokens=5, raw_text="a", latency_s=0.5)
+    assert not store.record_turn(run_id, 1, prompt_tokens=99, raw_text="redelivered")
+    assert store.record_turn(run_id, 2, prompt_tokens=12, completion_tokens=3, finish_reason="stop")
+    turns = store.turns(run_id)
+    assert [(t.turn, t.prompt_tokens, t.raw_text) for t in turns] == [(1, 10, "a"), (2, 12, "")]
+    assert turns[1].finish_reason == "stop"
+
+
+def test_record_tool_call_is_idempotent(store: Store) -> None:
+    run_id = start_run(store)
+    args = {"path": "pkg/a.py", "nested": {"lines": [1, 2]}}
+    assert store.record_tool_call(run_id, 1, "call-a", "read_file", args, "text", duration_s=0.01)
+    assert not store.record_tool_call(run_id, 1, "call-a", "read_file", {}, "again")
+    assert store.record_tool_call(run_id, 1, "call-b", "submit", {"doc": "x"}, "bad", is_error=True)
+    calls = store.tool_calls(run_id)
+    assert [(c.call_id, c.arguments, c.output, c.is_error) for c in calls] == [
+        ("call-a", args, "text", False),
+        ("call-b", {"doc": "x"}, "bad", True),
+    ]
+
+
+def test_turn_of_an_unknown_run_is_a_store_error(store: Store) -> None:
+    with pytest.raises(StoreError, match="record turn 1 of run ghost"):
+        store.record_turn("ghost", 1)
+
+
+def test_events_round_trip_in_the_observer_shape(store: Store) -> None:
+    run_id = start_run(store)
+    emitted = [
+        KernelStart(
+            run_id=run_id, turn=0, plugin="qwen", tools=("read", "submit"), max_turns=4, initial_messages=2
+        ),
+        ToolResultEvent(
+            run_id=run_id, turn=1, call_id="c1", name="read", output="ok", is_error=False, duration_s=0.1
+        ),
+        KernelEnd(run_id=run_id, turn=1, reason="termination_tool", usage=TokenUsage(3, 4), duration_s=1.5),
+    ]
+    assert store.record_events(event.to_dict() for event in emitted) == 3
+    stored = store.events(run_id)
+    assert [e.type for e in stored] == ["kernel_start", "tool_result", "kernel_end"]
+    for event, record in zip(emitted, stored, strict=True):
+        back, original = record.to_dict(), event.to_dict()
+        assert back.pop("timestamp") == pytest.approx(original.pop("timestamp"), abs=1e-5)
+        assert back == original
+    assert [e.type for e in store.events(run_id, after_id=stored[0].id)] == ["tool_result", "kernel_end"]
+    with pytest.raises(StoreError, match="needs a 'type'"):
+        store.record_event({"run_id": run_id})
+
+
+def test_results_upsert_list_and_status(store: Store) -> None:
+    run_id = start_run(store)
+    batch_id = store.get_run(run_id).batch_id
+    store.save_result(run_id, target_path="pkg/a.py", original_hash="h1", diff="--- a\n", summary="first")
+    store.save_result(run_id, target_path="pkg/a.py", original_hash="h1", diff="--- b\n", summary="second")
+    (result,) = store.results(batch_id)
+    assert (result.diff, result.summary, result.status) == ("--- b\n", "second", "proposed")
+    assert store.set_result_status([run_id, "unknown"], "applied") == 1
+    assert store.results(batch_id, "proposed") == []
+    assert store.results(batch_id, "applied")[0].run_id == run_id
+    with pytest.raises(StoreError, match="result status"):
+        store.set_result_status([run_id], "merged")  # type: ignore[arg-type]
+
+
+def test_views_report_a_synthetic_batch(store: Store) -> None:
+    ok = start_run(store, "ok", batch_id="batch-1")
+    store.record_turn(ok, 1, prompt_tokens=100, completion_tokens=20, latency_s=0.5)
+    store.record_turn(ok, 2, prompt_tokens=130, completion_tokens=10, latency_s=0.25)
+    store.record_tool_call(ok, 1, "c1", "read_file", {}, "src", duration_s=0.5)
+    store.record_tool_call(ok, 2, "c2", "submit", {}, "done", duration_s=0.25)
+    store.save_result(ok, target_path="a.py", original_hash="h", diff="d")
+    store.finish(ok, "succeeded")
+    bad = start_run(store, "bad", batch_id="batch-2")
+    store.record_turn(bad, 1, prompt_tokens=90, completion_tokens=30)
+    store.record_tool_call(bad, 1, "c3", "read_file", {}, "no such file", is_error=True, duration_s=1.5)
+    store.record_event({"type": "kernel_end", "run_id": bad, "turn": 1, "reason": "error"})
+    store.finish(bad, "failed", error="ParseError: no tool call")
+
+    summary = {row["run_id"]: row for row in store.view("run_summary")}
+    assert summary[ok]["turns"] == 2 and summary[ok]["prompt_tokens"] == 230
+    assert summary[ok]["completion_tokens"] == 30 and summary[ok]["tool_calls"] == 2
+    assert summary[ok]["result_status"] == "proposed" and summary[ok]["duration_s"] >= 0
+    assert summary[bad]["tool_errors"] == 1 and summary[bad]["result_status"] is None
+    assert [row["run_id"] for row in store.view("run_summary", batch_id="batch-2")] == [bad]
+
+    stats = {row["name"]: row for row in store.view("tool_stats")}
+    assert stats["read_file"]["calls"] == 2 and stats["read_file"]["errors"] == 1
+    assert stats["read_file"]["error_rate"] == pytest.approx(0.5)
+    assert stats["read_file"]["avg_duration_s"] == pytest.approx(1.0)
+    assert stats["submit"]["runs"] == 1
+
+    (failure,) = store.view("failures")
+    assert failure["run_id"] == bad and failure["error"].startswith("ParseError")
+    assert failure["turns"] == 1 and failure["last_event"] == "kernel_end"
+
+    throughput = store.view("throughput_by_minute")
+    assert sum(row["runs_finished"] for row in throughput) == 2
+    assert sum(row["runs_succeeded"] for row in throughput) == 1
+    assert sum(row["turns"] for row in throughput) == 3
+    assert sum(row["completion_tokens"] for row in throughput) == 60
+    assert {row["batch_id"] for row in throughput} == {"batch-1", "batch-2"}
+
+    with pytest.raises(StoreError, match="unknown view"):
+        store.view("runs; DROP TABLE runs")

@@ -1,0 +1,35 @@
+"""The public API: a sorted export list that imports, without heavy or GPU-only modules."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import structured_agents
+
+
+def test_all_is_sorted_unique_and_importable() -> None:
+    names = structured_agents.__all__
+    assert names == sorted(names)
+    assert len(names) == len(set(names))
+    for name in names:
+        assert getattr(structured_agents, name) is not None, name
+
+
+def test_every_error_derives_from_the_root() -> None:
+    errors = [
+        getattr(structured_agents, n) for n in structured_agents.__all__ if n.endswith(("Error", "Exceeded"))
+    ]
+    assert errors
+    for error in errors:
+        assert issubclass(error, structured_agents.StructuredAgentsError), error
+
+
+def test_import_does_not_load_vllm_torch_or_xgrammar() -> None:
+    code = (
+        "import sys, structured_agents, structured_agents.plugins.function_gemma, "
+        "structured_agents.plugins.qwen, structured_agents.kernel;"
+        "print(sorted(m for m in ('vllm', 'torch', 'xgrammar', 'transformers') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -1,0 +1,61 @@
+"""Sending steps: the one place that publishes task messages, broker errors converted.
+
+:func:`send_next` is the "kick" every step ends with: from a stored state it sends the step
+the run needs next (the model turn, its tool calls, or the finish). Sending the same step
+twice is harmless (steps are idempotent), which is what lets the sweep re-send the step of a
+run whose message was lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from celery import Celery
+
+from structured_agents.kernel.state import RunState
+from workers.constants import DELAYED, FINISH_RUN, LLM_TURN, START_RUN, TOOL_CALL
+from workers.errors import converting_broker
+
+__all__ = ["send", "send_many", "send_next", "send_starts"]
+
+LLM_PREFIX = "sa.llm."
+
+
+def send(app: Celery, name: str, args: tuple[Any, ...], *, countdown: float | None = None) -> None:
+    """Publish one task message (routed by name); ``BrokerError`` when the broker refuses.
+
+    A delayed model turn goes through the ``control`` queue (:data:`DELAYED`), which sends it
+    on when it is due: celery-batches 0.11 compares a message's ETA (a wall-clock timestamp)
+    with ``time.monotonic()``, so an ETA message on the ``llm`` queue would never be flushed.
+    """
+    if countdown and name.startswith(LLM_PREFIX):
+        name, args = DELAYED, (name, list(args))
+    with converting_broker(f"send {name}{args}"):
+        app.send_task(name, args=args, countdown=countdown)
+
+
+def send_many(app: Celery, messages: Iterable[tuple[str, tuple[Any, ...]]]) -> int:
+    """Publish many messages over one producer connection; returns how many."""
+    sent = 0
+    with converting_broker("send messages"), app.producer_or_acquire() as producer:
+        for name, args in messages:
+            app.send_task(name, args=args, producer=producer)
+            sent += 1
+    return sent
+
+
+def send_starts(app: Celery, run_ids: Iterable[str]) -> int:
+    """Send the start of every run in ``run_ids``; returns how many."""
+    return send_many(app, ((START_RUN, (run_id,)) for run_id in run_ids))
+
+
+def send_next(app: Celery, epoch: int, state: RunState) -> None:
+    """Send the step the stored ``state`` needs next."""
+    run_id = state.run_id
+    if state.phase == "model":
+        send(app, LLM_TURN, (run_id, epoch, state.turn + 1))
+    elif state.phase == "tools":
+        send_many(app, ((TOOL_CALL, (run_id, epoch, state.turn, call.id)) for call in state.pending_calls))
+    elif state.phase == "done":
+        send(app, FINISH_RUN, (run_id, epoch))

@@ -1,0 +1,148 @@
+"""Enqueue: jobs from a codebase or a JSON Lines file, validated, bulk-inserted, dispatched.
+
+Jobs are checked before anything is written: every job must have the fields of a
+:class:`~structured_agents.jobs.JobSpec` with the right types, and its inputs must render the
+bundle's templates (undefined names are errors; context providers' values are placeholders).
+One bad job refuses the whole enqueue with a :class:`~workers.errors.JobInputError` naming
+each bad job. Accepted jobs are
+inserted in bulk (``Store.add_jobs``) and one ``dispatch`` message sends their starts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from celery import Celery
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from structured_agents.bundles import Bundle, BundleError, load_bundle
+from structured_agents.jobs import JobSpec, job_id
+from structured_agents.runner import discover_jobs
+from structured_agents.store import Store
+from workers.constants import DISPATCH
+from workers.dispatch import send
+from workers.errors import JobInputError
+
+__all__ = ["Enqueued", "JobInput", "enqueue", "parse_jobs", "read_jobs_file"]
+
+MAX_REPORTED = 20
+"""Problems listed in a :class:`JobInputError` before the rest are only counted."""
+
+
+class JobInput(BaseModel):
+    """One job as a client submits it (JSON Lines file, ``POST /batches``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: str = Field(min_length=1, max_length=64)
+    """The task (``docstring``, ``lint`` or a bundle's own kind)."""
+    path: str = Field(min_length=1)
+    """Target file, relative to the batch's root."""
+    qualname: str = "<module>"
+    """Qualified name of the target."""
+    inputs: dict[str, Any] = {}
+    """Variables of the bundle's user template."""
+    source_hash: str = Field(default="", max_length=64)
+    """SHA-256 of the target file as read (empty when the job reads no file)."""
+    job_id: str | None = Field(default=None, min_length=1, max_length=64)
+    """Stable id; by default derived from kind, path, qualname and inputs."""
+
+    def to_spec(self) -> JobSpec:
+        """The job as a :class:`JobSpec`."""
+        segment = json.dumps(self.inputs, sort_keys=True, default=str)
+        return JobSpec(
+            job_id=self.job_id or job_id(self.kind, self.path, self.qualname, segment),
+            kind=self.kind,
+            path=self.path,
+            qualname=self.qualname,
+            source_hash=self.source_hash,
+            inputs=dict(self.inputs),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Enqueued:
+    """What an enqueue did."""
+
+    batch_id: str
+    queued: int
+    """Jobs queued in the batch (new, or failed before and queued again)."""
+    skipped: int
+    """Jobs already succeeded, queued or running (left alone)."""
+
+
+def _refuse(problems: list[str], total: int) -> JobInputError:
+    shown = "\n".join(problems[:MAX_REPORTED])
+    more = f"\n... and {len(problems) - MAX_REPORTED} more" if len(problems) > MAX_REPORTED else ""
+    return JobInputError(f"{len(problems)} of {total} jobs are malformed:\n{shown}{more}")
+
+
+def parse_jobs(items: Iterable[Mapping[str, Any]], where: str = "job") -> list[JobSpec]:
+    """Validate raw job objects; :class:`JobInputError` names every malformed one."""
+    jobs: list[JobSpec] = []
+    problems: list[str] = []
+    total = 0
+    for number, item in enumerate(items, 1):
+        total += 1
+        try:
+            jobs.append(JobInput.model_validate(item).to_spec())
+        except ValidationError as exc:
+            for err in exc.errors():
+                field = ".".join(str(part) for part in err["loc"]) or "(job)"
+                problems.append(f"{where} {number}: {field}: {err['msg']}")
+    if problems:
+        raise _refuse(problems, total)
+    return jobs
+
+
+def read_jobs_file(path: Path) -> list[JobSpec]:
+    """The jobs of a JSON Lines file (one object per line; blank lines skipped)."""
+    items: list[Any] = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise JobInputError(f"cannot read jobs file {path}: {exc}") from exc
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            try:
+                items.append(json.loads(line))
+            except ValueError as exc:
+                raise JobInputError(f"{path}:{number}: not a JSON object: {exc}") from exc
+    return parse_jobs(items, where=f"{path} job")
+
+
+def _check_templates(bundle: Bundle, jobs: list[JobSpec]) -> None:
+    context_names = list(bundle.manifest.initial_context.context_providers)
+    problems = []
+    for number, job in enumerate(jobs, 1):
+        try:
+            bundle.templates.check(job.inputs, context_names)
+        except BundleError as exc:
+            problems.append(f"job {number} ({job.path} {job.qualname}): inputs: {exc}")
+    if problems:
+        raise _refuse(problems, len(jobs))
+
+
+def enqueue(
+    store: Store, app: Celery, bundle: str | Path, root: Path, jobs: list[JobSpec] | None = None
+) -> Enqueued:
+    """Create a batch of ``bundle`` (a path or a name) over ``root``: ``jobs``, or those its task
+    discovers under ``root``."""
+    loaded = load_bundle(bundle)
+    try:
+        specs = discover_jobs(loaded, root) if jobs is None else jobs
+        if not specs:
+            raise JobInputError(f"no jobs to enqueue under {root}")
+        _check_templates(loaded, specs)
+        manifest = loaded.manifest
+        options = {"bundle": str(loaded.directory.resolve())}
+    finally:
+        loaded.close()
+    batch = store.create_batch(manifest.name, manifest.version, str(root.resolve()), options)
+    result = store.add_jobs(batch.id, specs)
+    send(app, DISPATCH, (batch.id,))
+    return Enqueued(batch.id, len(result.queued), len(result.skipped))

@@ -1,0 +1,91 @@
+"""What one worker process holds: settings, database, run states, agents, engine, event loop.
+
+Built lazily on first use inside the process that runs tasks (a prefork child opens its own
+database connections; nothing is inherited across ``fork``). The GPU worker's engine is
+loaded once, on first use or when the worker starts (see :mod:`workers.tasks_llm`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine, Sequence
+from functools import cached_property
+from typing import Any, TypeVar
+
+from structured_agents.engines.protocol import Completion, Engine, GenerationRequest
+from structured_agents.errors import EngineError
+from structured_agents.settings import Settings, load_settings
+from structured_agents.store import Store
+from workers.agents import AgentCache
+from workers.engine import create_worker_engine
+from workers.state import RunStates
+
+__all__ = ["Runtime", "reset_runtime", "runtime"]
+
+T = TypeVar("T")
+
+
+class _StepsCallTheEngine:
+    """The kernels' engine: steps decode through :attr:`Runtime.engine` in batches, never this."""
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        """Refuse: a worker's kernels build requests and apply completions only."""
+        raise EngineError("worker kernels do not decode; model turns are batched on the llm queue")
+
+
+class Runtime:
+    """The per-process state of a worker."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._loop = asyncio.new_event_loop()
+
+    @cached_property
+    def store(self) -> Store:
+        """The database of batches and runs (migrated on open)."""
+        return Store(self.settings.database_url)
+
+    @cached_property
+    def states(self) -> RunStates:
+        """Run states and step attempts."""
+        return RunStates(self.store)
+
+    @cached_property
+    def agents(self) -> AgentCache:
+        """Kernels of the recent batches' bundles."""
+        return AgentCache(_StepsCallTheEngine(), self.run)
+
+    @cached_property
+    def engine(self) -> Engine:
+        """The model engine (loaded on first access; only the llm worker touches it)."""
+        return create_worker_engine(self.settings.engine)
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run a kernel coroutine on the process's event loop."""
+        return self._loop.run_until_complete(coroutine)
+
+    def backoff(self, attempt: int) -> float:
+        """Seconds to wait before attempt ``attempt + 1`` of a step (exponential, capped)."""
+        workers = self.settings.workers
+        return float(min(workers.retry_backoff_s * 2 ** max(attempt - 1, 0), workers.retry_backoff_max_s))
+
+
+_lock = threading.Lock()
+_runtime: Runtime | None = None
+
+
+def runtime() -> Runtime:
+    """The runtime of this process (created on first call, from the ``SA_*`` settings)."""
+    global _runtime
+    with _lock:
+        if _runtime is None:
+            _runtime = Runtime(load_settings())
+        return _runtime
+
+
+def reset_runtime() -> None:
+    """Forget the runtime (a forked child must not share its parent's connections)."""
+    global _runtime
+    with _lock:
+        _runtime = None

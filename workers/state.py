@@ -1,0 +1,294 @@
+"""Run states and step attempts in the database: what makes the workers' steps idempotent.
+
+Every step loads the runs it works on (:meth:`RunStates.load`), checks that each stored state
+is where the step expects it, and writes the new state with :meth:`RunStates.commit`: one
+transaction that bumps the state's version only if it is still the version the step loaded
+(compare-and-set), inserts the turn row (unique on ``(run_id, turn)``) and appends the step's
+events. A duplicate of the step loses the compare-and-set, or the turn insert, and the whole
+transaction is rolled back: nothing is recorded twice, events included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, insert, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session, sessionmaker
+
+from structured_agents.kernel.state import RunState
+from structured_agents.store import Store
+from structured_agents.store.engine import WRITE_OPTION
+from structured_agents.store.errors import converting
+from structured_agents.store.models import BatchRow, EventRow, RunRow, ToolCallRow, TurnRow, utcnow
+from structured_agents.store.runlog import event_row_values
+from structured_agents.store.step_models import RunStateRow, StepAttemptRow
+from structured_agents.types import JsonDict
+
+__all__ = ["RunStates", "StoredRun", "TurnValues"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRun:
+    """A run as a step sees it: its row, its batch's bundle, and its kernel state (if started)."""
+
+    run_id: str
+    batch_id: str
+    status: str
+    """``runs.status``: steps act only on ``running`` runs."""
+    attempts: int
+    """``runs.attempts``: the epoch a (re)start gives the run's state."""
+    kind: str
+    target_path: str
+    qualname: str
+    source_hash: str
+    inputs: dict[str, Any]
+    options: dict[str, Any]
+    """The batch's options (``bundle``: the bundle directory)."""
+    root_path: str
+    """The batch's codebase root: the runs' workspace."""
+    started_at: datetime | None
+    """When the current claim of the run began (``runs.started_at``)."""
+    claimed_at: datetime | None
+    """The claim the stored state belongs to; the state is current when it equals ``started_at``."""
+    epoch: int
+    """Epoch of the stored state (-1 when there is none)."""
+    version: int
+    """Version of the stored state, for the compare-and-set."""
+    state: RunState | None
+
+    @property
+    def current_state(self) -> RunState | None:
+        """The stored state if it belongs to the run's current claim, else None."""
+        if self.claimed_at is None or self.started_at is None:
+            return None
+        return self.state if _utc(self.claimed_at) == _utc(self.started_at) else None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnValues:
+    """The ``turns`` row a model turn adds."""
+
+    turn: int
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    batch_size: int
+    finish_reason: str | None
+    raw_text: str
+
+
+class _Conflict(Exception):
+    """Rolls back a commit that a duplicate step already made."""
+
+
+class RunStates:
+    """Run states and step attempts, over an open :class:`Store`'s database."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._sessions = sessionmaker(
+            bind=store.engine.execution_options(**{WRITE_OPTION: True}), expire_on_commit=False
+        )
+
+    def _insert(self, table: Any) -> postgresql.Insert | sqlite.Insert:
+        return postgresql.insert(table) if self.store.dialect == "postgresql" else sqlite.insert(table)
+
+    @contextmanager
+    def _write(self, action: str) -> Iterator[Session]:
+        with converting(action), self._sessions() as session, session.begin():
+            yield session
+
+    def load(self, run_ids: Iterable[str]) -> dict[str, StoredRun]:
+        """The runs ``run_ids`` that exist, with their states, by id (one query)."""
+        ids = sorted(set(run_ids))
+        query = (
+            select(RunRow, BatchRow.options, BatchRow.root_path, RunStateRow)
+            .join(BatchRow, BatchRow.id == RunRow.batch_id)
+            .outerjoin(RunStateRow, RunStateRow.run_id == RunRow.id)
+            .where(RunRow.id.in_(ids))
+        )
+        with converting(f"load {len(ids)} runs"), self._sessions() as session:
+            rows = session.execute(query)
+            return {run.id: _stored(run, options, root, row) for run, options, root, row in rows}
+
+    def init_state(self, run: StoredRun, state: RunState, events: Sequence[JsonDict]) -> bool:
+        """Store the first state of the run's current claim, with its events.
+
+        The state gets the next epoch; returns False, writing nothing, when the claim already
+        has a state (a duplicate start).
+        """
+        values = {"run_id": run.run_id, "epoch": max(run.epoch, 0) + 1, "claimed_at": run.started_at}
+        values |= {"phase": state.phase, "turn": state.turn, "version": 0}
+        values |= {"state": state.to_dict(), "updated_at": utcnow()}
+        insert_ = self._insert(RunStateRow).values(values)
+        stmt = insert_.on_conflict_do_update(
+            index_elements=["run_id"],
+            set_={k: insert_.excluded[k] for k in values if k != "run_id"},
+            where=RunStateRow.epoch == run.epoch,
+        ).returning(RunStateRow.run_id)
+        with self._write(f"start run {run.run_id}") as session:
+            if session.scalars(stmt).first() is None:
+                return False
+            _add_events(session, events)
+        return True
+
+    def commit(
+        self,
+        run: StoredRun,
+        state: RunState,
+        events: Sequence[JsonDict],
+        *,
+        turn: TurnValues | None = None,
+    ) -> bool:
+        """Write the state a step produced, if the stored one is still ``run``'s; False if not."""
+        stmt = (
+            update(RunStateRow)
+            .where(
+                RunStateRow.run_id == run.run_id,
+                RunStateRow.epoch == run.epoch,
+                RunStateRow.version == run.version,
+            )
+            .values(
+                state=state.to_dict(),
+                phase=state.phase,
+                turn=state.turn,
+                version=run.version + 1,
+                updated_at=utcnow(),
+            )
+            .returning(RunStateRow.run_id)
+        )
+        try:
+            with self._write(f"commit run {run.run_id} turn {state.turn}") as session:
+                if session.scalars(stmt).first() is None:
+                    raise _Conflict
+                if turn is not None:
+                    row = {"run_id": run.run_id, "created_at": utcnow(), **_fields(turn)}
+                    added = self._insert(TurnRow).values(row).on_conflict_do_nothing()
+                    if session.scalars(added.returning(TurnRow.id)).first() is None:
+                        raise _Conflict
+                _add_events(session, events)
+        except _Conflict:
+            return False
+        return True
+
+    def touch(self, run: StoredRun) -> None:
+        """Mark the state as moving (a sweep re-sent its step), without changing it."""
+        stmt = update(RunStateRow).where(RunStateRow.run_id == run.run_id).values(updated_at=utcnow())
+        with self._write(f"touch run {run.run_id}") as session:
+            session.execute(stmt)
+
+    def begin_step(self, run_id: str, step: str) -> int:
+        """Count one more attempt of ``step``; returns the attempts so far, this one included."""
+        insert_ = self._insert(StepAttemptRow).values(
+            run_id=run_id, step=step, attempts=1, updated_at=utcnow()
+        )
+        stmt = insert_.on_conflict_do_update(
+            index_elements=["run_id", "step"],
+            set_={"attempts": StepAttemptRow.attempts + 1, "updated_at": utcnow()},
+        ).returning(StepAttemptRow.attempts)
+        with self._write(f"begin step {step} of run {run_id}") as session:
+            return int(session.scalars(stmt).one())
+
+    def fail_step(self, run_id: str, step: str, error: str) -> None:
+        """Record how the current attempt of ``step`` failed."""
+        stmt = (
+            update(StepAttemptRow)
+            .where(StepAttemptRow.run_id == run_id, StepAttemptRow.step == step)
+            .values(last_error=error, updated_at=utcnow())
+        )
+        with self._write(f"record failure of step {step} of run {run_id}") as session:
+            session.execute(stmt)
+
+    def batch_open(self, batch_id: str) -> bool:
+        """Whether a run of the batch is still queued or running (one index lookup)."""
+        query = (
+            select(RunRow.id)
+            .where(RunRow.batch_id == batch_id, RunRow.status.in_(("queued", "running")))
+            .limit(1)
+        )
+        with converting(f"look for open runs of batch {batch_id}"), self._sessions() as session:
+            return session.scalars(query).first() is not None
+
+    def move_batch(self, batch_id: str, status: str, *, only_from: tuple[str, ...]) -> bool:
+        """Set a batch's status if it is one of ``only_from`` (a cancel is never overwritten)."""
+        stmt = (
+            update(BatchRow)
+            .where(BatchRow.id == batch_id, BatchRow.status.in_(only_from))
+            .values(status=status)
+            .returning(BatchRow.id)
+        )
+        with self._write(f"set status of batch {batch_id}") as session:
+            return session.scalars(stmt).first() is not None
+
+    def clear_steps(self, run_id: str) -> None:
+        """Forget the step attempts of a run that ended (a later re-run starts with a clean slate)."""
+        with self._write(f"clear steps of run {run_id}") as session:
+            session.execute(delete(StepAttemptRow).where(StepAttemptRow.run_id == run_id))
+
+    def last_error(self, run_id: str, step: str) -> str | None:
+        """The error the last failed attempt of ``step`` recorded."""
+        query = select(StepAttemptRow.last_error).where(
+            StepAttemptRow.run_id == run_id, StepAttemptRow.step == step
+        )
+        with converting(f"read step {step} of run {run_id}"), self._sessions() as session:
+            return session.scalars(query).first()
+
+    def tool_calls(self, run_id: str, turn: int) -> dict[str, ToolCallRow]:
+        """The recorded tool calls of one turn, by call id (detached rows)."""
+        query = select(ToolCallRow).where(ToolCallRow.run_id == run_id, ToolCallRow.turn == turn)
+        with converting(f"read tool calls of run {run_id}"), self._sessions() as session:
+            return {row.call_id: row for row in session.scalars(query)}
+
+    def stale(self, older_than_s: float, limit: int = 1000) -> list[StoredRun]:
+        """Runs claimed ``older_than_s`` seconds ago or more whose state has not moved since."""
+        cutoff = utcnow() - timedelta(seconds=older_than_s)
+        query = (
+            select(RunRow.id)
+            .outerjoin(RunStateRow, RunStateRow.run_id == RunRow.id)
+            .where(RunRow.status == "running", RunRow.started_at < cutoff)
+            .where(or_(RunStateRow.updated_at.is_(None), RunStateRow.updated_at < cutoff))
+            .order_by(RunRow.started_at)
+            .limit(limit)
+        )
+        with converting("find stale runs"), self._sessions() as session:
+            ids = list(session.scalars(query))
+        return list(self.load(ids).values())
+
+
+def _add_events(session: Session, events: Sequence[JsonDict]) -> None:
+    if events:
+        session.execute(insert(EventRow), [event_row_values(event) for event in events])
+
+
+def _fields(turn: TurnValues) -> dict[str, Any]:
+    return {name: getattr(turn, name) for name in TurnValues.__slots__}
+
+
+def _utc(value: datetime) -> datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _stored(run: RunRow, options: dict[str, Any], root: str, row: RunStateRow | None) -> StoredRun:
+    return StoredRun(
+        run_id=run.id,
+        batch_id=run.batch_id,
+        status=run.status,
+        attempts=run.attempts,
+        kind=run.kind,
+        target_path=run.target_path,
+        qualname=run.qualname,
+        source_hash=run.source_hash,
+        inputs=dict(run.inputs),
+        options=dict(options),
+        root_path=root,
+        started_at=run.started_at,
+        claimed_at=row.claimed_at if row is not None else None,
+        epoch=row.epoch if row is not None else -1,
+        version=row.version if row is not None else 0,
+        state=RunState.from_dict(row.state) if row is not None else None,
+    )
