@@ -15,7 +15,9 @@ conversation's own script. With ``validate_grammar=True`` every output is matche
 request's grammar with XGrammar, and an output the grammar rejects raises ``EngineError``, so
 a scripted test proves its turns are outputs a constrained model could produce.
 
-Token usage is estimated at four characters per token (rounded up) for prompt and output.
+Token usage is estimated at four characters per token (rounded up) for prompt and output, and
+``max_new_tokens`` is honoured on that estimate: a longer turn is cut to ``4 * max_new_tokens``
+characters with ``finish_reason="length"``, as a model that ran out of tokens would be.
 """
 
 from __future__ import annotations
@@ -109,11 +111,12 @@ class ScriptedEngine:
                 request_id=request.request_id,
                 text=text,
                 usage=TokenUsage(approx_token_count(request.prompt), approx_token_count(text)),
+                finish_reason="length" if truncated else "stop",
                 latency_s=latency,
                 batch_size=len(requests),
                 metadata={"script_turn": index},
             )
-            for request, text, (_, index, _) in zip(requests, texts, picked, strict=True)
+            for request, (text, truncated), (_, index, _) in zip(requests, texts, picked, strict=True)
         ]
 
     def _next_turn(self, request: GenerationRequest) -> tuple[Hashable, int, ScriptTurn]:
@@ -131,7 +134,10 @@ class ScriptedEngine:
         self._positions[key] = index + 1
         return key, index, script[index]
 
-    def _render(self, request: GenerationRequest, key: Hashable, index: int, turn: ScriptTurn) -> str:
+    def _render(
+        self, request: GenerationRequest, key: Hashable, index: int, turn: ScriptTurn
+    ) -> tuple[str, bool]:
+        """The turn's text, cut to the request's token budget, and whether it was cut."""
         reply = turn(request) if callable(turn) else turn
         if isinstance(reply, str):
             text = reply
@@ -141,11 +147,17 @@ class ScriptedEngine:
             )
         else:
             text = self.plugin.render_tool_calls(list(reply))
+        limit = 4 * request.sampling.max_new_tokens
+        truncated = len(text) > limit
+        text = text[:limit]
         if self.validate_grammar and request.grammar is not None:
-            self._check(request.grammar, text, f"turn {index} of conversation {key!r}")
-        return text
+            self._check(
+                request.grammar, text, f"turn {index} of conversation {key!r}", complete=not truncated
+            )
+        return text, truncated
 
-    def _check(self, grammar: GrammarArtifact, text: str, where: str) -> None:
+    def _check(self, grammar: GrammarArtifact, text: str, where: str, *, complete: bool) -> None:
+        """Raise unless the grammar accepts ``text`` (a whole output, or a prefix of one)."""
         import xgrammar
 
         if self._grammars is None:
@@ -154,7 +166,7 @@ class ScriptedEngine:
             self._grammars = GrammarCache(xgrammar.TokenizerInfo([]))
         compiled = self._grammars.compile(grammar)
         matcher = xgrammar.GrammarMatcher(compiled, terminate_without_stop_token=True)
-        if matcher.accept_string(text) and matcher.is_terminated():
+        if matcher.accept_string(text) and (matcher.is_terminated() or not complete):
             return
         matcher = xgrammar.GrammarMatcher(compiled, terminate_without_stop_token=True)
         offset = next((i for i, char in enumerate(text) if not matcher.accept_string(char)), None)

@@ -224,7 +224,10 @@ class AgentKernel:
     async def apply_completion(self, state: RunState, completion: Completion) -> list[ToolCall]:
         """Parse the turn's completion into the history; emits ``ModelResponse``.
 
-        Returns the calls to execute. With none, the turn and the run end (``no_tool_calls``).
+        Returns the calls to execute. With none, the turn and the run end (``no_tool_calls``),
+        except when the token limit cut a tool call off (``finish_reason="length"``, unparsable)
+        with turns left: the model is told so and the run goes on to the next turn. Cut off on
+        its last turn, the run fails with a ``ParseError`` that names the limit.
         """
         _expect(state, "generating")
         if completion.request_id != state.request_id:
@@ -234,12 +237,19 @@ class AgentKernel:
             )
         try:
             content, calls = self.plugin.parse_response(completion.text, completion.tool_calls_raw)
-        except ParseError:
-            raise
         except Exception as exc:
-            raise ParseError(
-                f"plugin {self.plugin.name!r} could not parse turn {state.turn} of run {state.run_id}: {exc}"
-            ) from exc
+            where = f"turn {state.turn} of run {state.run_id}"
+            if completion.finish_reason == "length":
+                if state.turn < self.config.max_turns:
+                    await self._cut_off(state, completion)
+                    return []
+                raise ParseError(
+                    f"{where} was cut off at max_new_tokens={self.config.sampling.max_new_tokens} "
+                    f"before its tool call ended, and no turn was left to try again ({exc})"
+                ) from exc
+            if isinstance(exc, ParseError):
+                raise
+            raise ParseError(f"plugin {self.plugin.name!r} could not parse {where}: {exc}") from exc
         state.messages.append(Message.assistant(content, tuple(calls)))
         state.usage += completion.usage
         state.request_id = None
@@ -362,6 +372,32 @@ class AgentKernel:
             grammar = self._grammars[key] = self.plugin.build_grammar(tools, self.config.grammar)
         return grammar
 
+    async def _cut_off(self, state: RunState, completion: Completion) -> None:
+        """End a turn the token limit cut off mid-call: the model is told, and tries again.
+
+        The cut-off text stays out of the history (a small model tends to copy it); the
+        ``ModelResponse`` event keeps it.
+        """
+        state.messages.append(Message.user(_CUT_OFF.format(limit=self.config.sampling.max_new_tokens)))
+        state.usage += completion.usage
+        state.request_id = None
+        await self._emit(
+            ModelResponse(
+                run_id=state.run_id,
+                turn=state.turn,
+                request_id=completion.request_id,
+                latency_s=completion.latency_s,
+                usage=completion.usage,
+                batch_size=completion.batch_size,
+                finish_reason=completion.finish_reason,
+                text=completion.text,
+                content=None,
+                tool_calls=0,
+            )
+        )
+        await self._turn_complete(state, [])
+        state.phase = "model"
+
     async def _emit(self, event: Event) -> None:
         await self.observer.on_event(event)
 
@@ -390,6 +426,13 @@ class AgentKernel:
                 error=state.error,
             )
         )
+
+
+_CUT_OFF = (
+    "Your reply was cut off at the {limit}-token limit before the tool call was complete. "
+    "Make the call again with shorter arguments."
+)
+"""What the model is told when the token limit cut its tool call off."""
 
 
 def _expect(state: RunState, phase: Phase) -> None:

@@ -10,6 +10,7 @@ import structured_agents.engines as engines_pkg
 from structured_agents.engines import (
     Engine,
     GenerationRequest,
+    SamplingParams,
     ScriptedEngine,
     approx_token_count,
     by_run_id,
@@ -155,6 +156,22 @@ def test_validation_rejects_incomplete_output_and_covers_json_schema() -> None:
     assert engine.generate([request(grammar=schema)])[0].text == '{"a": 1}'
     unchecked = ScriptedEngine(["anything"])
     assert unchecked.generate([request(grammar=EBNFGrammar('root ::= "x"'))])[0].text == "anything"
+
+
+def test_turns_longer_than_the_token_budget_are_cut_with_finish_reason_length() -> None:
+    plugin = get_plugin("function_gemma")
+    grammar = plugin.build_grammar(TOOLS, GrammarConfig(mode="ebnf"))
+    long_submit = ToolCall("submit_result", {"summary": "word " * 50})
+    engine = ScriptedEngine([[long_submit], [SUBMIT], "nope"], plugin=plugin, validate_grammar=True)
+    budget = SamplingParams(max_new_tokens=30)
+
+    cut, whole = engine.generate([request(turn=1, grammar=grammar, sampling=budget)] * 2)
+
+    assert (cut.finish_reason, len(cut.text), cut.usage.completion_tokens) == ("length", 120, 30)
+    assert plugin.render_tool_calls([long_submit]).startswith(cut.text)
+    assert (whole.finish_reason, whole.text) == ("stop", plugin.render_tool_calls([SUBMIT]))
+    with pytest.raises(EngineError, match="rejected at character 0"):  # a cut prefix is still checked
+        engine.generate([request(grammar=grammar, sampling=SamplingParams(max_new_tokens=1))])
 
 
 def test_public_names_are_sorted_and_importable() -> None:

@@ -19,6 +19,7 @@ from structured_agents.engines import (
     Engine,
     FunctionEngine,
     GenerationRequest,
+    SamplingParams,
     ScriptedEngine,
     by_run_id,
 )
@@ -246,6 +247,43 @@ async def test_script_exhaustion_and_parse_errors_end_the_run() -> None:
     engine = ScriptedEngine(["CALL read {not json}"])
     kernel = AgentKernel(plugin=plugin, engine=engine, tools=make_tools(), observers=[recorder])
     with kernel, pytest.raises(ParseError, match="bad arguments of read"):
+        await kernel.run(TASK)
+    assert recorder.of_type(KernelEnd)[0].reason == "error"
+
+
+async def test_a_call_cut_off_by_the_token_limit_is_tried_again_while_turns_remain() -> None:
+    long_call = 'CALL submit_result {"summary": "' + "very " * 40 + '"}'
+    recorder = RecordingObserver()
+    kernel, engine = make_kernel(
+        [long_call, 'CALL submit_result {"summary": "short"}'],
+        observers=(recorder,),
+        max_turns=2,
+        sampling=SamplingParams(max_new_tokens=12),
+    )
+    with kernel:
+        result = await kernel.run(TASK)
+
+    assert (result.termination, result.final_output, result.turns) == (
+        "termination_tool",
+        "submitted: short",
+        2,
+    )
+    responses = recorder.of_type(ModelResponse)
+    assert [(r.finish_reason, r.tool_calls) for r in responses] == [("length", 0), ("stop", 1)]
+    assert responses[0].text == long_call[:48]
+    retry_prompt = engine.requests[1].prompt
+    assert "cut off at the 12-token limit" in retry_prompt and "very very" not in retry_prompt
+
+
+async def test_a_call_cut_off_on_the_last_turn_fails_the_run_naming_the_limit() -> None:
+    recorder = RecordingObserver()
+    kernel, _ = make_kernel(
+        ['CALL submit_result {"summary": "' + "x" * 100 + '"}'],
+        observers=(recorder,),
+        max_turns=1,
+        sampling=SamplingParams(max_new_tokens=12),
+    )
+    with kernel, pytest.raises(ParseError, match=r"cut off at max_new_tokens=12 .* no turn was left"):
         await kernel.run(TASK)
     assert recorder.of_type(KernelEnd)[0].reason == "error"
 
