@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from structured_agents.cli.distributed import register as register_distributed
+from structured_agents.cli.harness import harness
 from structured_agents.cli.pym import pym_app
 from structured_agents.cli.registry import registry_app
 from structured_agents.cli.run import register as register_run
@@ -28,3 +29,4 @@ app.add_typer(pym_app, name="pym")
 app.add_typer(registry_app, name="registry")
 register_distributed(app)
 register_run(app)
+app.command("harness")(harness)

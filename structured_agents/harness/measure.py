@@ -1,0 +1,184 @@
+"""Measuring one model turn of many jobs per bundle, with the bundle's grammar and without.
+
+For each bundle the harness builds the first turn of up to ``prompts`` of its jobs exactly as a
+run would (prompt files, worked examples, context providers, then the kernel's request), decodes
+them in one ``generate`` call per grammar setting, and checks every output: it must parse with
+the bundle's plugin into at least one call, each to a tool the bundle offers, with arguments
+that its JSON schema accepts. Nothing runs the tools and nothing is written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import jsonschema
+from jsonschema.exceptions import best_match
+
+from structured_agents.bundles import Bundle
+from structured_agents.engines.protocol import Completion, Engine, GenerationRequest
+from structured_agents.plugins.protocol import ModelPlugin
+from structured_agents.runner.embedded import discover_jobs
+from structured_agents.types import ToolCall, ToolSchema
+
+__all__ = ["CaseReport", "OutputCheck", "check_output", "percentile", "run_harness"]
+
+Verdict = Literal["valid", "invalid_call", "no_call", "parse_failure", "cut_off"]
+"""What one output was: valid calls only, a call the tools reject, no call, unparsable, or cut
+off by ``max_new_tokens`` before its call ended (a grammar constrains the form, not the length)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutputCheck:
+    """The verdict on one output, and why when it is not ``valid``."""
+
+    verdict: Verdict
+    detail: str = ""
+
+
+def check_output(plugin: ModelPlugin, tools: Mapping[str, ToolSchema], completion: Completion) -> OutputCheck:
+    """Whether ``completion`` is one or more valid calls of ``tools``, as ``plugin`` reads it."""
+    try:
+        _, calls = plugin.parse_response(completion.text, completion.tool_calls_raw)
+    except Exception as exc:
+        verdict: Verdict = "cut_off" if completion.finish_reason == "length" else "parse_failure"
+        return OutputCheck(verdict, f"{type(exc).__name__}: {exc}")
+    if not calls:
+        verdict = "cut_off" if completion.finish_reason == "length" else "no_call"
+        return OutputCheck(verdict, completion.text[:120])
+    for call in calls:
+        problem = _call_problem(call, tools)
+        if problem is not None:
+            return OutputCheck("invalid_call", problem)
+    return OutputCheck("valid")
+
+
+def _call_problem(call: ToolCall, tools: Mapping[str, ToolSchema]) -> str | None:
+    schema = tools.get(call.name)
+    if schema is None:
+        return f"{call.name!r} is not a tool of the bundle"
+    error = best_match(jsonschema.Draft202012Validator(schema.parameters).iter_errors(call.arguments))
+    return None if error is None else f"{call.name}: {error.message}"
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The nearest-rank ``q``-th percentile (0 < q <= 100) of ``values``; 0.0 for none."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+@dataclass(frozen=True, slots=True)
+class CaseReport:
+    """One bundle, grammar on or off: what its outputs were and how fast they came."""
+
+    bundle: str
+    grammar: str | None
+    """The grammar kind (``ebnf``, ``structural_tag``, ``json_schema``), None when off."""
+    checks: tuple[OutputCheck, ...]
+    completion_tokens: int
+    wall_s: float
+    """Time of the ``generate`` call that decoded every prompt of the case."""
+    latencies_s: tuple[float, ...]
+    """Per output: the wall time of the engine call that produced it."""
+
+    def count(self, verdict: Verdict) -> int:
+        """Outputs with ``verdict``."""
+        return sum(check.verdict == verdict for check in self.checks)
+
+    @property
+    def prompts(self) -> int:
+        """Outputs checked."""
+        return len(self.checks)
+
+    @property
+    def valid_rate(self) -> float:
+        """Share of outputs that were valid calls (0.0 for no outputs)."""
+        return self.count("valid") / self.prompts if self.checks else 0.0
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Generated tokens per second of the case's ``generate`` call."""
+        return self.completion_tokens / self.wall_s if self.wall_s > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-able data, with the failures' reasons."""
+        return {
+            "bundle": self.bundle,
+            "grammar": self.grammar,
+            "prompts": self.prompts,
+            "valid_calls": self.count("valid"),
+            "valid_call_rate": round(self.valid_rate, 4),
+            "parse_failures": self.count("parse_failure"),
+            "no_call": self.count("no_call"),
+            "invalid_calls": self.count("invalid_call"),
+            "cut_off": self.count("cut_off"),
+            "completion_tokens": self.completion_tokens,
+            "tokens_per_s": round(self.tokens_per_s, 2),
+            "latency_s": {f"p{q}": round(percentile(self.latencies_s, q), 4) for q in (50, 90, 99)},
+            "failures": [
+                {"verdict": check.verdict, "detail": check.detail}
+                for check in self.checks
+                if check.verdict != "valid"
+            ],
+        }
+
+
+async def first_turns(bundle: Bundle, engine: Engine, root: Path, prompts: int) -> list[GenerationRequest]:
+    """The first-turn requests of the first ``prompts`` jobs of ``bundle`` over ``root``."""
+    jobs = discover_jobs(bundle, root, overwrite=True)[:prompts]
+    kernel = bundle.kernel(engine)
+    requests: list[GenerationRequest] = []
+    try:
+        for job in jobs:
+            messages = await bundle.initial_messages(job.inputs, root)
+            state = await kernel.start(messages, run_id=job.job_id, workspace=root, inputs=job.inputs)
+            requests.append(await kernel.build_request(state))
+    finally:
+        kernel.close()
+    return requests
+
+
+def measure(
+    bundle: Bundle, engine: Engine, requests: Sequence[GenerationRequest], *, grammar: bool
+) -> CaseReport:
+    """Decode ``requests`` (without their grammars unless ``grammar``) and check each output."""
+    batch = [r if grammar else dataclasses.replace(r, grammar=None) for r in requests]
+    started = time.perf_counter()
+    completions = engine.generate(batch)
+    wall = time.perf_counter() - started
+    tools = {schema.name: schema for schema in bundle.tools.tools()}
+    kind = next((r.grammar.kind for r in batch if r.grammar is not None), None)
+    return CaseReport(
+        bundle=bundle.manifest.name,
+        grammar=kind,
+        checks=tuple(check_output(bundle.plugin, tools, c) for c in completions),
+        completion_tokens=sum(c.usage.completion_tokens for c in completions),
+        wall_s=wall,
+        latencies_s=tuple(c.latency_s for c in completions),
+    )
+
+
+async def run_harness(
+    bundles: Sequence[Bundle],
+    engine: Engine,
+    root: Path,
+    *,
+    prompts: int = 8,
+    grammar: Sequence[bool] = (True, False),
+) -> list[CaseReport]:
+    """For each bundle and grammar setting, one report over the first ``prompts`` jobs under ``root``.
+
+    Bundles with MCP servers must be connected (``await bundle.connect()``) first.
+    """
+    reports: list[CaseReport] = []
+    for bundle in bundles:
+        requests = await first_turns(bundle, engine, root, prompts)
+        reports.extend(measure(bundle, engine, requests, grammar=on) for on in grammar)
+    return reports
