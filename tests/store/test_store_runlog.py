@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from sqlalchemy import text
 from store_helpers import start_run
 
 from structured_agents.observer.events import KernelEnd, KernelStart, ToolResultEvent
@@ -75,7 +78,8 @@ def test_results_upsert_list_and_status(store: Store) -> None:
         store.set_result_status([run_id], "merged")  # type: ignore[arg-type]
 
 
-def test_views_report_a_synthetic_batch(store: Store) -> None:
+def synthetic_batches(store: Store) -> tuple[str, str]:
+    """Two finished runs in two batches: one succeeded after two turns, one failed."""
     ok = start_run(store, "ok", batch_id="batch-1")
     store.record_turn(ok, 1, prompt_tokens=100, completion_tokens=20, latency_s=0.5)
     store.record_turn(ok, 2, prompt_tokens=130, completion_tokens=10, latency_s=0.25)
@@ -88,6 +92,11 @@ def test_views_report_a_synthetic_batch(store: Store) -> None:
     store.record_tool_call(bad, 1, "c3", "read_file", {}, "no such file", is_error=True, duration_s=1.5)
     store.record_event({"type": "kernel_end", "run_id": bad, "turn": 1, "reason": "error"})
     store.finish(bad, "failed", error="ParseError: no tool call")
+    return ok, bad
+
+
+def test_views_report_a_synthetic_batch(store: Store) -> None:
+    ok, bad = synthetic_batches(store)
 
     summary = {row["run_id"]: row for row in store.view("run_summary")}
     assert summary[ok]["turns"] == 2 and summary[ok]["prompt_tokens"] == 230
@@ -115,3 +124,24 @@ def test_views_report_a_synthetic_batch(store: Store) -> None:
 
     with pytest.raises(StoreError, match="unknown view"):
         store.view("runs; DROP TABLE runs")
+
+
+def test_the_readme_queries_run(store: Store) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```sql\n", 1)[1].split("```", 1)[0]
+    queries = [q.strip() for q in block.split(";") if q.strip()]
+    synthetic_batches(store)
+
+    answers = []
+    with store.engine.connect() as conn:
+        for query in queries:
+            params = {"batch": "batch-1"} if ":batch" in query else {}
+            answers.append(list(conn.execute(text(query), params)))
+
+    assert len(queries) == 5
+    slowest, errors, tools, batch_sizes, cut_off = answers
+    assert [(row[0], row[2], row[3]) for row in slowest] == [("func_0", 2, 30)]
+    assert errors == [("ParseError: no tool call", 1)]
+    assert tools[0][0] == "read_file"
+    assert sorted(row[0] for row in batch_sizes) == ["batch-1", "batch-2"]
+    assert cut_off == []
