@@ -6,11 +6,11 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
-from structured_agents.harness.measure import CaseReport, percentile
+from structured_agents.harness.measure import CaseReport, Verdict, percentile
 
 __all__ = ["render_table"]
 
-_COUNTS = ("parse_failure", "no_call", "invalid_call", "cut_off")
+_COUNTS: tuple[Verdict, ...] = ("parse_failure", "no_call", "invalid_call", "cut_off")
 
 
 def render_table(reports: Sequence[CaseReport]) -> Table:
