@@ -48,16 +48,24 @@ WORKER_SETTINGS = {
 }
 
 
+SCRIPTED_DOCSTRING = "Do what the name says."
+DOCSTRING_MARKER = "in the google style this project uses. A docstring starts"
+"""Text only the shipped docstring bundle's system prompt has, rendered with the style its
+context provider (a ``.pym`` script) detects in the sample project."""
+
+
 def write_script(path: Path, *, delay_s: float = 0.05) -> Path:
-    """The GPU worker's script: look up, then submit (a slow lookup for SLOW, nothing for POISON)."""
+    """The GPU worker's script: look up, then submit (a slow lookup for SLOW, nothing for POISON,
+    a docstring for the shipped docstring bundle's prompts)."""
     plugin = get_plugin("function_gemma")
     submit = plugin.render_tool_calls([ToolCall("submit_result", {"summary": "done"})])
     lookup = plugin.render_tool_calls([ToolCall("lookup", {"key": "abc"})])
     slow = plugin.render_tool_calls([ToolCall("slow_lookup", {"key": "abc", "seconds": 2.5})])
+    docstring = plugin.render_tool_calls([ToolCall("submit_result", {"docstring": SCRIPTED_DOCSTRING})])
     script = {
         "turns": [lookup, submit],
         "delay_s": delay_s,
-        "when_prompt_contains": {"SLOW": [slow, submit], "POISON": []},
+        "when_prompt_contains": {"SLOW": [slow, submit], "POISON": [], DOCSTRING_MARKER: [docstring]},
     }
     path.write_text(json.dumps(script), encoding="utf-8")
     return path

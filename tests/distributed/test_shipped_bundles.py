@@ -1,0 +1,45 @@
+"""The shipped docstring bundle through the cluster, as ``sa enqueue docstring PATH`` runs it.
+
+The bundle's prompt files, worked examples and ``.pym`` context provider must reach the
+workers: the scripted GPU worker answers with a docstring only when the rendered system prompt
+holds the style the provider detected, so a worker that built the prompt another way fails
+every run. The results are the same patches the embedded runner stores, and apply cleanly.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from conftest import SCRIPTED_DOCSTRING, Cluster
+
+from structured_agents.jobs import discover_docstring_jobs, find_docstring_targets
+from structured_agents.patches import apply_patches
+from workers.enqueue import enqueue
+
+SAMPLE_PROJECT = Path(__file__).resolve().parents[1] / "fixtures" / "sample_project"
+
+
+def test_docstring_bundle_runs_through_the_workers(cluster: Cluster, tmp_path: Path) -> None:
+    project = shutil.copytree(SAMPLE_PROJECT, tmp_path / "project")
+    targets = discover_docstring_jobs(project)
+
+    batch_id = enqueue(cluster.store, cluster.app, "docstring", project).batch_id
+    cluster.wait(batch_id)
+
+    failed = {run.qualname: run.error for run in cluster.store.list_runs(batch_id, "failed")}
+    assert failed == {}
+    assert cluster.store.batch_counts(batch_id).by_status == {"succeeded": len(targets)}
+    results = cluster.store.results(batch_id)
+    assert len(results) == len(targets) and all(result.diff for result in results)
+    first = cluster.store.list_runs(batch_id)[0]
+    kinds = [event.type for event in cluster.store.events(first.id)]
+    assert kinds.count("model_request") == 1 and kinds[-1] == "kernel_end"
+
+    report = apply_patches(project, results)
+
+    assert len(report.run_ids("applied")) == len(targets)
+    for path in {job.path for job in targets}:
+        found = find_docstring_targets((project / path).read_text(), include_documented=True)
+        documented = {target.qualname: target.docstring for target in found}
+        assert all(documented[job.qualname] == SCRIPTED_DOCSTRING for job in targets if job.path == path)
