@@ -11,15 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from amqp.exceptions import ChannelError
 from celery import Celery
 
 from structured_agents.kernel.state import RunState
 from workers.constants import DELAYED, FINISH_RUN, LLM_TURN, START_RUN, TOOL_CALL
 from workers.errors import converting_broker
 
-__all__ = ["send", "send_many", "send_next", "send_starts"]
+__all__ = ["queue_length", "send", "send_many", "send_next", "send_starts"]
 
 LLM_PREFIX = "sa.llm."
+_NOT_FOUND = "404"
 
 
 def send(app: Celery, name: str, args: tuple[Any, ...], *, countdown: float | None = None) -> None:
@@ -59,3 +61,15 @@ def send_next(app: Celery, epoch: int, state: RunState) -> None:
         send_many(app, ((TOOL_CALL, (run_id, epoch, state.turn, call.id)) for call in state.pending_calls))
     elif state.phase == "done":
         send(app, FINISH_RUN, (run_id, epoch))
+
+
+def queue_length(app: Celery, queue: str) -> int:
+    """Messages waiting in ``queue`` (0 for a queue the broker has not seen yet)."""
+    with converting_broker(f"count the messages of {queue}"), app.connection_or_acquire() as connection:
+        try:
+            declared = connection.default_channel.queue_declare(queue=queue, passive=True)
+        except ChannelError as exc:  # kombu's Redis transport: 404 for a queue with no binding yet
+            if str(exc.reply_code) == _NOT_FOUND:  # kombu passes the code as a string
+                return 0
+            raise
+        return int(declared.message_count)

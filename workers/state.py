@@ -259,6 +259,26 @@ class RunStates:
             ids = list(session.scalars(query))
         return list(self.load(ids).values())
 
+    def undispatched(self, older_than_s: float, limit: int = 1000) -> tuple[list[str], list[str]]:
+        """Work that should have started ``older_than_s`` seconds ago: batches still ``queued``
+        (their dispatch message lost?), and queued runs of running batches (their start lost?)."""
+        cutoff = utcnow() - timedelta(seconds=older_than_s)
+        batches = (
+            select(BatchRow.id)
+            .where(BatchRow.status == "queued", BatchRow.created_at < cutoff)
+            .order_by(BatchRow.created_at)
+            .limit(limit)
+        )
+        runs = (
+            select(RunRow.id)
+            .join(BatchRow, BatchRow.id == RunRow.batch_id)
+            .where(RunRow.status == "queued", RunRow.created_at < cutoff, BatchRow.status == "running")
+            .order_by(RunRow.created_at)
+            .limit(limit)
+        )
+        with converting("find undispatched work"), self._sessions() as session:
+            return list(session.scalars(batches)), list(session.scalars(runs))
+
 
 def _add_events(session: Session, events: Sequence[JsonDict]) -> None:
     if events:

@@ -21,8 +21,8 @@ from structured_agents.store import Store
 from structured_agents.store.models import ToolCallRow
 from structured_agents.types import JsonDict, ToolCall, ToolResult
 from workers.celery_app import app, task
-from workers.constants import DELAYED, DISPATCH, FINISH_RUN, START_RUN, SWEEP
-from workers.dispatch import send, send_next, send_starts
+from workers.constants import CONTROL_QUEUE, DELAYED, DISPATCH, FINISH_RUN, START_RUN, SWEEP
+from workers.dispatch import queue_length, send, send_next, send_starts
 from workers.errors import is_transient
 from workers.lifecycle import begin, close_run, on_failure, run_step
 from workers.results import outcome_of, store_outcome
@@ -172,9 +172,16 @@ def dispatch(batch_id: str) -> int:
 
 @task(SWEEP)
 def sweep() -> int:
-    """Send again the next step of every run whose state stopped moving; returns how many."""
+    """Send again what a lost message left undone; returns how many messages were sent.
+
+    * the next step of every running run whose state stopped moving;
+    * the dispatch of every batch still queued a while after it was created;
+    * the start of every queued run of a running batch, when no control message is waiting
+      (while starts wait in the queue, a queued run is only waiting its turn).
+    """
     rt = runtime()
-    stale = rt.states.stale(rt.settings.workers.stale_after_s)
+    older_than = rt.settings.workers.stale_after_s
+    stale = rt.states.stale(older_than)
     for run in stale:
         state = run.current_state
         if state is None:
@@ -182,7 +189,11 @@ def sweep() -> int:
         else:
             send_next(app, run.epoch, state)
             rt.states.touch(run)
-    return len(stale)
+    batches, waiting = rt.states.undispatched(older_than)
+    for batch_id in batches:
+        send(app, DISPATCH, (batch_id,))
+    starts = send_starts(app, waiting) if waiting and queue_length(app, CONTROL_QUEUE) == 0 else 0
+    return len(stale) + len(batches) + starts
 
 
 def cancel_batch(store: Store, batch_id: str) -> int:

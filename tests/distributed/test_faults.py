@@ -1,4 +1,4 @@
-"""Faults: workers killed mid-step, Redis restarted mid-batch, a step that always fails.
+"""Faults: workers killed mid-step, Redis restarted mid-batch, a step that always fails, lost messages.
 
 After each fault every run still ends exactly once: one ``kernel_start`` and one
 ``kernel_end`` per run, one row per turn, one row per tool call, and no event twice.
@@ -9,7 +9,10 @@ from __future__ import annotations
 import signal
 
 from cluster import wait_for
-from conftest import Cluster
+from conftest import BUNDLE, Cluster
+from sqlalchemy import text
+
+from workers.enqueue import parse_jobs
 
 
 def assert_exactly_once(cluster: Cluster, batch_id: str, runs: int) -> None:
@@ -83,3 +86,22 @@ def test_a_step_that_always_fails_fails_its_run_after_the_budget(cluster: Cluste
     assert [e.type for e in events] == ["kernel_start", "kernel_end"]
     assert events[-1].payload["reason"] == "error"
     assert not cluster.rows("SELECT 1 FROM step_attempts WHERE run_id = :run", run=failed.id)
+
+
+def test_lost_dispatch_and_start_messages_are_sent_again_by_the_sweep(cluster: Cluster) -> None:
+    def batch_without_messages(prefix: str) -> str:
+        jobs = parse_jobs(
+            {"kind": "lookup", "path": f"{prefix}-{i}.txt", "inputs": {"key": "k"}} for i in range(3)
+        )
+        batch = cluster.store.create_batch("dist-test", "1.0", str(cluster.root), {"bundle": str(BUNDLE)})
+        cluster.store.add_jobs(batch.id, jobs)
+        return batch.id
+
+    never_dispatched = batch_without_messages("lost-dispatch")  # its dispatch message was lost
+    never_started = batch_without_messages("lost-start")  # dispatched, its start messages lost
+    with cluster.store.engine.begin() as conn:
+        conn.execute(text("UPDATE batches SET status = 'running' WHERE id = :id"), {"id": never_started})
+
+    for batch_id in (never_dispatched, never_started):
+        cluster.wait(batch_id, timeout=60)
+        assert_exactly_once(cluster, batch_id, 3)
