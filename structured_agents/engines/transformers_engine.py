@@ -39,7 +39,7 @@ from typing import Any
 
 import torch
 
-from structured_agents.engines.logits import GrammarMasker, select_tokens
+from structured_agents.engines.logits import GrammarMasker, VocabIndex, select_tokens
 from structured_agents.engines.model_store import ModelStore
 from structured_agents.engines.protocol import Completion, GenerationRequest
 from structured_agents.engines.rows import Row
@@ -184,6 +184,7 @@ class TransformersEngine:
         info = xgrammar.TokenizerInfo.from_huggingface(
             self.tokenizer, vocab_size=self.vocab_size, stop_token_ids=self.stop_token_ids
         )
+        self._vocab = VocabIndex(info.decoded_vocab, info.special_token_ids)
         return GrammarCache(info, max_entries=max_entries)
 
     # -- generate ------------------------------------------------------------------------------
@@ -244,7 +245,9 @@ class TransformersEngine:
     @torch.inference_mode()
     def _decode(self, rows: list[Row], grammars: list[Any]) -> None:
         """Decode one chunk until every row has finished."""
-        masker = GrammarMasker(grammars, vocab_size=self.vocab_size, stop_token_ids=self.stop_token_ids)
+        masker = GrammarMasker(
+            grammars, vocab_size=self.vocab_size, stop_token_ids=self.stop_token_ids, vocab=self._vocab
+        )
         live = [k for k, row in enumerate(rows) if not row.finished]
         if not live:
             return

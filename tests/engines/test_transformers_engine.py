@@ -9,12 +9,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+from unittest.mock import patch
 
 import pytest
 import torch
 import xgrammar
 
-from structured_agents.engines.logits import GrammarMasker, select_tokens
+import structured_agents.engines.logits as logits_module
+from structured_agents.engines.logits import GrammarMasker, VocabIndex, select_tokens
 from structured_agents.engines.protocol import GenerationRequest, SamplingParams
 from structured_agents.engines.rows import Row, find_stop
 from structured_agents.engines.transformers_engine import resolve_device, resolve_dtype
@@ -137,19 +139,52 @@ def _masker(grammar: str | None, *, vocab_size: int = 4) -> GrammarMasker:
 
 def test_masker_fills_and_masks_only_constrained_rows_and_ids_beyond_the_vocabulary() -> None:
     masker = _masker('root ::= "ab"')
-    assert masker.fill([0, 1]) == [1]
-    assert masker.allowed([1], torch.tensor([[0, 1, 2, 3, 4, 5]])).tolist() == [
-        [True, False, True, False, False, False]
-    ]
+    assert masker.live([0, 1]) == [1]
+    masker.fill([0, 1], [1])
     logits = torch.zeros((2, 6))  # the model's logits are wider than the vocabulary
     masker.mask(logits, [1])
     assert torch.isfinite(logits[0]).all()
     assert torch.isfinite(logits[1]).tolist() == [True, False, True, False, False, False]
+    with pytest.raises(ValueError, match="unconstrained row"):
+        masker.fill([0, 1], [0])
     assert masker.accept(1, 2) and not masker.is_terminated(1)
-    assert masker.fill([1]) == [0]  # the compacted batch: position 0 is batch row 1
-    assert masker.allowed([0], torch.tensor([[3, 2, 1, 0]])).tolist() == [[True, False, False, False]]
-    assert masker.accept(1, 3) and masker.is_terminated(1) and masker.fill([0, 1]) == []
+    assert masker.live([1]) == [0]  # the compacted batch: position 0 is batch row 1
+    assert masker.accept(1, 3) and masker.is_terminated(1) and masker.live([0, 1]) == []
     assert not masker.accept(1, 0) and masker.accept(0, 1) and not masker.constrained(0)
+
+
+def test_first_accepted_tries_candidates_in_order_and_accepts_once() -> None:
+    masker = _masker('root ::= "a" "b"')
+    assert masker.first_accepted(1, [1, 5, 3]) is None  # "b" first is wrong, 5 is no token, no stop yet
+    assert masker.first_accepted(1, [1, 0, 2]) == 0  # "b" is rejected, "a" taken
+    assert masker.accept(1, 0)  # already accepted: not advanced twice
+    assert masker.first_accepted(1, [0, 1]) == 1 and masker.accept(1, 1)
+    assert masker.first_accepted(1, [0, 3]) == 3 and masker.accept(1, 3) and masker.is_terminated(1)
+    assert masker.first_accepted(0, [2, 1]) == 2  # an unconstrained row takes its best
+
+
+def test_vocab_index_finds_the_tokens_that_start_a_text() -> None:
+    index = VocabIndex([b"<", b"<s", b"<start", b"x", b"", b"<s"], special_token_ids=[5])
+    assert index.prefixes("<start>") == [0, 1, 2]
+    assert index.prefixes("x<") == [3] and index.prefixes("") == [] and index.prefixes("y") == []
+
+
+def test_a_forced_text_is_started_with_its_best_token_without_a_mask() -> None:
+    texts = ["a", "b", "ab", "</s>", "<", "<s", "s>", ">a"]
+    info = xgrammar.TokenizerInfo(texts, stop_token_ids=[3])
+    compiled = xgrammar.GrammarCompiler(info).compile_grammar('root ::= "<s>" ("a" | "b")')
+    vocab = VocabIndex([text.encode() for text in texts], [3])
+    masker = GrammarMasker([compiled], vocab_size=8, stop_token_ids=[3], vocab=vocab, max_threads=1)
+    logits = torch.tensor([[9.0, 8.0, 7.0, 6.0, 1.0, 2.0, 0.0, -1.0]])
+
+    with patch.object(logits_module, "_CANDIDATES", 4):  # "a", "b", "ab", "</s>": none fits yet
+        assert masker.forced(0) == [4, 5]
+        assert select_tokens(logits, [0], masker, [SamplingParams()], [None]) == [5]  # "<s" beats "<"
+        assert torch.isfinite(logits).all()  # no bitmask was needed
+        assert masker.accept(0, 5) and masker.forced(0) == []  # ">" is forced, no token is ">"
+
+        assert select_tokens(logits, [0], masker, [SamplingParams()], [None]) == [7]
+        assert not torch.isfinite(logits).all()  # so the row was masked, leaving ">a"
 
 
 def test_select_tokens_is_greedy_at_zero_temperature_and_seeded_otherwise() -> None:
@@ -176,6 +211,7 @@ def test_select_tokens_masks_sampling_rows_and_greedy_rows_only_when_needed() ->
     masker = _masker('root ::= "ab"')
     assert select_tokens(logits, [0, 1], masker, [SamplingParams()] * 2, [None, None]) == [1, 2]
     assert torch.isfinite(logits).all()  # greedy: "ab" was found among the best tokens, no mask
+    masker = _masker('root ::= "ab"')
     logits = torch.tensor([[0.0, 50.0, 0.0, 0.0], [-50.0, 50.0, 0.0, -50.0]])
     params = [SamplingParams(), SamplingParams(temperature=1.0, seed=3)]
     assert select_tokens(logits, [0, 1], masker, params, [None, torch.Generator().manual_seed(3)]) == [1, 2]
