@@ -29,8 +29,9 @@ from structured_agents.types import ToolCall, ToolSchema
 __all__ = ["CaseReport", "OutputCheck", "check_output", "percentile", "run_harness"]
 
 Verdict = Literal["valid", "invalid_call", "no_call", "parse_failure", "cut_off"]
-"""What one output was: valid calls only, a call the tools reject, no call, unparsable, or cut
-off by ``max_new_tokens`` before its call ended (a grammar constrains the form, not the length)."""
+"""What one output was: valid calls only, a call the tools reject, no call, unparsable, or (under
+a grammar) cut off by ``max_new_tokens`` before its call ended: a grammar fixes the form, not the
+length."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,16 +42,22 @@ class OutputCheck:
     detail: str = ""
 
 
-def check_output(plugin: ModelPlugin, tools: Mapping[str, ToolSchema], completion: Completion) -> OutputCheck:
-    """Whether ``completion`` is one or more valid calls of ``tools``, as ``plugin`` reads it."""
+def check_output(
+    plugin: ModelPlugin, tools: Mapping[str, ToolSchema], completion: Completion, *, constrained: bool
+) -> OutputCheck:
+    """Whether ``completion`` is one or more valid calls of ``tools``, as ``plugin`` reads it.
+
+    An output decoded under a grammar (``constrained``) that the token limit ended is a prefix
+    of a valid one: when it does not parse, or holds no call yet, it was ``cut_off``. Without
+    a grammar nothing says the text was on its way to a call, so it counts as what it is.
+    """
+    cut = constrained and completion.finish_reason == "length"
     try:
         _, calls = plugin.parse_response(completion.text, completion.tool_calls_raw)
     except Exception as exc:
-        verdict: Verdict = "cut_off" if completion.finish_reason == "length" else "parse_failure"
-        return OutputCheck(verdict, f"{type(exc).__name__}: {exc}")
+        return OutputCheck("cut_off" if cut else "parse_failure", f"{type(exc).__name__}: {exc}")
     if not calls:
-        verdict = "cut_off" if completion.finish_reason == "length" else "no_call"
-        return OutputCheck(verdict, completion.text[:120])
+        return OutputCheck("cut_off" if cut else "no_call", completion.text[:120])
     for call in calls:
         problem = _call_problem(call, tools)
         if problem is not None:
@@ -158,7 +165,7 @@ def measure(
     return CaseReport(
         bundle=bundle.manifest.name,
         grammar=kind,
-        checks=tuple(check_output(bundle.plugin, tools, c) for c in completions),
+        checks=tuple(check_output(bundle.plugin, tools, c, constrained=grammar) for c in completions),
         completion_tokens=sum(c.usage.completion_tokens for c in completions),
         wall_s=wall,
         latencies_s=tuple(c.latency_s for c in completions),

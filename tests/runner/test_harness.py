@@ -79,7 +79,7 @@ async def test_a_call_cut_off_by_the_token_limit_is_counted_apart(
 
     on, off = await run_harness([docstring_bundle], cut, project, prompts=1)
 
-    assert (on.count("cut_off"), off.count("cut_off"), on.valid_rate) == (1, 1, 0.0)
+    assert (on.count("cut_off"), off.count("parse_failure"), on.valid_rate) == (1, 1, 0.0)
     assert on.to_dict()["cut_off"] == 1
 
 
