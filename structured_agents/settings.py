@@ -112,6 +112,9 @@ class WorkerSettings(BaseModel):
     """How often the beat sends the sweep that looks for stale runs."""
     tool_time_limit_s: float = Field(default=300.0, gt=0)
     """Hard limit, in seconds, of one tool-call task (the worker process is replaced after it)."""
+    task_events: bool = True
+    """Workers send Celery task events, which Flower shows live (tasks, their states, runtimes);
+    False saves one broker publish per step."""
 
 
 class Settings(BaseSettings):

@@ -11,6 +11,8 @@ Delivery guarantees come from the broker settings and the steps together:
 - ``worker_prefetch_multiplier=1`` for the CPU workers; the GPU worker is started with a
   prefetch above ``flush_every`` (``sa worker gpu``) or batches could never fill.
 
+- task events on (``SA_WORKERS__TASK_EVENTS``), so Flower shows every step as it runs.
+
 ``sa.control.sweep`` runs on the beat schedule every ``SA_WORKERS__SWEEP_INTERVAL_S``.
 """
 
@@ -54,6 +56,8 @@ def make_app(settings: Settings) -> Celery:
         task_serializer="json",
         accept_content=["json"],
         worker_prefetch_multiplier=1,
+        worker_send_task_events=workers.task_events,
+        task_send_sent_event=workers.task_events,
         worker_hijack_root_logger=False,
         broker_connection_retry_on_startup=True,
         broker_connection_max_retries=None,

@@ -16,6 +16,7 @@ before the kill a no-op when it comes back.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -144,6 +145,32 @@ class ModelTurnBatches(Batches):  # type: ignore[misc]
 )
 def model_turns(requests: Sequence[Any]) -> None:
     """Decode the buffered model turns (``SimpleRequest``s with args run id, epoch, turn) together."""
+    started = time.monotonic()
+    _task_events(requests, "task-started")
+    try:
+        _model_turns(requests)
+    except Exception as exc:
+        _task_events(requests, "task-failed", exception=repr(exc))
+        raise
+    _task_events(
+        requests, "task-succeeded", result=f"batch of {len(requests)}", runtime=time.monotonic() - started
+    )
+
+
+def _task_events(requests: Sequence[Any], kind: str, **fields: Any) -> None:
+    """Send the task event ``kind`` of each message of the batch (celery-batches sends none):
+    Flower then shows model turns start and finish like every other step."""
+    if not SETTINGS.workers.task_events or not requests:
+        return
+    try:
+        with app.events.default_dispatcher(hostname=requests[0].hostname) as dispatcher:
+            for request in requests:
+                dispatcher.send(kind, uuid=request.id, **fields)
+    except Exception:  # monitoring must never fail a batch
+        logger.warning("could not send %s events for %d model turns", kind, len(requests), exc_info=True)
+
+
+def _model_turns(requests: Sequence[Any]) -> None:
     rt = runtime()
     steps: list[Step] = list(
         dict.fromkeys((str(r.args[0]), int(r.args[1]), int(r.args[2])) for r in requests)

@@ -1,0 +1,59 @@
+"""Flower over the test cluster: the workers and every kind of step show up, live, with their states."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from cluster import free_port, wait_for
+from conftest import Cluster
+
+
+@pytest.fixture
+def flower(cluster: Cluster) -> Iterator[str]:
+    """Flower on a free port, reading the cluster's broker; its base URL."""
+    port = free_port()
+    env = {**cluster.gpu.env, "FLOWER_UNAUTHENTICATED_API": "true"}
+    log = (cluster.root / "flower.log").open("ab")
+    command = [sys.executable, "-m", "celery", "-A", "workers.celery_app", "flower"]
+    process = subprocess.Popen(
+        [*command, f"--port={port}", "--address=127.0.0.1"], env=env, stdout=log, stderr=subprocess.STDOUT
+    )
+    url = f"http://127.0.0.1:{port}"
+
+    def answers() -> bool:
+        try:
+            return httpx.get(f"{url}/api/workers", timeout=5).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    try:
+        wait_for("flower", answers, 60, 0.5)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(15)
+        log.close()
+
+
+def test_flower_shows_the_workers_and_the_steps_of_a_batch(cluster: Cluster, flower: str) -> None:
+    batch_id = cluster.enqueue(["flower-1", "flower-2"])
+    cluster.wait(batch_id)
+
+    def tasks() -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        for task in httpx.get(f"{flower}/api/tasks", timeout=5).json().values():
+            found.setdefault(task["name"] or "", set()).add(task["state"])
+        return found
+
+    wanted = {"sa.control.dispatch", "sa.control.start_run", "sa.llm.turn", "sa.tools.call"}
+    wait_for("flower to see every kind of step", lambda: wanted <= set(tasks()), 30, 0.5)
+    seen = tasks()
+    assert all(seen[name] == {"SUCCESS"} for name in wanted), seen
+    workers = httpx.get(f"{flower}/api/workers?refresh=1", timeout=30).json()
+    assert any(name.startswith("gpu@") for name in workers) and any(
+        name.startswith("cpu-") for name in workers
+    )
