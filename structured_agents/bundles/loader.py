@@ -225,6 +225,7 @@ def _kernel_config(manifest: BundleManifest, located: LocatedYaml, plugin: Model
             temperature=sampling.temperature,
             top_p=sampling.top_p,
             seed=sampling.seed,
+            frequency_penalty=sampling.frequency_penalty,
         ),
         final_turn_termination_only=manifest.final_turn_termination_only,
     )

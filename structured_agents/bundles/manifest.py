@@ -69,6 +69,7 @@ class SamplingSettings(_Strict):
     temperature: Annotated[float, Field(ge=0)] = 0.0
     top_p: Annotated[float, Field(gt=0, le=1)] = 1.0
     seed: int | None = 0
+    frequency_penalty: Annotated[float, Field(ge=-2, le=2)] = 0.0
 
 
 class ModelSettings(_Strict):

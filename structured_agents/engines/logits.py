@@ -35,7 +35,7 @@ import xgrammar
 
 from structured_agents.engines.protocol import SamplingParams
 
-__all__ = ["GrammarMasker", "VocabIndex", "select_tokens"]
+__all__ = ["GrammarMasker", "VocabIndex", "penalize", "select_tokens"]
 
 _CANDIDATES = 64
 """How many of a greedy constrained row's best tokens are tried before its whole row is masked."""
@@ -168,6 +168,19 @@ def _sample(logits: torch.Tensor, params: SamplingParams, generator: torch.Gener
         choice = torch.multinomial(sorted_probs, 1, generator=generator)
         return int(order[choice].item())
     return int(torch.multinomial(probs, 1, generator=generator).item())
+
+
+def penalize(
+    logits: torch.Tensor, generated: Sequence[Sequence[int]], params: Sequence[SamplingParams]
+) -> None:
+    """Apply each row's ``frequency_penalty`` to ``logits`` in place: a token's logit loses the
+    penalty once per time the row already generated it."""
+    for k, (tokens, sampling) in enumerate(zip(generated, params, strict=True)):
+        if sampling.frequency_penalty and tokens:
+            ids, counts = torch.unique(torch.tensor(tokens, dtype=torch.long), return_counts=True)
+            inside = ids < logits.shape[-1]
+            ids, counts = ids[inside].to(logits.device), counts[inside].to(logits.device)
+            logits[k, ids] -= sampling.frequency_penalty * counts.to(logits.dtype)
 
 
 def select_tokens(

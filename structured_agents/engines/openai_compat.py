@@ -113,6 +113,8 @@ def build_body(request: GenerationRequest, endpoint: Endpoint, model: str | None
         body["seed"] = sampling.seed
     if sampling.stop:
         body["stop"] = list(sampling.stop)
+    if sampling.frequency_penalty:
+        body["frequency_penalty"] = sampling.frequency_penalty
     if request.grammar is not None:
         body.update(request.grammar.to_vllm_payload())
     return body

@@ -36,6 +36,10 @@ class SamplingParams:
     """Seed for sampling; with the same seed and inputs an engine returns the same output."""
     stop: tuple[str, ...] = ()
     """Strings that end generation (not included in the output)."""
+    frequency_penalty: float = 0.0
+    """Subtracted from a token's logit once for each time the request already generated it (the
+    meaning OpenAI and vLLM give it), in [-2, 2]; a little breaks the repetition loops a small
+    greedy model can fall into (``1000000...`` until the token limit)."""
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
@@ -44,6 +48,10 @@ class SamplingParams:
             raise ConfigError(f"SamplingParams.temperature must be >= 0, got {self.temperature}")
         if not 0 < self.top_p <= 1:
             raise ConfigError(f"SamplingParams.top_p must be in (0, 1], got {self.top_p}")
+        if not -2 <= self.frequency_penalty <= 2:
+            raise ConfigError(
+                f"SamplingParams.frequency_penalty must be in [-2, 2], got {self.frequency_penalty}"
+            )
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,7 @@ from typing import Any
 
 import torch
 
-from structured_agents.engines.logits import GrammarMasker, VocabIndex, select_tokens
+from structured_agents.engines.logits import GrammarMasker, VocabIndex, penalize, select_tokens
 from structured_agents.engines.model_store import ModelStore
 from structured_agents.engines.protocol import Completion, GenerationRequest
 from structured_agents.engines.rows import Row
@@ -274,6 +274,7 @@ class TransformersEngine:
             while True:
                 clock = time.perf_counter()
                 params = [rows[k].request.sampling for k in live]
+                penalize(logits, [rows[k].tokens for k in live], params)
                 tokens = select_tokens(logits, live, masker, params, [rows[k].generator for k in live])
                 stats.select_s += time.perf_counter() - clock
                 for k, token in zip(live, tokens, strict=True):

@@ -102,6 +102,7 @@ def build_sampling_kwargs(request: GenerationRequest) -> dict[str, Any]:
         "top_p": sampling.top_p,
         "seed": sampling.seed,
         "stop": list(sampling.stop) or None,
+        "frequency_penalty": sampling.frequency_penalty,
     }
 
 

@@ -2,7 +2,8 @@
 
 Routes: ``POST /v1/completions``, ``POST /v1/chat/completions``, ``GET /v1/models`` and
 ``GET /health``. Requests honour vLLM's ``structured_outputs`` (``grammar``, ``json`` or
-``structural_tag``) and ``max_tokens``, ``temperature``, ``top_p``, ``seed``, ``stop``.
+``structural_tag``) and ``max_tokens``, ``temperature``, ``top_p``, ``seed``, ``stop``,
+``frequency_penalty``.
 Chat requests are rendered into the model's prompt by the plugin (a fresh instance per
 request, since plugins remember the tools they were given) and its reply is parsed back into
 ``tool_calls``.

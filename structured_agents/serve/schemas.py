@@ -1,7 +1,7 @@
 """Request bodies of ``sa serve`` and their translation to engine requests.
 
 The bodies follow vLLM's OpenAI-compatible server: the OpenAI fields this server honours
-(``max_tokens``, ``temperature``, ``top_p``, ``seed``, ``stop``) plus vLLM's
+(``max_tokens``, ``temperature``, ``top_p``, ``seed``, ``stop``, ``frequency_penalty``) plus vLLM's
 ``structured_outputs`` object. Fields it does not know are ignored with a warning, as vLLM
 does. Everything that cannot be served raises :class:`ApiError` (HTTP 400 with a message
 naming the field).
@@ -61,6 +61,7 @@ class _Body(BaseModel):
     top_p: float | None = Field(default=None, gt=0, le=1)
     seed: int | None = None
     stop: str | list[str] | None = None
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
     structured_outputs: dict[str, Any] | None = None
     n: int = 1
     stream: bool = False
@@ -89,6 +90,9 @@ class _Body(BaseModel):
                 top_p=defaults.top_p if self.top_p is None else self.top_p,
                 seed=defaults.seed if self.seed is None else self.seed,
                 stop=stop,
+                frequency_penalty=(
+                    defaults.frequency_penalty if self.frequency_penalty is None else self.frequency_penalty
+                ),
             )
         except ConfigError as exc:
             raise ApiError(str(exc)) from exc

@@ -44,6 +44,10 @@ def test_the_model_sees_the_tools_without_their_bound_inputs(docstring: Bundle) 
     assert tools["read_type_hints"].properties == {} and tools["read_type_hints"].required == ()
     assert tools["submit_result"].required == ("docstring",)
     assert docstring.config.final_turn_termination_only and docstring.config.max_turns == 2
+    assert (docstring.config.sampling.max_new_tokens, docstring.config.sampling.frequency_penalty) == (
+        160,
+        0.6,
+    )
 
 
 def test_bound_inputs_come_from_the_job(docstring: Bundle) -> None:

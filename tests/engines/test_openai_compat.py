@@ -92,7 +92,7 @@ def test_completions_body_carries_prompt_sampling_and_grammar() -> None:
     request = GenerationRequest(
         prompt="P",
         grammar=grammar,
-        sampling=SamplingParams(max_new_tokens=9, temperature=0.5, seed=4, stop=("X",)),
+        sampling=SamplingParams(max_new_tokens=9, temperature=0.5, seed=4, stop=("X",), frequency_penalty=-1),
     )
     assert build_body(request, "completions", "m") == {
         "model": "m",
@@ -102,6 +102,7 @@ def test_completions_body_carries_prompt_sampling_and_grammar() -> None:
         "top_p": 1.0,
         "seed": 4,
         "stop": ["X"],
+        "frequency_penalty": -1,
         "structured_outputs": {"grammar": 'root ::= "a"'},
     }
 

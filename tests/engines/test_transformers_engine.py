@@ -16,7 +16,7 @@ import torch
 import xgrammar
 
 import structured_agents.engines.logits as logits_module
-from structured_agents.engines.logits import GrammarMasker, VocabIndex, select_tokens
+from structured_agents.engines.logits import GrammarMasker, VocabIndex, penalize, select_tokens
 from structured_agents.engines.protocol import GenerationRequest, SamplingParams
 from structured_agents.engines.rows import Row, find_stop
 from structured_agents.engines.transformers_engine import resolve_device, resolve_dtype
@@ -185,6 +185,17 @@ def test_a_forced_text_is_started_with_its_best_token_without_a_mask() -> None:
 
         assert select_tokens(logits, [0], masker, [SamplingParams()], [None]) == [7]
         assert not torch.isfinite(logits).all()  # so the row was masked, leaving ">a"
+
+
+def test_frequency_penalty_lowers_each_token_once_per_time_it_was_generated() -> None:
+    logits = torch.zeros((3, 4))
+    params = [SamplingParams(frequency_penalty=0.5), SamplingParams(), SamplingParams(frequency_penalty=-1)]
+
+    penalize(logits, [[1, 1, 2, 9], [1], [3]], params)  # 9: beyond the logits, ignored
+
+    assert logits.tolist() == [[0.0, -1.0, -0.5, 0.0], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]]
+    with pytest.raises(ConfigError, match="frequency_penalty must be in"):
+        SamplingParams(frequency_penalty=2.5)
 
 
 def test_select_tokens_is_greedy_at_zero_temperature_and_seeded_otherwise() -> None:

@@ -63,11 +63,20 @@ def test_snapshot_is_of_vllm_033() -> None:
 def test_sampling_kwargs_are_real_sampling_params_fields() -> None:
     request = GenerationRequest(
         prompt="p",
-        sampling=SamplingParams(max_new_tokens=64, temperature=0.3, top_p=0.9, seed=7, stop=("</s>",)),
+        sampling=SamplingParams(
+            max_new_tokens=64, temperature=0.3, top_p=0.9, seed=7, stop=("</s>",), frequency_penalty=0.5
+        ),
     )
     kwargs = build_sampling_kwargs(request)
     assert set(kwargs) <= set(SNAPSHOT["SamplingParams"]), set(kwargs) - set(SNAPSHOT["SamplingParams"])
-    assert kwargs == {"max_tokens": 64, "temperature": 0.3, "top_p": 0.9, "seed": 7, "stop": ["</s>"]}
+    assert kwargs == {
+        "max_tokens": 64,
+        "temperature": 0.3,
+        "top_p": 0.9,
+        "seed": 7,
+        "stop": ["</s>"],
+        "frequency_penalty": 0.5,
+    }
 
 
 def test_sampling_kwargs_use_vllm_sentinels_for_unset_values() -> None:
