@@ -2,7 +2,7 @@
 
 Run (prints a table, then the JSON)::
 
-    /work/venv/bin/python benchmarks/bench_distributed.py [--jobs 300] [--delay 0.05]
+    .venv/bin/python benchmarks/bench_distributed.py [--jobs 300] [--delay 0.05]
         [--flush-every 32] [--enqueue-jobs 10000]
 
 Both paths run the same jobs, the shipped ``docstring`` bundle over a generated codebase (one
