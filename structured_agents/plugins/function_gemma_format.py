@@ -28,6 +28,7 @@ __all__ = [
     "END_RESPONSE",
     "ESCAPE",
     "ESCAPE_REPLACEMENT",
+    "MARKERS_IN_STRINGS",
     "START_CALL",
     "START_DECLARATION",
     "START_RESPONSE",
@@ -48,6 +49,16 @@ START_DECLARATION = "<start_function_declaration>"
 END_DECLARATION = "<end_function_declaration>"
 ESCAPE = "<escape>"
 ESCAPE_REPLACEMENT = "&lt;escape&gt;"
+MARKERS_IN_STRINGS = (
+    "<start_function",
+    "<end_function",
+    "</start_function",
+    "</end_function",
+    "<start_of_turn",
+    "<end_of_turn",
+)
+"""Starts of the format's markers the grammar keeps out of ``<escape>`` strings: a small model
+writes them into values (a docstring that goes on with ``<start_function_response>...``)."""
 """What ``<escape>`` inside a string value becomes when written (the format cannot carry it)."""
 
 RenderStyle = Literal["escaped_strings", "json"]

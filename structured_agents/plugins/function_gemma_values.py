@@ -30,7 +30,13 @@ from structured_agents.grammar.ebnf import (
     ebnf_literal,
     text_excluding,
 )
-from structured_agents.plugins.function_gemma_format import ESCAPE, RenderStyle, render_value, sorted_keys
+from structured_agents.plugins.function_gemma_format import (
+    ESCAPE,
+    MARKERS_IN_STRINGS,
+    RenderStyle,
+    render_value,
+    sorted_keys,
+)
 
 __all__ = ["ValueGrammar", "resolve_ref"]
 
@@ -76,7 +82,11 @@ class ValueGrammar:
         return self.rules.memo(
             "escaped_string",
             "str",
-            lambda: _seq(ebnf_literal(ESCAPE), text_excluding(self.rules, ESCAPE), ebnf_literal(ESCAPE)),
+            lambda: _seq(
+                ebnf_literal(ESCAPE),
+                text_excluding(self.rules, ESCAPE, *MARKERS_IN_STRINGS),
+                ebnf_literal(ESCAPE),
+            ),
         )
 
     def generic(self) -> str:

@@ -46,9 +46,9 @@ def test_char_class_needs_characters() -> None:
         char_class("")
 
 
-def _excluding_grammar(delimiter: str) -> xgrammar.CompiledGrammar:
+def _excluding_grammar(*delimiters: str) -> xgrammar.CompiledGrammar:
     rules = RuleSet()
-    body = text_excluding(rules, delimiter)
+    body = text_excluding(rules, *delimiters)
     compiler = xgrammar.GrammarCompiler(xgrammar.TokenizerInfo([]), cache_enabled=False)
     return compiler.compile_grammar(rules.render(body))
 
@@ -61,6 +61,8 @@ def _accepts(compiled: xgrammar.CompiledGrammar, text: str) -> bool:
 ESCAPE_TEXT = _excluding_grammar("<escape>")
 PARAMETER_TEXT = _excluding_grammar("</parameter>")
 SINGLE_TEXT = _excluding_grammar("|")
+MARKERS = ("<escape>", "<start_fn", "<end_fn", "</start_fn", "<e")
+MARKERS_TEXT = _excluding_grammar(*MARKERS)
 
 
 @settings(max_examples=300, deadline=None)
@@ -89,11 +91,25 @@ def test_text_excluding_single_character_delimiter() -> None:
     assert not _accepts(SINGLE_TEXT, "a|b")
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="<escape>_start_fn/x<<", max_size=28))
+def test_text_excluding_many_delimiters_accepts_exactly_the_texts_without_any(text: str) -> None:
+    assert _accepts(MARKERS_TEXT, text) == (not any(marker in text for marker in MARKERS))
+
+
+def test_text_excluding_many_delimiters_examples() -> None:
+    assert _accepts(MARKERS_TEXT, "a < b, <s and </end_f or <star")
+    for bad in ("x<start_fn", "</start_fn>", "<end_fn", "<ex", "<escape>"):
+        assert not _accepts(MARKERS_TEXT, bad), bad
+
+
 def test_text_excluding_refuses_repeating_first_character() -> None:
     with pytest.raises(ValueError):
         text_excluding(RuleSet(), "aab")
     with pytest.raises(ValueError):
         text_excluding(RuleSet(), "")
+    with pytest.raises(ValueError, match="must start with '<'"):
+        text_excluding(RuleSet(), "<a", ">b")
 
 
 def test_text_excluding_is_memoised_per_delimiter() -> None:

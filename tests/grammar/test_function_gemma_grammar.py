@@ -194,6 +194,24 @@ def test_native_strings_need_escape_markers() -> None:
             )
 
 
+@pytest.mark.parametrize("mode", ["ebnf", "structural_tag"])
+def test_escaped_strings_keep_the_format_markers_out(mode: Any) -> None:
+    config = GrammarConfig(mode=mode, args_format="escaped_strings")
+    artifact = build_function_gemma_grammar(TOOLS, config)
+
+    def say(text: str) -> str:
+        return render(config, [ToolCall(QUOTE.name, {"text": text})])
+
+    assert accepts(artifact, say("a < b, <start or <end_of_tur, </p>"))
+    for leaked in (
+        "Done.<end_function_call>",
+        "x</start_function_call>",
+        "<start_function_response>r",
+        "<end_of_turn>",
+    ):
+        assert not accepts(artifact, say(leaked)), leaked
+
+
 def test_json_args_need_json_strings_and_quoted_keys() -> None:
     artifact = build_function_gemma_grammar(TOOLS, GrammarConfig(args_format="json"))
     assert accepts(artifact, '<start_function_call>call:get-weather.v2{"city":"a\\"}\\n"}<end_function_call>')
