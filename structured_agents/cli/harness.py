@@ -2,8 +2,8 @@
 
 ::
 
-    sa harness PATH [--bundle docstring --bundle lint] [--prompts 8] [--grammar both|on|off]
-                    [--engine NAME] [--json FILE]
+    sa harness PATH [--bundle docstring --bundle lint] [--prompts 8] [--batch-size 8]
+                    [--grammar both|on|off] [--engine NAME] [--json FILE]
 
 Prints one table row per bundle and grammar setting (valid-call rate, parse failures, outputs
 without a call, invalid calls, tokens/s, latency percentiles) and writes the same as JSON with
@@ -54,6 +54,7 @@ def harness(
         typer.Option("--bundle", "-b", help="Bundle name or path (default: docstring, lint)."),
     ] = None,
     prompts: Annotated[int, typer.Option("--prompts", "-n", min=1, help="Jobs per bundle.")] = 8,
+    batch_size: Annotated[int, typer.Option(min=1, help="Requests decoded together.")] = 8,
     grammar: Annotated[GrammarSetting, typer.Option(help="Decode with the grammar, without, or both.")] = (
         GrammarSetting.both
     ),
@@ -78,7 +79,14 @@ def harness(
         settings = load_settings(engine={"name": engine} if engine else {})
         bundles = [load_bundle(ref) for ref in bundle or ("docstring", "lint")]
         reports = asyncio.run(
-            _measure(bundles, create_engine(settings.engine), path.resolve(), prompts, _SETTINGS[grammar])
+            _measure(
+                bundles,
+                create_engine(settings.engine),
+                path.resolve(),
+                prompts,
+                _SETTINGS[grammar],
+                batch_size,
+            )
         )
     except StructuredAgentsError as exc:
         console.print(f"[red]sa harness:[/red] {exc}", highlight=False, soft_wrap=True)
@@ -97,14 +105,21 @@ def harness(
 
 
 async def _measure(
-    bundles: list[Bundle], engine: Engine, root: Path, prompts: int, grammar: tuple[bool, ...]
+    bundles: list[Bundle],
+    engine: Engine,
+    root: Path,
+    prompts: int,
+    grammar: tuple[bool, ...],
+    batch_size: int,
 ) -> list[CaseReport]:
     from structured_agents.harness import run_harness
 
     try:
         for bundle in bundles:
             await bundle.connect()
-        return await run_harness(bundles, engine, root, prompts=prompts, grammar=grammar)
+        return await run_harness(
+            bundles, engine, root, prompts=prompts, grammar=grammar, batch_size=batch_size
+        )
     finally:
         for bundle in bundles:
             await bundle.aclose()

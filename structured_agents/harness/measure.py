@@ -2,9 +2,9 @@
 
 For each bundle the harness builds the first turn of up to ``prompts`` of its jobs exactly as a
 run would (prompt files, worked examples, context providers, then the kernel's request), decodes
-them in one ``generate`` call per grammar setting, and checks every output: it must parse with
-the bundle's plugin into at least one call, each to a tool the bundle offers, with arguments
-that its JSON schema accepts. Nothing runs the tools and nothing is written.
+them all at once in batches, once per grammar setting, and checks every output: it must parse
+with the bundle's plugin into at least one call, each to a tool the bundle offers, with
+arguments that its JSON schema accepts. Nothing runs the tools and nothing is written.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +22,7 @@ import jsonschema
 from jsonschema.exceptions import best_match
 
 from structured_agents.bundles import Bundle
+from structured_agents.engines.batching import BatchingEngine
 from structured_agents.engines.protocol import Completion, Engine, GenerationRequest
 from structured_agents.plugins.protocol import ModelPlugin
 from structured_agents.runner.embedded import discover_jobs
@@ -91,9 +93,9 @@ class CaseReport:
     checks: tuple[OutputCheck, ...]
     completion_tokens: int
     wall_s: float
-    """Time of the ``generate`` call that decoded every prompt of the case."""
+    """Time from submitting the case's requests to the last completion."""
     latencies_s: tuple[float, ...]
-    """Per output: the wall time of the engine call that produced it."""
+    """Per output: time from submission to its completion (its batch's end)."""
 
     def count(self, verdict: Verdict) -> int:
         """Outputs with ``verdict``."""
@@ -111,7 +113,7 @@ class CaseReport:
 
     @property
     def tokens_per_s(self) -> float:
-        """Generated tokens per second of the case's ``generate`` call."""
+        """Generated tokens per second over the whole case."""
         return self.completion_tokens / self.wall_s if self.wall_s > 0 else 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -153,13 +155,27 @@ async def first_turns(bundle: Bundle, engine: Engine, root: Path, prompts: int) 
 
 
 def measure(
-    bundle: Bundle, engine: Engine, requests: Sequence[GenerationRequest], *, grammar: bool
+    bundle: Bundle,
+    engine: Engine,
+    requests: Sequence[GenerationRequest],
+    *,
+    grammar: bool,
+    batch_size: int = 8,
 ) -> CaseReport:
-    """Decode ``requests`` (without their grammars unless ``grammar``) and check each output."""
+    """Decode ``requests`` (without their grammars unless ``grammar``) and check each output.
+
+    The requests go in all at once through a :class:`BatchingEngine` of ``batch_size``, as
+    concurrent runs would: each one's latency is the time until its own batch was decoded.
+    """
     batch = [r if grammar else dataclasses.replace(r, grammar=None) for r in requests]
-    started = time.perf_counter()
-    completions = engine.generate(batch)
-    wall = time.perf_counter() - started
+    finished: list[float] = [0.0] * len(batch)
+    with BatchingEngine(engine, max_batch_size=batch_size) as batching:
+        started = time.perf_counter()
+        futures = [batching.submit(request) for request in batch]
+        for index, future in enumerate(futures):
+            future.add_done_callback(_record_time(finished, index))
+        completions = [future.result() for future in futures]
+    latencies = tuple(max(done - started, 0.0) for done in finished)
     tools = {schema.name: schema for schema in bundle.tools.tools()}
     kind = next((r.grammar.kind for r in batch if r.grammar is not None), None)
     return CaseReport(
@@ -167,9 +183,16 @@ def measure(
         grammar=kind,
         checks=tuple(check_output(bundle.plugin, tools, c, constrained=grammar) for c in completions),
         completion_tokens=sum(c.usage.completion_tokens for c in completions),
-        wall_s=wall,
-        latencies_s=tuple(c.latency_s for c in completions),
+        wall_s=max(latencies, default=0.0),
+        latencies_s=latencies,
     )
+
+
+def _record_time(times: list[float], index: int) -> Callable[[Future[Completion]], None]:
+    def record(_: Future[Completion]) -> None:
+        times[index] = time.perf_counter()
+
+    return record
 
 
 async def run_harness(
@@ -179,13 +202,15 @@ async def run_harness(
     *,
     prompts: int = 8,
     grammar: Sequence[bool] = (True, False),
+    batch_size: int = 8,
 ) -> list[CaseReport]:
-    """For each bundle and grammar setting, one report over the first ``prompts`` jobs under ``root``.
+    """For each bundle and grammar setting, one report over the first ``prompts`` jobs under ``root``,
+    decoded in batches of ``batch_size``.
 
     Bundles with MCP servers must be connected (``await bundle.connect()``) first.
     """
     reports: list[CaseReport] = []
     for bundle in bundles:
         requests = await first_turns(bundle, engine, root, prompts)
-        reports.extend(measure(bundle, engine, requests, grammar=on) for on in grammar)
+        reports.extend(measure(bundle, engine, requests, grammar=on, batch_size=batch_size) for on in grammar)
     return reports

@@ -18,7 +18,7 @@ def render_table(reports: Sequence[CaseReport]) -> Table:
     table = Table(
         title="tool-call harness",
         caption="outputs: valid calls / parse failures / no call / invalid calls / cut off by the token "
-        "limit; latency: wall time of the engine call",
+        "limit; latency: from submission to the end of the request's batch",
         box=None,
         collapse_padding=True,
         pad_edge=False,

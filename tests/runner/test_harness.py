@@ -54,7 +54,8 @@ def engine() -> ScriptedEngine:
 async def test_grammar_on_gives_valid_calls_and_off_shows_each_failure_kind(
     docstring_bundle: Bundle, project: Path
 ) -> None:
-    on, off = await run_harness([docstring_bundle], engine(), project, prompts=12)
+    scripted = engine()
+    on, off = await run_harness([docstring_bundle], scripted, project, prompts=12, batch_size=4)
 
     assert (on.bundle, on.grammar, on.prompts, on.valid_rate) == ("docstring", "ebnf", 12, 1.0)
     assert (off.grammar, off.prompts, off.count("valid")) == (None, 12, 0)
@@ -69,6 +70,8 @@ async def test_grammar_on_gives_valid_calls_and_off_shows_each_failure_kind(
     ]
     assert off.to_dict()["failures"] and on.to_dict()["failures"] == []
     assert on.completion_tokens > 0 and on.tokens_per_s > 0 and len(on.latencies_s) == 12
+    assert sum(scripted.batch_sizes) == 24 and max(scripted.batch_sizes) == 4  # batches of at most 4
+    assert on.latencies_s[0] <= on.latencies_s[-1] == on.wall_s  # the last batch ends last
 
 
 async def test_a_call_cut_off_by_the_token_limit_is_counted_apart(
@@ -96,7 +99,14 @@ def scripted_engine(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     def factory(_settings: EngineSettings) -> Engine:
         return engine()
 
+    def rambling(_settings: EngineSettings) -> Engine:  # every submission runs out of tokens
+        long = [ToolCall("submit_result", {"docstring": "word " * 400})]
+        return ScriptedEngine(
+            lambda _key: [long], plugin=get_plugin("function_gemma"), key=lambda r: r.request_id
+        )
+
     register_engine(ENGINE, factory, replace=True)
+    register_engine(f"{ENGINE}-rambling", rambling, replace=True)
     monkeypatch.setenv("SA_ENGINE__NAME", ENGINE)
     yield
 
@@ -125,8 +135,9 @@ def test_the_command_prints_a_table_writes_json_and_fails_only_on_invalid_constr
     )
     assert stdout.exit_code == 0 and json.loads(stdout.stdout)["reports"][0]["grammar"] is None
 
-    lint = cli.invoke(app, ["harness", str(project), "-b", "lint", "-n", "1", "--grammar", "on"])
-    assert lint.exit_code == 1, lint.output  # a docstring submission is not a valid lint call
+    cut = cli.invoke(app, ["harness", str(project), "-b", "docstring", "-n", "2", "--grammar", "on"],
+                     env={"SA_ENGINE__NAME": f"{ENGINE}-rambling"})  # fmt: skip
+    assert cut.exit_code == 1, cut.output  # constrained outputs that are not valid calls
 
     missing = cli.invoke(app, ["harness", str(project), "-b", "no-such-bundle"])
     assert missing.exit_code == 2 and "no-such-bundle" in missing.output
