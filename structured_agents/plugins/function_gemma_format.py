@@ -49,17 +49,14 @@ START_DECLARATION = "<start_function_declaration>"
 END_DECLARATION = "<end_function_declaration>"
 ESCAPE = "<escape>"
 ESCAPE_REPLACEMENT = "&lt;escape&gt;"
-MARKERS_IN_STRINGS = (
-    "<start_function",
-    "<end_function",
-    "</start_function",
-    "</end_function",
-    "<start_of_turn",
-    "<end_of_turn",
-)
-"""Starts of the format's markers the grammar keeps out of ``<escape>`` strings: a small model
-writes them into values (a docstring that goes on with ``<start_function_response>...``)."""
 """What ``<escape>`` inside a string value becomes when written (the format cannot carry it)."""
+MARKERS_IN_STRINGS = ("<start_", "<end_", "</start_", "</end_")
+"""Starts of the format's markers (``<start_function_call>``, ``<end_of_turn>``...) that the
+grammar keeps out of ``<escape>`` strings: a small model writes them into values (a docstring
+that goes on with ``</start_function_call><start_function_response>...``). These stems rather
+than the whole markers: each character of the excluded texts is a grammar state, and XGrammar
+compiles a FunctionGemma grammar in 0.6 s with them against 1.6 s with the whole markers (0.2 s
+with none; Gemma 3 vocabulary, 2 cores)."""
 
 RenderStyle = Literal["escaped_strings", "json"]
 """``escaped_strings``: the native format; ``json``: arguments as a JSON object."""

@@ -202,7 +202,7 @@ def test_escaped_strings_keep_the_format_markers_out(mode: Any) -> None:
     def say(text: str) -> str:
         return render(config, [ToolCall(QUOTE.name, {"text": text})])
 
-    assert accepts(artifact, say("a < b, <start or <end_of_tur, </p>"))
+    assert accepts(artifact, say("a < b, <start or <end, </p>, <starts_with>"))
     for leaked in (
         "Done.<end_function_call>",
         "x</start_function_call>",
