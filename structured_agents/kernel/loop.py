@@ -251,22 +251,7 @@ class AgentKernel:
                 raise
             raise ParseError(f"plugin {self.plugin.name!r} could not parse {where}: {exc}") from exc
         state.messages.append(Message.assistant(content, tuple(calls)))
-        state.usage += completion.usage
-        state.request_id = None
-        await self._emit(
-            ModelResponse(
-                run_id=state.run_id,
-                turn=state.turn,
-                request_id=completion.request_id,
-                latency_s=completion.latency_s,
-                usage=completion.usage,
-                batch_size=completion.batch_size,
-                finish_reason=completion.finish_reason,
-                text=completion.text,
-                content=content,
-                tool_calls=len(calls),
-            )
-        )
+        await self._responded(state, completion, content, len(calls))
         if calls:
             state.pending_calls = list(calls)
             state.phase = "tools"
@@ -379,6 +364,14 @@ class AgentKernel:
         ``ModelResponse`` event keeps it.
         """
         state.messages.append(Message.user(_CUT_OFF.format(limit=self.config.sampling.max_new_tokens)))
+        await self._responded(state, completion, None, 0)
+        await self._turn_complete(state, [])
+        state.phase = "model"
+
+    async def _responded(
+        self, state: RunState, completion: Completion, content: str | None, tool_calls: int
+    ) -> None:
+        """Count the completion's tokens, close its request, emit ``ModelResponse``."""
         state.usage += completion.usage
         state.request_id = None
         await self._emit(
@@ -391,12 +384,10 @@ class AgentKernel:
                 batch_size=completion.batch_size,
                 finish_reason=completion.finish_reason,
                 text=completion.text,
-                content=None,
-                tool_calls=0,
+                content=content,
+                tool_calls=tool_calls,
             )
         )
-        await self._turn_complete(state, [])
-        state.phase = "model"
 
     async def _emit(self, event: Event) -> None:
         await self.observer.on_event(event)
