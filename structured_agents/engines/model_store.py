@@ -39,10 +39,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from structured_agents import paths
 from structured_agents.errors import ConfigError, EngineError
 
 __all__ = [
-    "CACHE_DIR_ENV",
     "DEFAULT_MODEL",
     "MANIFEST_NAME",
     "SHIPPED_MODELS",
@@ -50,25 +50,12 @@ __all__ = [
     "ModelSource",
     "ModelStore",
     "convert_gguf",
-    "default_cache_dir",
     "is_hf_model_dir",
 ]
 
-CACHE_DIR_ENV = "STRUCTURED_AGENTS_CACHE_DIR"
-"""Environment variable that overrides the cache root (a ``cache_dir`` argument wins over it)."""
 MANIFEST_NAME = "structured-agents-model.json"
 """The file that marks a finished conversion; written after every other file."""
 _MANIFEST_FORMAT = 1
-
-
-def default_cache_dir() -> Path:
-    """``$STRUCTURED_AGENTS_CACHE_DIR`` when set, else the platform's user cache directory."""
-    override = os.environ.get(CACHE_DIR_ENV)
-    if override:
-        return Path(override).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("structured-agents"))
 
 
 def is_hf_model_dir(path: Path) -> bool:
@@ -184,7 +171,7 @@ class ModelStore:
     """Converts model sources once into HF directories under a cache root and finds them later."""
 
     def __init__(self, cache_dir: str | Path | None = None) -> None:
-        self.root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+        self.root = Path(cache_dir).expanduser() if cache_dir is not None else paths.cache_dir()
         self.conversions = 0
         """How many conversions this store ran (a cache hit runs none)."""
 

@@ -33,7 +33,7 @@ module            what it holds
 
 from __future__ import annotations
 
-from structured_agents.pym.cache import CACHE_DIR_ENV, PymCache
+from structured_agents.pym.cache import PymCache
 from structured_agents.pym.errors import (
     Diagnostic,
     PymCheckError,
@@ -54,7 +54,6 @@ from structured_agents.pym.model import ExternalDecl, InputSpec, PymScript
 from structured_agents.pym.runner import PymResult, PymRunner
 
 __all__ = [
-    "CACHE_DIR_ENV",
     "DEFAULT_GRANTS",
     "PRESETS",
     "Diagnostic",

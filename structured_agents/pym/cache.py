@@ -19,13 +19,11 @@ import os
 import tempfile
 from pathlib import Path
 
-import platformdirs
-
+from structured_agents.paths import cache_dir
 from structured_agents.types import JsonDict
 
-__all__ = ["CACHE_DIR_ENV", "CACHE_FORMAT", "PymCache", "content_hash"]
+__all__ = ["CACHE_FORMAT", "PymCache", "content_hash"]
 
-CACHE_DIR_ENV = "STRUCTURED_AGENTS_CACHE_DIR"
 CACHE_FORMAT = 1
 """Bump when the checker or the entry layout changes: old entries then miss."""
 
@@ -41,9 +39,7 @@ class PymCache:
     """JSON entries by content hash; ``hits`` and ``misses`` count lookups of this instance."""
 
     def __init__(self, directory: Path | str | None = None) -> None:
-        if directory is None:
-            directory = os.environ.get(CACHE_DIR_ENV) or platformdirs.user_cache_dir("structured-agents")
-        self.directory = Path(directory) / "pym"
+        self.directory = (Path(directory) if directory is not None else cache_dir()) / "pym"
         self.hits = 0
         self.misses = 0
 

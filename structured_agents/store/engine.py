@@ -14,16 +14,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from platformdirs import user_data_dir
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
+from structured_agents.paths import data_dir
 from structured_agents.store.errors import StoreError
 
 __all__ = ["WRITE_OPTION", "default_url", "make_engine", "normalize_url"]
 
-APP_NAME = "structured-agents"
 DB_FILENAME = "structured_agents.db"
 WRITE_OPTION = "sa_write"
 """Execution option marking an engine whose transactions write (``BEGIN IMMEDIATE`` on SQLite)."""
@@ -32,7 +31,7 @@ SQLITE_BUSY_TIMEOUT_S = 30.0
 
 def default_url() -> str:
     """The embedded database: a SQLite file in the user data directory (created if missing)."""
-    directory = Path(user_data_dir(APP_NAME))
+    directory = data_dir()
     directory.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{directory / DB_FILENAME}"
 

@@ -14,14 +14,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from structured_agents.engines.model_store import (
-    CACHE_DIR_ENV,
-    MANIFEST_NAME,
-    ModelStore,
-    default_cache_dir,
-    is_hf_model_dir,
-)
+from structured_agents.engines.model_store import MANIFEST_NAME, ModelStore, is_hf_model_dir
 from structured_agents.errors import ConfigError, EngineError
+from structured_agents.paths import CACHE_DIR_ENV, cache_dir
 
 if TYPE_CHECKING:
     from structured_agents.engines.transformers_engine import TransformersEngine
@@ -105,11 +100,11 @@ def test_the_cache_root_follows_argument_then_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "env"))
-    assert default_cache_dir() == tmp_path / "env"
+    assert cache_dir() == tmp_path / "env"
     assert ModelStore().root == tmp_path / "env"
     assert ModelStore(tmp_path / "arg").root == tmp_path / "arg"
     monkeypatch.delenv(CACHE_DIR_ENV)
-    assert default_cache_dir().name == "structured-agents"
+    assert cache_dir().name == "structured-agents"
 
 
 @pytest.mark.model

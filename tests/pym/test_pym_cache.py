@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from structured_agents.pym import CACHE_DIR_ENV, PymCache, PymCheckError, ScriptLoader, load_source
+from structured_agents.paths import CACHE_DIR_ENV
+from structured_agents.pym import PymCache, PymCheckError, ScriptLoader, load_source
 from structured_agents.pym.cache import content_hash
 
 SOURCE = 'from grail import Input\nx: int = Input("x", default=2)\nx * 2\n'
