@@ -24,7 +24,7 @@ from typing import Any
 from structured_agents.jobs.source import split_lines
 from structured_agents.runner.errors import TaskError
 
-__all__ = ["FixReport", "apply_line_fixes", "ruff_codes"]
+__all__ = ["FixReport", "apply_line_fixes", "ruff_codes", "ruff_safe_fixes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +68,9 @@ def apply_line_fixes(original: str, fixes: Sequence[Mapping[str, Any]]) -> FixRe
     return FixReport("".join(line for line in lines if line is not None), tuple(applied), tuple(skipped))
 
 
-def ruff_codes(root: Path, path: str, text: str) -> list[str]:
-    """The codes of ruff's findings on ``text`` as if it were ``root/path``, sorted."""
-    command = [sys.executable, "-m", "ruff", "check", "--output-format", "json", "--exit-zero", "--no-cache"]
+def _ruff(root: Path, path: str, text: str, *options: str) -> str:
+    """Ruff's standard output for ``text`` read as ``root/path``, with ``options``."""
+    command = [sys.executable, "-m", "ruff", "check", *options, "--exit-zero", "--no-cache"]
     command += ["--force-exclude", "--stdin-filename", str(root.resolve() / path), "-"]
     try:
         done = subprocess.run(command, cwd=root, input=text, capture_output=True, text=True, check=False)
@@ -78,8 +78,20 @@ def ruff_codes(root: Path, path: str, text: str) -> list[str]:
         raise TaskError(f"could not run ruff: {exc}") from exc
     if done.returncode != 0:
         raise TaskError(f"ruff failed on {path} (exit {done.returncode}): {done.stderr.strip()[:500]}")
+    return done.stdout
+
+
+def ruff_codes(root: Path, path: str, text: str) -> list[str]:
+    """The codes of ruff's findings on ``text`` as if it were ``root/path``, sorted."""
+    out = _ruff(root, path, text, "--output-format", "json")
     try:
-        findings = json.loads(done.stdout or "[]")
+        findings = json.loads(out or "[]")
     except json.JSONDecodeError as exc:
-        raise TaskError(f"ruff printed no JSON for {path}: {done.stdout[:200]!r}") from exc
+        raise TaskError(f"ruff printed no JSON for {path}: {out[:200]!r}") from exc
     return sorted(str(item.get("code") or "syntax-error") for item in findings)
+
+
+def ruff_safe_fixes(root: Path, path: str, text: str) -> str:
+    """``text`` with the fixes ruff itself calls safe applied (``ruff check --fix``), as if it
+    were ``root/path``; unchanged where ruff has none (or excludes the file)."""
+    return _ruff(root, path, text, "--fix", "--quiet") or text

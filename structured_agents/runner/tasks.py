@@ -8,10 +8,13 @@ writes the user's files: the diff is stored, and ``sa apply`` applies it later.
     The termination tool's output is ``{"docstring": TEXT}``; the docstring is set on the
     target with libcst, and the new module must differ from the old one only in docstrings.
 ``lint``
-    Every successful ``apply_fix`` result is a line fix (see :mod:`.lint_fixes`); the fixed
-    text must parse and is accepted only when ruff reports fewer findings than before (ruff
-    reports nothing but the syntax error of a file that does not parse, hence the parse check).
-    A proposal that fails either check is kept as a *rejected* result and the job fails.
+    Every successful ``apply_fix`` result is a line fix (see :mod:`.lint_fixes`); the fixes
+    ruff itself calls safe (``ruff check --fix``: an unused import...) go on top. The agent's
+    fixes are kept when the result parses and ruff then reports fewer findings than with its own
+    safe fixes alone (ruff reports nothing but the syntax error of a file that does not parse,
+    hence the parse check). Otherwise ruff's safe fixes alone are the result, when they remove
+    a finding; when they do not either, the proposal is kept as a *rejected* result and the job
+    fails.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from structured_agents.jobs.ids import source_hash
 from structured_agents.kernel import RunResult
 from structured_agents.patches import PatchError, ProposedChange, docstring_change, file_change
 from structured_agents.runner.errors import TaskError
-from structured_agents.runner.lint_fixes import apply_line_fixes, ruff_codes
+from structured_agents.runner.lint_fixes import FixReport, apply_line_fixes, ruff_codes, ruff_safe_fixes
 from structured_agents.store import ResultStatus, RunRecord
 
 __all__ = ["HANDLERS", "Outcome", "ResultHandler", "code_without_docstrings", "handler_for", "run_handler"]
@@ -104,7 +107,7 @@ def docstring_outcome(run: RunRecord, result: RunResult, root: Path) -> Outcome:
 
 
 def lint_outcome(run: RunRecord, result: RunResult, root: Path) -> Outcome:
-    """The lint task: apply the proposed line fixes and keep them if ruff finds less."""
+    """The lint task: the agent's line fixes and ruff's safe fixes, kept if ruff then finds less."""
     _submitted(result)
     fixes = []
     for tool_result in result.tool_results:
@@ -113,28 +116,44 @@ def lint_outcome(run: RunRecord, result: RunResult, root: Path) -> Outcome:
                 fixes.append(json.loads(tool_result.output))
             except ValueError as exc:
                 raise TaskError(f"apply_fix returned no JSON: {tool_result.output[:200]!r}") from exc
-    if not fixes:
-        raise TaskError("the agent proposed no fix")
     original = _original(run, root)
     report = apply_line_fixes(original, fixes)
+    path = run.target_path
+    before = ruff_codes(root, path, original)
+    by_ruff = ruff_safe_fixes(root, path, original)
+    left_by_ruff = ruff_codes(root, path, by_ruff)
+    proposed = ruff_safe_fixes(root, path, report.text)
+    left = ruff_codes(root, path, proposed)
+    problem = _lint_problem(original, report, proposed, left, left_by_ruff)
+    if problem is None:  # the agent's fixes do better than ruff alone
+        return Outcome(True, file_change(path, original, proposed), _lint_summary(before, left))
+    if len(left_by_ruff) < len(before):  # ruff's own fixes alone, the agent's dropped
+        summary = f"{_lint_summary(before, left_by_ruff)}; ruff's fixes only: the agent's {problem}"
+        return Outcome(True, file_change(path, original, by_ruff), summary)
+    if proposed == original:
+        raise TaskError(f"nothing changes the file: the agent's {problem}")
+    change = file_change(path, original, proposed)
+    error = f"rejected: the agent's {problem}"
+    return Outcome(False, change, _lint_summary(before, left), error=error, result_status="rejected")
+
+
+def _lint_problem(
+    original: str, report: FixReport, proposed: str, left: list[str], left_by_ruff: list[str]
+) -> str | None:
+    """Why the agent's fixes (``report``, then ruff's, giving ``proposed``) are not kept, or None."""
     if report.text == original:
-        raise TaskError(f"no proposed fix changes the file ({'; '.join(report.skipped) or 'no-op fixes'})")
-    before, after = (
-        ruff_codes(root, run.target_path, original),
-        ruff_codes(root, run.target_path, report.text),
-    )
-    change = file_change(run.target_path, original, report.text)
-    summary = f"ruff findings {len(before)} -> {len(after)} ({', '.join(after) or 'none left'})"
-    error = None
+        return f"fixes change nothing ({'; '.join(report.skipped) or 'none proposed'})"
     try:
-        ast.parse(report.text)
+        ast.parse(proposed)
     except (SyntaxError, ValueError) as exc:
-        error = f"rejected: the fixed file is not valid Python ({exc})"
-    if error is None and len(after) >= len(before):
-        error = f"rejected: ruff reports {len(after)} finding(s) after the fixes, {len(before)} before"
-    if error is not None:
-        return Outcome(False, change, summary, error=error, result_status="rejected")
-    return Outcome(True, change, summary)
+        return f"fixes leave a file that is not valid Python ({exc})"
+    if len(left) >= len(left_by_ruff):
+        return f"fixes leave {len(left)} finding(s), ruff's own fixes alone {len(left_by_ruff)}"
+    return None
+
+
+def _lint_summary(before: list[str], after: list[str]) -> str:
+    return f"ruff findings {len(before)} -> {len(after)} ({', '.join(after) or 'none left'})"
 
 
 HANDLERS: dict[str, ResultHandler] = {"docstring": docstring_outcome, "lint": lint_outcome}

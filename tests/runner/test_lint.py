@@ -1,4 +1,5 @@
-"""The lint bundle: proposals are line fixes, kept only when ruff then reports fewer findings."""
+"""The lint bundle: the agent's line fixes plus ruff's safe ones, kept only when ruff then reports fewer
+findings than with its own safe fixes alone."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from runner_helpers import SAMPLE_PROJECT, run_embedded, scripted
 from structured_agents.bundles import Bundle
 from structured_agents.engines import GenerationRequest
 from structured_agents.patches import apply_patches
-from structured_agents.runner.lint_fixes import apply_line_fixes, ruff_codes
+from structured_agents.runner.lint_fixes import apply_line_fixes, ruff_codes, ruff_safe_fixes
 from structured_agents.store import Store
 from structured_agents.types import ToolCall
 
@@ -32,7 +33,9 @@ def _ruff(root: Path, path: str) -> list[str]:
     return [line for line in done.stdout.splitlines() if line.startswith(path)]
 
 
-def test_a_fix_that_removes_nothing_is_rejected(lint_bundle: Bundle, store: Store, project: Path) -> None:
+def test_fixes_that_do_no_better_than_ruff_are_dropped_for_ruffs_own(
+    lint_bundle: Bundle, store: Store, project: Path
+) -> None:
     engine = scripted(
         lint_bundle,
         _call("apply_fix", line=1, old="Code with", replacement="Code that has"),
@@ -42,8 +45,13 @@ def test_a_fix_that_removes_nothing_is_rejected(lint_bundle: Bundle, store: Stor
     summary = run_embedded(lint_bundle, engine, store, project)
 
     [run] = store.list_runs(summary.batch_id)
-    assert run.status == "failed"
-    assert run.error == "rejected: ruff reports 2 finding(s) after the fixes, 2 before"
+    assert run.status == "succeeded"
+    [result] = store.results(summary.batch_id)
+    assert result.summary == (
+        "ruff findings 2 -> 1 (E711); ruff's fixes only: "
+        "the agent's fixes leave 1 finding(s), ruff's own fixes alone 1"
+    )
+    assert "-import os\n" in result.diff and "Code that has" not in result.diff
 
 
 def test_fixes_remove_the_real_findings(lint_bundle: Bundle, store: Store, project: Path) -> None:
@@ -66,12 +74,14 @@ def test_fixes_remove_the_real_findings(lint_bundle: Bundle, store: Store, proje
     assert _ruff(project, "lint_me.py") == []
 
 
-def test_a_fix_that_adds_findings_is_rejected_and_the_job_fails(
+def test_a_fix_that_breaks_the_file_is_rejected_and_the_job_fails(
     lint_bundle: Bundle, store: Store, project: Path
 ) -> None:
+    target = project / "lint_me.py"
+    target.write_text(target.read_text().replace("import os\n", ""))  # left: E711, no safe fix
     engine = scripted(
         lint_bundle,
-        _call("apply_fix", line=10, old="email == None", replacement=""),
+        _call("apply_fix", line=9, old="email == None", replacement=""),
         _call("submit_result"),
     )
 
@@ -79,10 +89,11 @@ def test_a_fix_that_adds_findings_is_rejected_and_the_job_fails(
 
     assert summary.failed == 1
     [run] = store.list_runs(summary.batch_id)
-    assert run.error is not None and run.error.startswith("rejected: the fixed file is not valid Python")
+    assert run.error is not None
+    assert run.error.startswith("rejected: the agent's fixes leave a file that is not valid Python")
     [result] = store.results(summary.batch_id)
     assert result.status == "rejected"
-    assert not filecmp.dircmp(SAMPLE_PROJECT, project).diff_files
+    assert "import os" not in target.read_text() and "email == None" in target.read_text()
 
 
 def test_a_fix_of_text_not_on_the_line_is_refused_by_the_tool(
@@ -101,7 +112,9 @@ def test_a_fix_of_text_not_on_the_line_is_refused_by_the_tool(
     [run] = store.list_runs(summary.batch_id)
     refused = store.tool_calls(run.id)[0]
     assert refused.is_error and "line 4 is 'import sys', which does not contain 'import os'" in refused.output
-    assert store.results(summary.batch_id)[0].summary == "ruff findings 2 -> 1 (E711)"
+    assert store.results(summary.batch_id)[0].summary.startswith(
+        "ruff findings 2 -> 1 (E711); ruff's fixes only"
+    )
 
 
 @pytest.mark.parametrize(
@@ -119,6 +132,17 @@ def test_line_fixes(fixes: list[dict[str, object]], expected: str, skipped: int)
 
     assert report.text == expected
     assert len(report.skipped) == skipped
+
+
+def test_ruff_safe_fixes_apply_only_what_ruff_calls_safe(project: Path) -> None:
+    text = (project / "lint_me.py").read_text()
+
+    fixed = ruff_safe_fixes(project, "lint_me.py", text)
+
+    assert "import os\n" not in fixed and "email == None" in fixed  # F401 is safe, E711 is not
+    assert ruff_codes(project, "lint_me.py", fixed) == ["E711"]
+    assert ruff_safe_fixes(project, "lint_me.py", fixed) == fixed
+    assert (project / "lint_me.py").read_text() == text  # nothing written
 
 
 def test_ruff_reads_the_text_with_the_codebase_config(project: Path) -> None:
