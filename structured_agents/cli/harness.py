@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from structured_agents.errors import ConfigError, StructuredAgentsError
+from structured_agents.cli.engine_option import EngineOption, settings_with_engine
+from structured_agents.errors import StructuredAgentsError
 
 if TYPE_CHECKING:
     from structured_agents.bundles import Bundle
@@ -58,25 +59,19 @@ def harness(
     grammar: Annotated[GrammarSetting, typer.Option(help="Decode with the grammar, without, or both.")] = (
         GrammarSetting.both
     ),
-    engine: Annotated[
-        str | None, typer.Option(help="Engine: transformers, vllm, openai [SA_ENGINE__NAME].")
-    ] = None,
+    engine: EngineOption = None,
     json_out: Annotated[
         str | None, typer.Option("--json", help="Write the reports as JSON here ('-': stdout).")
     ] = None,
 ) -> None:
     """Measure how often each bundle's first model turn is a valid tool call, grammar on and off."""
     from structured_agents.bundles import load_bundle
-    from structured_agents.engines.factory import available_engines, create_engine
+    from structured_agents.engines.factory import create_engine
     from structured_agents.harness import render_table
-    from structured_agents.settings import load_settings
 
     console = Console(stderr=json_out == "-")
-    choices = [name for name in available_engines() if name != "scripted"]
     try:
-        if engine is not None and engine not in choices:
-            raise ConfigError(f"--engine must be one of {', '.join(choices)}, got {engine!r}")
-        settings = load_settings(engine={"name": engine} if engine else {})
+        settings = settings_with_engine(engine)
         bundles = [load_bundle(ref) for ref in bundle or ("docstring", "lint")]
         reports = asyncio.run(
             _measure(

@@ -24,6 +24,7 @@ import typer
 from rich.console import Console
 from rich.syntax import Syntax
 
+from structured_agents.cli.engine_option import EngineOption, settings_with_engine
 from structured_agents.errors import StructuredAgentsError
 from structured_agents.store import RecordNotFoundError, ResultRecord, ResultStatus, Store
 
@@ -59,21 +60,15 @@ def run(
     overwrite: Annotated[bool, typer.Option(help="Also redo targets that already have one.")] = False,
     concurrency: Annotated[int, typer.Option(min=1, help="Agents running at once (one batch).")] = 8,
     db: DbOption = None,
-    engine: Annotated[
-        str | None, typer.Option(help="Engine: transformers, vllm, openai [SA_ENGINE__NAME].")
-    ] = None,
+    engine: EngineOption = None,
 ) -> None:
     """Run a bundle over a codebase on this machine; results are stored as diffs."""
     from structured_agents.bundles import load_bundle
-    from structured_agents.engines.factory import available_engines, create_engine
+    from structured_agents.engines.factory import create_engine
     from structured_agents.runner import EmbeddedRunner, RunProgress, discover_jobs
-    from structured_agents.settings import load_settings
 
-    choices = [name for name in available_engines() if name != "scripted"]
-    if engine is not None and engine not in choices:
-        raise _fail("run", ValueError(f"--engine must be one of {', '.join(choices)}, got {engine!r}"))
     try:
-        settings = load_settings(engine={"name": engine} if engine else {})
+        settings = settings_with_engine(engine)
         loaded = load_bundle(bundle)
         root = path.resolve()
         jobs = discover_jobs(loaded, root, overwrite=overwrite)
