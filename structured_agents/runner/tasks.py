@@ -122,8 +122,11 @@ def lint_outcome(run: RunRecord, result: RunResult, root: Path) -> Outcome:
     before = ruff_codes(root, path, original)
     by_ruff = ruff_safe_fixes(root, path, original)
     left_by_ruff = ruff_codes(root, path, by_ruff)
-    proposed = ruff_safe_fixes(root, path, report.text)
-    left = ruff_codes(root, path, proposed)
+    if report.text == original:  # the agent changed nothing: ruff alone, already checked
+        proposed, left = by_ruff, left_by_ruff
+    else:
+        proposed = ruff_safe_fixes(root, path, report.text)
+        left = ruff_codes(root, path, proposed)
     problem = _lint_problem(original, report, proposed, left, left_by_ruff)
     if problem is None:  # the agent's fixes do better than ruff alone
         return Outcome(True, file_change(path, original, proposed), _lint_summary(before, left))
