@@ -10,7 +10,6 @@ Delivery guarantees come from the broker settings and the steps together:
 - ``task_ignore_result``: no result backend; the history is in the database.
 - ``worker_prefetch_multiplier=1`` for the CPU workers; the GPU worker is started with a
   prefetch above ``flush_every`` (``sa worker gpu``) or batches could never fill.
-
 - task events on (``SA_WORKERS__TASK_EVENTS``), so Flower shows every step as it runs.
 
 ``sa.control.sweep`` runs on the beat schedule every ``SA_WORKERS__SWEEP_INTERVAL_S``.

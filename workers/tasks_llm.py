@@ -160,7 +160,7 @@ def model_turns(requests: Sequence[Any]) -> None:
 def _task_events(requests: Sequence[Any], kind: str, **fields: Any) -> None:
     """Send the task event ``kind`` of each message of the batch (celery-batches sends none):
     Flower then shows model turns start and finish like every other step."""
-    if not SETTINGS.workers.task_events or not requests:
+    if not app.conf.worker_send_task_events or not requests:
         return
     try:
         with app.events.default_dispatcher(hostname=requests[0].hostname) as dispatcher:
