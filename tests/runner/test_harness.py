@@ -35,6 +35,9 @@ UNCONSTRAINED = [
     "<start_function_call>call:submit_result{docstring:<escape>never closed",  # broken, not cut off
 ]
 
+RAMBLING = [ToolCall("submit_result", {"docstring": "word " * 400})]
+"""A submission longer than the docstring bundle's token budget: always cut off."""
+
 
 def engine() -> ScriptedEngine:
     """Valid submissions under a grammar; without one, the unconstrained outputs in turn."""
@@ -77,8 +80,7 @@ async def test_grammar_on_gives_valid_calls_and_off_shows_each_failure_kind(
 async def test_a_call_cut_off_by_the_token_limit_is_counted_apart(
     docstring_bundle: Bundle, project: Path
 ) -> None:
-    long = [ToolCall("submit_result", {"docstring": "word " * 400})]
-    cut = ScriptedEngine([long, long], plugin=get_plugin("function_gemma"), validate_grammar=True)
+    cut = ScriptedEngine([RAMBLING, RAMBLING], plugin=get_plugin("function_gemma"), validate_grammar=True)
 
     on, off = await run_harness([docstring_bundle], cut, project, prompts=1)
 
