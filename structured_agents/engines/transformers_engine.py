@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+import xgrammar
 
 from structured_agents.engines.logits import GrammarMasker, VocabIndex, penalize, select_tokens
 from structured_agents.engines.model_store import ModelStore
@@ -141,7 +142,10 @@ class TransformersEngine:
         self.tokenizer, self.model = self._load(self.model_dir)
         self.vocab_size = self._logit_width()
         self.stop_token_ids = self._stop_tokens()
-        self.grammar_cache = self._grammar_cache(grammar_cache_size)
+        info = self._tokenizer_info()
+        self.grammar_cache = GrammarCache(info, max_entries=grammar_cache_size)
+        self._vocab = VocabIndex(info.decoded_vocab, info.special_token_ids)
+        """Token ids by text: the tokens that start a text a grammar forces."""
         self._lock = threading.Lock()
         self.last_stats = DecodeStats()
         """Timings of the latest ``generate`` call."""
@@ -178,14 +182,11 @@ class TransformersEngine:
             raise EngineError(f"the tokenizer at {self.model_dir} defines no end-of-sequence token")
         return sorted(ids)
 
-    def _grammar_cache(self, max_entries: int) -> GrammarCache:
-        import xgrammar
-
-        info = xgrammar.TokenizerInfo.from_huggingface(
+    def _tokenizer_info(self) -> xgrammar.TokenizerInfo:
+        """XGrammar's view of the tokenizer."""
+        return xgrammar.TokenizerInfo.from_huggingface(
             self.tokenizer, vocab_size=self.vocab_size, stop_token_ids=self.stop_token_ids
         )
-        self._vocab = VocabIndex(info.decoded_vocab, info.special_token_ids)
-        return GrammarCache(info, max_entries=max_entries)
 
     # -- generate ------------------------------------------------------------------------------
 
