@@ -24,14 +24,19 @@ def flower(cluster: Cluster) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
 
-    def answers() -> bool:
+    def hears_every_worker() -> bool:
+        # Flower's event receiver subscribes some time after its HTTP API answers, and task events
+        # sent before then are lost to it. Workers' heartbeats (every 2 s) in its event state show
+        # that it is listening.
         try:
-            return httpx.get(f"{url}/api/workers", timeout=5).status_code == 200
-        except httpx.HTTPError:
+            alive = httpx.get(f"{url}/api/workers?status=1", timeout=5).json()
+        except (httpx.HTTPError, ValueError):
             return False
+        names = [name for name, up in alive.items() if up]
+        return any(n.startswith("gpu@") for n in names) and any(n.startswith("cpu-") for n in names)
 
     try:
-        wait_for("flower", answers, 60, 0.5)
+        wait_for("flower to hear every worker's heartbeat", hears_every_worker, 60, 0.5)
         yield url
     finally:
         process.terminate()
