@@ -68,6 +68,7 @@ async def _serve_http() -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
+    sock.listen()  # before the port is printed: a client that connects early waits in the backlog
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(server.streamable_http_app(), log_level="warning")
     await uvicorn.Server(config).serve(sockets=[sock])
