@@ -224,7 +224,8 @@ class AgentKernel:
     async def apply_completion(self, state: RunState, completion: Completion) -> list[ToolCall]:
         """Parse the turn's completion into the history; emits ``ModelResponse``.
 
-        Returns the calls to execute. With none, the turn and the run end (``no_tool_calls``),
+        Returns the calls to execute, through the first call of the termination tool (calls
+        after it in the same turn are dropped). With none, the turn and the run end (``no_tool_calls``),
         except when the token limit cut a tool call off (``finish_reason="length"``, unparsable)
         with turns left: the model is told so and the run goes on to the next turn. Cut off on
         its last turn, the run fails with a ``ParseError`` that names the limit.
@@ -250,6 +251,7 @@ class AgentKernel:
             if isinstance(exc, ParseError):
                 raise
             raise ParseError(f"plugin {self.plugin.name!r} could not parse {where}: {exc}") from exc
+        calls = self._through_termination(calls)
         state.messages.append(Message.assistant(content, tuple(calls)))
         await self._responded(state, completion, content, len(calls))
         if calls:
@@ -367,6 +369,17 @@ class AgentKernel:
         await self._responded(state, completion, None, 0)
         await self._turn_complete(state, [])
         state.phase = "model"
+
+    def _through_termination(self, calls: list[ToolCall]) -> list[ToolCall]:
+        """The calls up to and including the first call of the termination tool.
+
+        The run ends at that call, so calls after it in the same turn are dropped, neither run
+        nor kept in the history (the raw text in ``ModelResponse`` still has them).
+        """
+        names = [call.name for call in calls]
+        if self.config.termination_tool in names:
+            return calls[: names.index(self.config.termination_tool) + 1]
+        return calls
 
     async def _responded(
         self, state: RunState, completion: Completion, content: str | None, tool_calls: int

@@ -133,6 +133,34 @@ async def test_two_turns_with_parallel_calls_emit_events_in_order() -> None:
     assert "contents of a.py" in engine.requests[1].prompt  # the model saw the results
 
 
+async def test_calls_after_the_termination_tool_in_the_same_turn_are_dropped() -> None:
+    written: list[str] = []
+
+    def write(path: str) -> str:
+        written.append(path)
+        return f"wrote {path}"
+
+    recorder = RecordingObserver()
+    script = [
+        [
+            ToolCall("write", {"path": "a.py"}),
+            ToolCall("submit_result", {"summary": "done"}),
+            ToolCall("write", {"path": "b.py"}),
+        ]
+    ]
+    tools = make_tools(write=(schema("write", path="string"), write))
+    kernel, _ = make_kernel(script, tools=tools, observers=(recorder,))
+    with kernel:
+        result = await kernel.run(TASK, run_id="r-drop")
+
+    assert written == ["a.py"]
+    assert result.termination == "termination_tool" and result.final_output == "submitted: done"
+    assert [call.name for call in result.history[2].tool_calls] == ["write", "submit_result"]
+    assert [m.role for m in result.history[3:]] == ["tool", "tool"]
+    response = recorder.of_type(ModelResponse)[0]
+    assert response.tool_calls == 2 and "b.py" in response.text  # the raw text keeps what was dropped
+
+
 async def test_calls_run_concurrently_up_to_the_limit() -> None:
     running = 0
     peak = 0
@@ -193,14 +221,14 @@ async def test_tool_errors_are_results_the_model_sees() -> None:
         return [ToolCall("submit_result", {"summary": "fixed"})]
 
     script = [
-        [ToolCall("submit_result", {"summary": ""}), ToolCall("nope", {})],
+        [ToolCall("nope", {}), ToolCall("submit_result", {"summary": ""})],
         check_error_was_seen,
     ]
     kernel, _ = make_kernel(script, grammar=None)  # only an unconstrained model can invent a tool
     with kernel:
         result = await kernel.run(TASK)
     assert [r.is_error for r in result.tool_results] == [True, True, False]
-    assert result.tool_results[1].output == "unknown tool nope"
+    assert result.tool_results[0].output == "unknown tool nope"
     assert (result.termination, result.turns, result.final_output) == (
         "termination_tool",
         2,
