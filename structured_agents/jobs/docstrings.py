@@ -49,6 +49,10 @@ class DocstringTarget:
     """The exact source of lines ``start_line..end_line``, with indentation and line endings."""
     docstring: str | None
     """The current docstring (cleaned as ``ast.get_docstring`` does), None when there is none."""
+    parameters: tuple[str, ...] = ()
+    """What a docstring may describe as parameters: a function's parameters (``*args``,
+    ``**kwargs`` with their stars; a method's ``self``/``cls`` left out), or a class's
+    ``__init__`` parameters and annotated class attributes (dataclass-style fields)."""
 
     def inputs(self) -> dict[str, object]:
         """The job inputs describing this target."""
@@ -60,6 +64,7 @@ class DocstringTarget:
             "end_line": self.end_line,
             "source": self.segment,
             "docstring": self.docstring,
+            "parameters": list(self.parameters),
         }
 
 
@@ -80,6 +85,31 @@ def _is_companion(node: Definition) -> bool:
 
 def _is_private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _function_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    args = node.args
+    names = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if args.vararg is not None:
+        names.append(f"*{args.vararg.arg}")
+    names += [a.arg for a in args.kwonlyargs]
+    if args.kwarg is not None:
+        names.append(f"**{args.kwarg.arg}")
+    return names
+
+
+def _parameters(node: Definition, kind: str) -> tuple[str, ...]:
+    """The names a docstring of ``node`` may describe as parameters."""
+    if not isinstance(node, ast.ClassDef):
+        names = _function_parameters(node)
+        return tuple(names[1:] if kind == "method" and names[:1] in (["self"], ["cls"]) else names)
+    names = []
+    for statement in node.body:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef) and statement.name == "__init__":
+            names += _function_parameters(statement)[1:]
+        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            names.append(statement.target.id)
+    return tuple(dict.fromkeys(names))
 
 
 def _walk(body: list[ast.stmt], prefix: str, in_class: bool) -> Iterator[tuple[Definition, str, str]]:
@@ -123,7 +153,11 @@ def find_docstring_targets(
         start = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
         end = node.end_lineno or node.lineno
         segment = "".join(lines[start - 1 : end])
-        targets.append(DocstringTarget(qualname, kind, node.lineno, start, end, segment, docstring))
+        targets.append(
+            DocstringTarget(
+                qualname, kind, node.lineno, start, end, segment, docstring, _parameters(node, kind)
+            )
+        )
     return targets
 
 

@@ -127,3 +127,36 @@ def test_definitions_in_blocks_crlf_and_unparsable_files(tmp_path: Path) -> None
     (tmp_path / "fine.py").write_text("def fine():\n    pass\n")
     assert [job.qualname for job in discover_docstring_jobs(tmp_path)] == ["fine"]
     assert ast.parse(source)  # the CRLF source itself is valid Python
+
+
+def test_parameters_are_what_a_docstring_may_describe() -> None:
+    source = (
+        "class Point:\n"
+        "    x: int\n"
+        "    label = 'p'\n"
+        "    def __init__(self, x, y=0, *rest, scale, **options): ...\n"
+        "    def move(self, dx, /, dy): ...\n"
+        "    @classmethod\n"
+        "    def origin(cls): ...\n"
+        "    @staticmethod\n"
+        "    def parse(text): ...\n"
+        "class Empty(Exception): ...\n"
+        "def free(self, *, flag): ...\n"
+    )
+    found = {target.qualname: target.parameters for target in find_docstring_targets(source)}
+    assert found == {
+        "Point": ("x", "y", "*rest", "scale", "**options"),  # annotated fields, then __init__'s
+        "Point.__init__": ("x", "y", "*rest", "scale", "**options"),
+        "Point.move": ("dx", "dy"),
+        "Point.origin": (),
+        "Point.parse": ("text",),
+        "Empty": (),
+        "free": ("self", "flag"),  # a function's first parameter is a real one, whatever its name
+    }
+    assert find_docstring_targets(source)[0].inputs()["parameters"] == [
+        "x",
+        "y",
+        "*rest",
+        "scale",
+        "**options",
+    ]
