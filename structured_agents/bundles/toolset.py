@@ -7,7 +7,8 @@ script gives its own ``file:line`` diagnostics).
 A tool reference can change what the model sees without touching the script: a
 ``description``, ``inputs_override`` (replaces entries of the schema's ``properties``, keeping
 ``type: object``), and ``bind``: inputs the model never sees, filled from the job's inputs on
-every call (``source``, ``path``...), so a tiny model does not have to copy them.
+every call (``source``, ``path``...), so a tiny model does not have to copy them. A job without
+one of them leaves that input to its default; without a default, the call is an error result.
 
 Backends are routed by ``ToolSchema.backend``: ``grail`` (one backend for every ``.pym``
 registry, also the runner of context providers), ``mcp`` (by server name), and
@@ -52,7 +53,7 @@ class BoundTool:
     target: ToolSchema
     """The schema the backend runs (the script's own inputs)."""
     bind: tuple[str, ...] = ()
-    """Inputs filled from the job's inputs on every call."""
+    """Inputs filled from the job's inputs on every call (a missing one takes its default)."""
 
 
 class BundleToolSource:
@@ -72,11 +73,11 @@ class BundleToolSource:
         if tool is None:
             offered = ", ".join(self._tools) or "(none)"
             return ToolResult(call.id, call.name, f"unknown tool {call.name}; offered: {offered}", True)
-        missing = [name for name in tool.bind if name not in context.inputs]
+        missing = [name for name in tool.bind if name not in context.inputs and name in tool.target.required]
         if missing:
             message = f"{call.name} needs the job input(s) {', '.join(missing)}, which this job lacks"
             return ToolResult(call.id, call.name, message, True)
-        bound = {name: context.inputs[name] for name in tool.bind}
+        bound = {name: context.inputs[name] for name in tool.bind if name in context.inputs}
         full = ToolCall(call.name, {**call.arguments, **bound}, call.id)
         try:
             return await self.backend.execute(full, tool.target, context)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -60,6 +61,80 @@ def test_bound_inputs_come_from_the_job(docstring: Bundle) -> None:
     assert not result.is_error
     assert '"name": "height", "annotation": "float", "default": "1.0"' in result.output
     assert missing.is_error and "needs the job input(s) source" in missing.output
+
+
+def _submit(bundle: Bundle, docstring: str, **inputs: object) -> dict[str, object]:
+    context = RunContext(run_id="r", inputs=inputs)
+    result = asyncio.run(
+        bundle.tools.execute(ToolCall("submit_result", {"docstring": docstring}, "c"), context)
+    )
+    assert not result.is_error, result.output
+    submitted: dict[str, object] = json.loads(result.output)
+    return submitted
+
+
+GOOGLE = """Scale a shape.
+
+Args:
+    shape (Shape): The shape.
+    width: The width,
+        on two lines.
+    self: The instance.
+
+Returns:
+    The scaled shape."""
+NUMPY = """Scale a shape.
+
+Parameters
+----------
+shape : Shape
+    The shape.
+width, height : float
+    The size.
+
+Returns
+-------
+Shape
+    The scaled shape."""
+SPHINX = """Scale a shape.
+
+:param Shape shape: The shape.
+:param width: The width,
+    on two lines.
+:type width: float
+:returns: The scaled shape."""
+
+
+@pytest.mark.parametrize(
+    ("text", "kept", "removed"),
+    [
+        (GOOGLE, "Args:\n    shape (Shape): The shape.\n\nReturns:", ["width", "self"]),
+        (NUMPY, "----------\nshape : Shape\n    The shape.\n\nReturns", ["width", "height"]),
+        (SPHINX, ":param Shape shape: The shape.\n:returns:", ["width"]),
+    ],
+)
+def test_submit_drops_what_describes_parameters_the_target_does_not_take(
+    docstring: Bundle, text: str, kept: str, removed: list[str]
+) -> None:
+    submitted = _submit(docstring, text, parameters=["shape", "factor"])
+    assert submitted["removed"] == removed
+    written = str(submitted["docstring"])
+    assert written.startswith("Scale a shape.\n\n") and kept in written
+    assert written.endswith("The scaled shape.") and "width" not in written and "self" not in written
+
+
+def test_submit_drops_a_parameter_section_left_empty_and_keeps_what_it_cannot_check(
+    docstring: Bundle,
+) -> None:
+    invented = "Area of a circle.\n\nArgs:\n    radius: The radius.\n\nReturns:\n    The area."
+    assert _submit(docstring, invented, parameters=[]) == {
+        "docstring": "Area of a circle.\n\nReturns:\n    The area.",
+        "removed": ["radius"],
+    }
+    right = "Scale.\n\nArgs:\n    *args: Shapes.\n    **options: How."
+    assert _submit(docstring, right, parameters=["*args", "**options"]) == {"docstring": right}
+    # A job from before parameters were recorded binds none: the docstring is kept as written.
+    assert _submit(docstring, invented) == {"docstring": invented}
 
 
 def _codebase(root: Path, docstring: str) -> Path:
@@ -128,8 +203,9 @@ def test_tool_context_providers_and_python_registries(
         "  - type: grail\n    path: tools\n",
         "  - type: grail\n    path: tools\n  - type: python\n    name: helpers\n    module: extra_tools\n",
     )
-    provided = "  - name: submit_result\n    context_providers: [context/note.pym]\n"
-    edit(manifest, "  - name: submit_result\n", provided + "  - name: shout\n    registry: helpers\n")
+    submit = "  - name: submit_result\n    bind: [parameters]\n"
+    provided = submit + "    context_providers: [context/note.pym]\n"
+    edit(manifest, submit, provided + "  - name: shout\n    registry: helpers\n")
     sys.modules.pop("extra_tools", None)
 
     bundle = load_bundle(bundle_dir, runner=pym_runner)

@@ -24,8 +24,8 @@ def _mcp_bundle(docstring_copy: Path, tool: str) -> Path:
     edit(manifest, "  - type: grail\n    path: tools\n", f"  - type: grail\n    path: tools\n{server}")
     edit(
         manifest,
-        "  - name: submit_result\n",
-        f"  - name: submit_result\n  - name: {tool}\n    registry: calc\n",
+        "  - name: submit_result\n    bind: [parameters]\n",
+        f"  - name: submit_result\n    bind: [parameters]\n  - name: {tool}\n    registry: calc\n",
     )
     return docstring_copy
 

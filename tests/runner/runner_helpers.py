@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import shutil
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 
 from structured_agents.bundles import Bundle
@@ -34,6 +34,12 @@ def target_of(request: GenerationRequest) -> tuple[str, str]:
 def docstring_for(qualname: str) -> str:
     """The docstring the scripted model writes for ``qualname``."""
     return f"Summary of {qualname}.\n\nArgs:\n    value: What it takes."
+
+
+def docstring_kept(qualname: str, parameters: Sequence[str]) -> str:
+    """What ``submit_result`` keeps of :func:`docstring_for`: its ``Args`` section describes
+    ``value``, so it goes unless the target takes ``value``."""
+    return docstring_for(qualname) if "value" in parameters else f"Summary of {qualname}."
 
 
 def submit_docstring(request: GenerationRequest) -> list[ToolCall]:

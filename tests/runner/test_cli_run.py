@@ -121,7 +121,7 @@ def test_sa_apply_writes_docstrings_and_refuses_files_changed_since(project: Pat
     new_shapes = (project / "geometry" / "shapes.py").read_text()
     assert code_without_docstrings(new_shapes) == code_without_docstrings(shapes)
     circle = next(n for n in ast.parse(new_shapes).body if isinstance(n, ast.ClassDef) and n.name == "Circle")
-    assert ast.get_docstring(circle) == "Summary of Circle.\n\nArgs:\n    value: What it takes."
+    assert ast.get_docstring(circle) == "Summary of Circle."  # Circle takes no "value": Args dropped
     with Store(db_url) as store:
         statuses = {r.target_path: r.status for r in store.results(batch.id)}
     assert statuses["utils.py"] == "stale" and statuses["geometry/shapes.py"] == "applied"

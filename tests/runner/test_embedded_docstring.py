@@ -6,7 +6,14 @@ import ast
 import filecmp
 from pathlib import Path
 
-from runner_helpers import SAMPLE_PROJECT, docstring_for, run_embedded, scripted, submit_docstring, target_of
+from runner_helpers import (
+    SAMPLE_PROJECT,
+    docstring_kept,
+    run_embedded,
+    scripted,
+    submit_docstring,
+    target_of,
+)
 
 from structured_agents.bundles import Bundle
 from structured_agents.engines import GenerationRequest
@@ -45,7 +52,9 @@ def test_every_target_gets_a_docstring_patch_that_only_changes_docstrings(
         assert code_without_docstrings(patched) == code_without_docstrings(original)
         documented = _docstrings(patched)
         for job in (j for j in targets if j.path == path):
-            assert documented[job.qualname] == docstring_for(job.qualname)
+            parameters = job.inputs["parameters"]
+            assert isinstance(parameters, list)
+            assert documented[job.qualname] == docstring_kept(job.qualname, parameters)
 
 
 def test_every_event_turn_and_tool_call_is_recorded(
