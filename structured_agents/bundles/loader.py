@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from structured_agents.bundles.echoes import EchoCheck
 from structured_agents.bundles.examples import example_messages, load_examples
 from structured_agents.bundles.finder import find_bundle
 from structured_agents.bundles.manifest import (
@@ -118,7 +119,11 @@ class Bundle:
         return self._source
 
     def _build(self) -> BundleToolSource:
-        return BundleToolSource(self._tools, self._backend)
+        echoes = None
+        if self.manifest.refuse_copied_lines:
+            schemas = [tool.schema for tool in self._tools]
+            echoes = EchoCheck.of(self.manifest.termination_tool, self.examples, schemas)
+        return BundleToolSource(self._tools, self._backend, echoes)
 
     async def connect(self) -> None:
         """Connect the MCP servers and resolve their tools (nothing to do without them)."""

@@ -192,6 +192,10 @@ class BundleManifest(_Strict):
     termination_tool: str = "submit_result"
     final_turn_termination_only: bool = True
     """On the last allowed turn the grammar allows only the termination tool (see KernelConfig)."""
+    refuse_copied_lines: bool = True
+    """Refuse a submission that copies a line of the worked examples or tool descriptions word
+    for word (see ``structured_agents.bundles.echoes``); turn off for a bundle whose answers
+    may rightly repeat them."""
     registries: list[RegistrySpec] = [GrailRegistrySpec()]
     tools: list[ToolReference]
     externals: list[str] = []

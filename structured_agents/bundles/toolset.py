@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from structured_agents.bundles.echoes import EchoCheck
 from structured_agents.bundles.manifest import (
     BundleError,
     BundleManifest,
@@ -59,9 +60,12 @@ class BoundTool:
 class BundleToolSource:
     """The :class:`~structured_agents.tools.protocol.ToolSource` of a bundle; never raises."""
 
-    def __init__(self, tools: Sequence[BoundTool], backend: ToolBackend) -> None:
+    def __init__(
+        self, tools: Sequence[BoundTool], backend: ToolBackend, echoes: EchoCheck | None = None
+    ) -> None:
         self._tools = {tool.schema.name: tool for tool in tools}
         self.backend = backend
+        self._echoes = echoes
 
     def tools(self) -> list[ToolSchema]:
         """The tools as the model sees them, in the manifest's order."""
@@ -73,6 +77,9 @@ class BundleToolSource:
         if tool is None:
             offered = ", ".join(self._tools) or "(none)"
             return ToolResult(call.id, call.name, f"unknown tool {call.name}; offered: {offered}", True)
+        refusal = self._echoes.refusal(call) if self._echoes is not None else None
+        if refusal is not None:
+            return ToolResult(call.id, call.name, refusal, True)
         missing = [name for name in tool.bind if name not in context.inputs and name in tool.target.required]
         if missing:
             message = f"{call.name} needs the job input(s) {', '.join(missing)}, which this job lacks"

@@ -69,7 +69,9 @@ def _original(run: RunRecord, root: Path) -> str:
 
 def _submitted(result: RunResult) -> str:
     if result.termination != "termination_tool" or result.final_output is None:
-        raise TaskError(f"the agent did not submit a result (the run ended by {result.termination})")
+        errors = [r for r in result.tool_results if r.is_error]
+        last = f"; last tool error: {errors[-1].output[-300:]}" if errors else ""
+        raise TaskError(f"the agent did not submit a result (the run ended by {result.termination}{last})")
     return result.final_output
 
 

@@ -130,7 +130,14 @@ def test_a_job_that_never_submits_fails_with_the_reason(
 
     assert summary.succeeded == 0 and summary.failed == summary.discovered
     runs = store.list_runs(summary.batch_id)
-    assert {run.error for run in runs} == {"the agent did not submit a result (the run ended by max_turns)"}
+    (error,) = {run.error for run in runs}
+    assert error is not None
+    assert error.startswith(
+        "the agent did not submit a result (the run ended by max_turns; last tool error: "
+    )
+    assert error.endswith(
+        "ValueError: the docstring is empty: write a one-line summary of what the code does)"
+    )
     assert store.results(summary.batch_id) == []
 
 
