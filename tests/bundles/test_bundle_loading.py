@@ -133,6 +133,8 @@ def test_submit_drops_a_parameter_section_left_empty_and_keeps_what_it_cannot_ch
     }
     right = "Scale.\n\nArgs:\n    *args: Shapes.\n    **options: How."
     assert _submit(docstring, right, parameters=["*args", "**options"]) == {"docstring": right}
+    stray = "Sum.\n\nArgs:\n    : stray text\n    a: The a."  # an entry without a name goes unreported
+    assert _submit(docstring, stray, parameters=["a"]) == {"docstring": "Sum.\n\nArgs:\n    a: The a."}
     # A job from before parameters were recorded binds none: the docstring is kept as written.
     assert _submit(docstring, invented) == {"docstring": invented}
 
@@ -151,7 +153,7 @@ def _codebase(root: Path, docstring: str) -> Path:
     [
         ("Args:\n    a: A.\n\nReturns:\n    B.", "google", "Args:"),
         ("Parameters\n----------\na : int\n    A.", "numpy", "----------"),
-        (":param a: A.\n:returns: B.", "sphinx", ":param a:"),
+        (":param a: A.\n:returns: B.", "sphinx", ":param "),
     ],
 )
 def test_the_docstring_style_is_detected_and_its_examples_shown(
