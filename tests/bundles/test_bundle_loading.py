@@ -133,6 +133,11 @@ def test_submit_drops_a_parameter_section_left_empty_and_keeps_what_it_cannot_ch
     }
     right = "Scale.\n\nArgs:\n    *args: Shapes.\n    **options: How."
     assert _submit(docstring, right, parameters=["*args", "**options"]) == {"docstring": right}
+    tight = "Bind.\n\nParameters\n----------\nkey: str\n    The key.\nfile:str\n    A file."  # no spaces
+    assert _submit(docstring, tight, parameters=["key"]) == {
+        "docstring": "Bind.\n\nParameters\n----------\nkey: str\n    The key.",
+        "removed": ["file"],
+    }
     stray = "Sum.\n\nArgs:\n    : stray text\n    a: The a."  # an entry without a name goes unreported
     assert _submit(docstring, stray, parameters=["a"]) == {"docstring": "Sum.\n\nArgs:\n    a: The a."}
     # A job from before parameters were recorded binds none: the docstring is kept as written.
