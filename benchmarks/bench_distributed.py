@@ -17,7 +17,7 @@ and result in PostgreSQL (a database each). What is measured:
 * ``embedded``: :class:`~structured_agents.runner.EmbeddedRunner` in this process, with
   ``--flush-every`` concurrent agent loops sharing one ``BatchingEngine``.
 * ``enqueue``: ``--enqueue-jobs`` jobs discovered, validated and bulk-inserted
-  (``workers.enqueue``), then the dispatch fan-out (one ``start_run`` message per job).
+  (``structured_agents.workers.enqueue``), then the dispatch fan-out (one ``start_run`` message per job).
 
 The machine is shared (2 cores): compare numbers from the same run only.
 """
@@ -49,10 +49,10 @@ from structured_agents.runner import EmbeddedRunner, discover_jobs  # noqa: E402
 from structured_agents.settings import Settings  # noqa: E402
 from structured_agents.store import Store  # noqa: E402
 from structured_agents.types import ToolCall  # noqa: E402
-from workers.celery_app import make_app  # noqa: E402
-from workers.dispatch import send_starts  # noqa: E402
-from workers.engine import load_turn_script  # noqa: E402
-from workers.enqueue import enqueue  # noqa: E402
+from structured_agents.workers.celery_app import make_app  # noqa: E402
+from structured_agents.workers.dispatch import send_starts  # noqa: E402
+from structured_agents.workers.engine import load_turn_script  # noqa: E402
+from structured_agents.workers.enqueue import enqueue  # noqa: E402
 
 BUNDLE = HERE.parent / "bundles" / "docstring"
 PER_FILE = 50

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from structured_agents.bundles import load_bundle
-from structured_agents.engines.protocol import Engine
+from structured_agents.kernel.engine import Engine
 from structured_agents.runner import EmbeddedRunner, discover_jobs
 from structured_agents.store import Store
 

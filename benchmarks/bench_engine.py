@@ -34,10 +34,10 @@ from dataclasses import asdict
 from typing import Any
 
 from structured_agents.engines.model_store import ModelStore
-from structured_agents.engines.protocol import Completion, GenerationRequest, SamplingParams
 from structured_agents.engines.transformers_engine import TransformersEngine, resolve_device, resolve_dtype
 from structured_agents.grammar.artifacts import GrammarArtifact
 from structured_agents.grammar.config import GrammarConfig, GrammarMode
+from structured_agents.kernel.engine import Completion, GenerationRequest, SamplingParams
 from structured_agents.plugins import get_plugin
 from structured_agents.types import ToolSchema
 

@@ -2,13 +2,13 @@
 
 The names below are the public API; sub-packages hold the rest (``structured_agents.tools``,
 ``structured_agents.engines``, ``structured_agents.observer``, ...). Importing this package
-imports neither XGrammar/torch nor vLLM: engines and grammar compilation load them on use.
+imports neither XGrammar/torch nor vLLM, nor any engine: ``BatchingEngine`` and
+``ScriptedEngine`` are imported when first used (so importing the kernel loads no engine).
 """
 
+from typing import TYPE_CHECKING, Any
+
 from structured_agents.context import RunContext
-from structured_agents.engines.batching import BatchingEngine
-from structured_agents.engines.protocol import Completion, Engine, GenerationRequest, SamplingParams
-from structured_agents.engines.scripted import ScriptedEngine
 from structured_agents.errors import (
     ConfigError,
     EngineError,
@@ -31,11 +31,31 @@ from structured_agents.grammar import (
     StructuralTagGrammar,
 )
 from structured_agents.kernel import AgentKernel, KernelConfig, RunResult, RunState
+from structured_agents.kernel.engine import Completion, Engine, GenerationRequest, SamplingParams
 from structured_agents.observer import Observer, RecordingObserver
 from structured_agents.plugins import ModelPlugin, available_plugins, get_plugin, register_plugin
 from structured_agents.types import Message, TokenUsage, ToolCall, ToolResult, ToolSchema
 
+if TYPE_CHECKING:
+    from structured_agents.engines.batching import BatchingEngine
+    from structured_agents.engines.scripted import ScriptedEngine
+
 __version__ = "0.1.0"
+
+_LAZY = {
+    "BatchingEngine": "structured_agents.engines.batching",
+    "ScriptedEngine": "structured_agents.engines.scripted",
+}
+"""Exports imported on first use: concrete engines stay out of ``import structured_agents``."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "AgentKernel",

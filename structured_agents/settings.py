@@ -19,8 +19,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from structured_agents.engines.protocol import SamplingParams
 from structured_agents.errors import ConfigError
+from structured_agents.kernel.engine import SamplingParams
 
 __all__ = ["EngineSettings", "ServeSettings", "Settings", "WorkerSettings", "load_settings"]
 

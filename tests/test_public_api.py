@@ -25,6 +25,15 @@ def test_every_error_derives_from_the_root() -> None:
         assert issubclass(error, structured_agents.StructuredAgentsError), error
 
 
+def test_importing_the_kernel_loads_no_engine() -> None:
+    code = (
+        "import sys, structured_agents.kernel;"
+        "print(sorted(m for m in sys.modules if m.startswith('structured_agents.engines')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
 def test_import_does_not_load_vllm_torch_or_xgrammar() -> None:
     code = (
         "import sys, structured_agents, structured_agents.plugins.function_gemma, "

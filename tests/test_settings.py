@@ -12,9 +12,9 @@ import pytest
 from structured_agents.engines.factory import available_engines, create_engine, register_engine
 from structured_agents.engines.function import FunctionEngine
 from structured_agents.engines.openai_compat import OpenAICompatEngine
-from structured_agents.engines.protocol import Completion, Engine, GenerationRequest, SamplingParams
 from structured_agents.engines.scripted import ScriptedEngine
 from structured_agents.errors import ConfigError, EngineError
+from structured_agents.kernel.engine import Completion, Engine, GenerationRequest, SamplingParams
 from structured_agents.settings import EngineSettings, Settings, load_settings
 
 

@@ -43,9 +43,9 @@ from structured_agents.bundles.toolset import (
 )
 from structured_agents.bundles.yaml_lines import LocatedYaml
 from structured_agents.context import RunContext
-from structured_agents.engines.protocol import Engine, SamplingParams
 from structured_agents.errors import ConfigError, StructuredAgentsError
 from structured_agents.kernel import AgentKernel, KernelConfig
+from structured_agents.kernel.engine import Engine, SamplingParams
 from structured_agents.observer.protocol import Observer
 from structured_agents.plugins.protocol import ModelPlugin
 from structured_agents.plugins.registry import get_plugin

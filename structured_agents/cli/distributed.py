@@ -53,9 +53,9 @@ def enqueue(
     root: Annotated[Path | None, typer.Option(help="Codebase of a jobs file (default: its dir).")] = None,
 ) -> None:
     """Queue a batch of jobs for the workers; prints the batch id."""
-    from workers.celery_app import app
-    from workers.enqueue import enqueue as enqueue_jobs
-    from workers.enqueue import read_jobs_file
+    from structured_agents.workers.celery_app import app
+    from structured_agents.workers.enqueue import enqueue as enqueue_jobs
+    from structured_agents.workers.enqueue import read_jobs_file
 
     try:
         with _store() as store:
@@ -167,7 +167,7 @@ def events(
 
 def cancel(batch: Annotated[str, typer.Argument(help="Batch id.")]) -> None:
     """Cancel a batch: queued runs now, running ones at their next step."""
-    from workers.tasks_control import cancel_batch
+    from structured_agents.workers.tasks_control import cancel_batch
 
     try:
         with _store() as store:
@@ -185,8 +185,8 @@ def worker(
     loglevel: Annotated[str, typer.Option(help="Celery log level.")] = "INFO",
 ) -> None:
     """Start a Celery worker with the queues and pool of its kind."""
-    from workers.celery_app import SETTINGS, app, gpu_prefetch
-    from workers.constants import CONTROL_QUEUE, LLM_QUEUE, TOOLS_QUEUE
+    from structured_agents.workers.celery_app import SETTINGS, app, gpu_prefetch
+    from structured_agents.workers.constants import CONTROL_QUEUE, LLM_QUEUE, TOOLS_QUEUE
 
     argv = ["worker", f"--loglevel={loglevel}", "--without-gossip", "--without-mingle"]
     if kind == "gpu":

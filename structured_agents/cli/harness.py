@@ -29,8 +29,8 @@ from structured_agents.errors import StructuredAgentsError
 
 if TYPE_CHECKING:
     from structured_agents.bundles import Bundle
-    from structured_agents.engines.protocol import Engine
     from structured_agents.harness import CaseReport
+    from structured_agents.kernel.engine import Engine
 
 __all__ = ["harness"]
 

@@ -2,19 +2,19 @@
 
 from structured_agents.engines.batching import BatchingEngine
 from structured_agents.engines.function import BatchInfo, FunctionEngine
-from structured_agents.engines.protocol import (
-    Completion,
-    Engine,
-    FinishReason,
-    GenerationRequest,
-    SamplingParams,
-)
 from structured_agents.engines.scripted import (
     Script,
     ScriptedEngine,
     ScriptTurn,
     approx_token_count,
     by_run_id,
+)
+from structured_agents.kernel.engine import (
+    Completion,
+    Engine,
+    FinishReason,
+    GenerationRequest,
+    SamplingParams,
 )
 
 __all__ = [

@@ -15,8 +15,8 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 
-from structured_agents.engines.protocol import Completion, Engine, GenerationRequest
 from structured_agents.errors import ConfigError, EngineError
+from structured_agents.kernel.engine import Completion, Engine, GenerationRequest
 
 __all__ = ["BatchingEngine"]
 

@@ -16,8 +16,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from structured_agents.engines.protocol import Engine
 from structured_agents.errors import ConfigError
+from structured_agents.kernel.engine import Engine
 from structured_agents.settings import EngineSettings
 
 __all__ = ["EngineFactory", "available_engines", "create_engine", "register_engine"]

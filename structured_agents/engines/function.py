@@ -1,6 +1,6 @@
 """An engine whose output comes from a Python function (pydantic-ai's ``FunctionModel`` idea).
 
-:class:`FunctionEngine` is a real :class:`~structured_agents.engines.protocol.Engine`: it takes
+:class:`FunctionEngine` is a real :class:`~structured_agents.kernel.engine.Engine`: it takes
 whole batches, keeps request order, stamps latency and batch size, and converts a failing
 function into an :class:`~structured_agents.errors.EngineError` naming the request. Use it to
 drive agents, servers and workers deterministically in tests and demos, or to wrap any other
@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from structured_agents.engines.protocol import Completion, GenerationRequest
 from structured_agents.errors import EngineError
+from structured_agents.kernel.engine import Completion, GenerationRequest
 
 __all__ = ["BatchInfo", "FunctionEngine", "GenerateFunction"]
 

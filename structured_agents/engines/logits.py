@@ -33,7 +33,7 @@ from typing import Literal
 import torch
 import xgrammar
 
-from structured_agents.engines.protocol import SamplingParams
+from structured_agents.kernel.engine import SamplingParams
 
 __all__ = ["GrammarMasker", "VocabIndex", "penalize", "select_tokens"]
 

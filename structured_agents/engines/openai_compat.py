@@ -31,8 +31,8 @@ from typing import Any, Literal, TypeVar
 
 import httpx
 
-from structured_agents.engines.protocol import Completion, FinishReason, GenerationRequest
 from structured_agents.errors import ConfigError, EngineError
+from structured_agents.kernel.engine import Completion, FinishReason, GenerationRequest
 from structured_agents.types import JsonDict, TokenUsage
 
 __all__ = ["Endpoint", "OpenAICompatEngine", "RetryPolicy", "build_body", "parse_retry_after"]

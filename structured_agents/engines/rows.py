@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from structured_agents.engines.protocol import Completion, FinishReason, GenerationRequest
+from structured_agents.kernel.engine import Completion, FinishReason, GenerationRequest
 from structured_agents.types import TokenUsage
 
 if TYPE_CHECKING:

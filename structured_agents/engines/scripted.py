@@ -27,9 +27,9 @@ import time
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
-from structured_agents.engines.protocol import Completion, GenerationRequest
 from structured_agents.errors import ConfigError, EngineError
 from structured_agents.grammar.artifacts import GrammarArtifact
+from structured_agents.kernel.engine import Completion, GenerationRequest
 from structured_agents.plugins.protocol import ModelPlugin
 from structured_agents.types import TokenUsage, ToolCall
 

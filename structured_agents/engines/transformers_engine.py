@@ -42,10 +42,10 @@ import xgrammar
 
 from structured_agents.engines.logits import GrammarMasker, VocabIndex, penalize, select_tokens
 from structured_agents.engines.model_store import ModelStore
-from structured_agents.engines.protocol import Completion, GenerationRequest
 from structured_agents.engines.rows import Row
 from structured_agents.errors import ConfigError, EngineError, GrammarError
 from structured_agents.grammar.compiler import GrammarCache
+from structured_agents.kernel.engine import Completion, GenerationRequest
 
 __all__ = ["DecodeStats", "TransformersEngine", "resolve_device", "resolve_dtype"]
 
@@ -103,7 +103,7 @@ class DecodeStats:
 
 
 class TransformersEngine:
-    """An :class:`~structured_agents.engines.protocol.Engine` over a local transformers model."""
+    """An :class:`~structured_agents.kernel.engine.Engine` over a local transformers model."""
 
     def __init__(
         self,

@@ -28,9 +28,9 @@ import time
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from structured_agents.engines.protocol import Completion, FinishReason, GenerationRequest
 from structured_agents.errors import EngineError
 from structured_agents.grammar.artifacts import GrammarArtifact
+from structured_agents.kernel.engine import Completion, FinishReason, GenerationRequest
 from structured_agents.types import TokenUsage
 
 __all__ = [

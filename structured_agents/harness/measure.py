@@ -23,7 +23,7 @@ from jsonschema.exceptions import best_match
 
 from structured_agents.bundles import Bundle
 from structured_agents.engines.batching import BatchingEngine
-from structured_agents.engines.protocol import Completion, Engine, GenerationRequest
+from structured_agents.kernel.engine import Completion, Engine, GenerationRequest
 from structured_agents.plugins.protocol import ModelPlugin
 from structured_agents.runner.embedded import discover_jobs
 from structured_agents.types import ToolCall, ToolSchema

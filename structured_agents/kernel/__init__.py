@@ -1,6 +1,14 @@
-"""The agent kernel: the loop, its configuration, history strategies, state and result."""
+"""The agent kernel: the loop, its configuration, the engine seam it calls, history strategies,
+state and result. Engines implement :class:`Engine` from below; the kernel imports none of them."""
 
 from structured_agents.kernel.config import KernelConfig
+from structured_agents.kernel.engine import (
+    Completion,
+    Engine,
+    FinishReason,
+    GenerationRequest,
+    SamplingParams,
+)
 from structured_agents.kernel.history import (
     HistoryStrategy,
     KeepAll,
@@ -14,12 +22,17 @@ from structured_agents.kernel.state import Phase, RunState
 
 __all__ = [
     "AgentKernel",
+    "Completion",
+    "Engine",
+    "FinishReason",
+    "GenerationRequest",
     "HistoryStrategy",
     "KeepAll",
     "KernelConfig",
     "Phase",
     "RunResult",
     "RunState",
+    "SamplingParams",
     "SlidingWindow",
     "TokenBudget",
     "approx_tokens",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from structured_agents.engines.protocol import SamplingParams
 from structured_agents.errors import ConfigError, GrammarConfigError
 from structured_agents.grammar.config import GrammarConfig
+from structured_agents.kernel.engine import SamplingParams
 from structured_agents.kernel.history import HistoryStrategy, KeepAll
 from structured_agents.plugins.protocol import ModelPlugin
 

@@ -12,8 +12,8 @@ import asyncio
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Protocol, runtime_checkable
 
-from structured_agents.engines.protocol import Completion, Engine, GenerationRequest
 from structured_agents.errors import EngineError
+from structured_agents.kernel.engine import Completion, Engine, GenerationRequest
 
 __all__ = ["EngineCaller"]
 

@@ -24,7 +24,6 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
-from structured_agents.engines.protocol import Completion, Engine, GenerationRequest
 from structured_agents.errors import (
     ConfigError,
     KernelError,
@@ -34,6 +33,7 @@ from structured_agents.errors import (
 )
 from structured_agents.grammar.artifacts import GrammarArtifact
 from structured_agents.kernel.config import KernelConfig
+from structured_agents.kernel.engine import Completion, Engine, GenerationRequest
 from structured_agents.kernel.execution import execute_calls
 from structured_agents.kernel.generation import EngineCaller
 from structured_agents.kernel.result import RunResult

@@ -32,10 +32,10 @@ from pathlib import Path
 
 from structured_agents.bundles import Bundle
 from structured_agents.engines.batching import BatchingEngine
-from structured_agents.engines.protocol import Engine
 from structured_agents.errors import StructuredAgentsError
 from structured_agents.jobs import JobSpec, discover_docstring_jobs, discover_lint_jobs
 from structured_agents.kernel import AgentKernel
+from structured_agents.kernel.engine import Engine
 from structured_agents.observer.protocol import Observer
 from structured_agents.runner.progress import RunProgress
 from structured_agents.runner.recorder import StoreRecorder

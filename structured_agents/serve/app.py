@@ -34,8 +34,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from structured_agents.engines.batching import BatchingEngine
-from structured_agents.engines.protocol import Completion, Engine, GenerationRequest, SamplingParams
 from structured_agents.errors import ParseError, StructuredAgentsError
+from structured_agents.kernel.engine import Completion, Engine, GenerationRequest, SamplingParams
 from structured_agents.plugins.protocol import ModelPlugin
 from structured_agents.serve.isolation import FailureIsolatingEngine, is_grammar_failure
 from structured_agents.serve.schemas import (

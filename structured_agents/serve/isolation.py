@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from structured_agents.engines.protocol import Completion, Engine, GenerationRequest
 from structured_agents.errors import GrammarError
+from structured_agents.kernel.engine import Completion, Engine, GenerationRequest
 
 __all__ = ["FailureIsolatingEngine", "is_grammar_failure"]
 

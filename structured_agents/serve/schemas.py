@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from structured_agents.engines.protocol import SamplingParams
 from structured_agents.errors import ConfigError, GrammarError
 from structured_agents.grammar.artifacts import GrammarArtifact, artifact_from_payload
+from structured_agents.kernel.engine import SamplingParams
 from structured_agents.types import Message, Role, ToolCall, ToolSchema
 
 __all__ = [

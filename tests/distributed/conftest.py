@@ -30,8 +30,8 @@ from structured_agents.plugins.registry import get_plugin
 from structured_agents.settings import Settings
 from structured_agents.store import Store
 from structured_agents.types import ToolCall
-from workers.celery_app import make_app
-from workers.enqueue import enqueue, parse_jobs
+from structured_agents.workers.celery_app import make_app
+from structured_agents.workers.enqueue import enqueue, parse_jobs
 
 HERE = Path(__file__).resolve().parent
 BUNDLE = HERE / "bundle"

@@ -9,7 +9,7 @@ from cluster import wait_for
 from conftest import BUNDLE, Cluster
 from fastapi.testclient import TestClient
 
-from api.app import create_app
+from structured_agents.api.app import create_app
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from cluster import wait_for
 from conftest import BUNDLE, Cluster
 from sqlalchemy import text
 
-from workers.enqueue import parse_jobs
+from structured_agents.workers.enqueue import parse_jobs
 
 
 def assert_exactly_once(cluster: Cluster, batch_id: str, runs: int) -> None:

@@ -18,7 +18,7 @@ def flower(cluster: Cluster) -> Iterator[str]:
     port = free_port()
     env = {**cluster.gpu.env, "FLOWER_UNAUTHENTICATED_API": "true"}
     log = (cluster.root / "flower.log").open("ab")
-    command = [sys.executable, "-m", "celery", "-A", "workers.celery_app", "flower"]
+    command = [sys.executable, "-m", "celery", "-A", "structured_agents.workers.celery_app", "flower"]
     process = subprocess.Popen(
         [*command, f"--port={port}", "--address=127.0.0.1"], env=env, stdout=log, stderr=subprocess.STDOUT
     )

@@ -9,7 +9,7 @@ from cluster import WorkerProcess
 from conftest import HERE, Cluster
 
 from structured_agents.plugins.registry import get_plugin
-from workers.enqueue import enqueue, parse_jobs
+from structured_agents.workers.enqueue import enqueue, parse_jobs
 
 MODEL_BUNDLE = HERE / "model_bundle"
 

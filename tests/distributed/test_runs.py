@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import BUNDLE, Cluster
 
-from workers.enqueue import enqueue, parse_jobs
-from workers.errors import JobInputError
+from structured_agents.workers.enqueue import enqueue, parse_jobs
+from structured_agents.workers.errors import JobInputError
 
 EXPECTED_EVENTS = [
     "kernel_start",

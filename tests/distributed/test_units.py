@@ -10,19 +10,19 @@ from kombu.exceptions import OperationalError as KombuOperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from sqlalchemy.exc import OperationalError
 
-from structured_agents.engines.protocol import GenerationRequest
 from structured_agents.errors import ConfigError, EngineError
 from structured_agents.jobs import JobSpec
+from structured_agents.kernel.engine import GenerationRequest
 from structured_agents.kernel.state import RunState
 from structured_agents.settings import Settings
 from structured_agents.store import Store, StoreError
-from workers.celery_app import make_app
-from workers.dispatch import send
-from workers.engine import TurnScriptEngine, load_turn_script
-from workers.errors import BrokerError, converting_broker, is_transient
-from workers.runtime import Runtime
-from workers.state import RunStates, TurnValues
-from workers.tasks_llm import generate_isolated
+from structured_agents.workers.celery_app import make_app
+from structured_agents.workers.dispatch import send
+from structured_agents.workers.engine import TurnScriptEngine, load_turn_script
+from structured_agents.workers.errors import BrokerError, converting_broker, is_transient
+from structured_agents.workers.runtime import Runtime
+from structured_agents.workers.state import RunStates, TurnValues
+from structured_agents.workers.tasks_llm import generate_isolated
 
 
 def _request(run_id: str, turn: int, prompt: str = "hello") -> GenerationRequest:

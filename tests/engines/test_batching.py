@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import pytest
 
 from structured_agents.engines.batching import BatchingEngine
-from structured_agents.engines.protocol import Completion, GenerationRequest
 from structured_agents.errors import ConfigError, EngineError
+from structured_agents.kernel.engine import Completion, GenerationRequest
 
 
 class EchoEngine:

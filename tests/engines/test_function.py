@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from structured_agents.engines.function import BatchInfo, FunctionEngine
-from structured_agents.engines.protocol import Completion, Engine, GenerationRequest
 from structured_agents.errors import EngineError
+from structured_agents.kernel.engine import Completion, Engine, GenerationRequest
 from structured_agents.types import TokenUsage
 
 

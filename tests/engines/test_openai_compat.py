@@ -23,9 +23,9 @@ from structured_agents.engines.openai_compat import (
     build_body,
     parse_retry_after,
 )
-from structured_agents.engines.protocol import GenerationRequest, SamplingParams
 from structured_agents.errors import ConfigError, EngineError
 from structured_agents.grammar.artifacts import EBNFGrammar, StructuralTagGrammar
+from structured_agents.kernel.engine import GenerationRequest, SamplingParams
 from structured_agents.serve import serve_in_thread
 
 FAST_RETRY = RetryPolicy(max_retries=3, backoff_base_s=0.01, backoff_max_s=0.05)

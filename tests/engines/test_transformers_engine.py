@@ -17,12 +17,12 @@ import xgrammar
 
 import structured_agents.engines.logits as logits_module
 from structured_agents.engines.logits import GrammarMasker, VocabIndex, penalize, select_tokens
-from structured_agents.engines.protocol import GenerationRequest, SamplingParams
 from structured_agents.engines.rows import Row, find_stop
 from structured_agents.engines.transformers_engine import resolve_device, resolve_dtype
 from structured_agents.errors import ConfigError
 from structured_agents.grammar.artifacts import EBNFGrammar, JsonSchemaGrammar
 from structured_agents.grammar.config import GrammarConfig, GrammarMode
+from structured_agents.kernel.engine import GenerationRequest, SamplingParams
 from structured_agents.plugins import get_plugin
 from structured_agents.types import Message, ToolCall, ToolSchema
 

@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-from structured_agents.engines.protocol import GenerationRequest, SamplingParams
 from structured_agents.engines.vllm_engine import (
     VLLMCompletionOutput,
     VLLMEngine,
@@ -36,6 +35,7 @@ from structured_agents.grammar.artifacts import (
     StructuralTagGrammar,
     artifact_from_payload,
 )
+from structured_agents.kernel.engine import GenerationRequest, SamplingParams
 
 API: dict[str, Any] = json.loads((Path(__file__).parents[1] / "data" / "vllm_api.json").read_text())
 # Class -> its public init field names (for "X.__init__": the parameters of its own __init__).

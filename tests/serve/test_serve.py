@@ -24,7 +24,6 @@ from typer.testing import CliRunner
 from structured_agents.cli.main import app as cli
 from structured_agents.engines.function import BatchInfo, FunctionEngine
 from structured_agents.engines.openai_compat import OpenAICompatEngine, RetryPolicy
-from structured_agents.engines.protocol import GenerationRequest, SamplingParams
 from structured_agents.errors import EngineError, GrammarError
 from structured_agents.grammar.artifacts import (
     EBNFGrammar,
@@ -32,6 +31,7 @@ from structured_agents.grammar.artifacts import (
     JsonSchemaGrammar,
     StructuralTagGrammar,
 )
+from structured_agents.kernel.engine import GenerationRequest, SamplingParams
 from structured_agents.plugins.function_gemma import FunctionGemmaPlugin
 from structured_agents.serve import create_app, serve_in_thread
 from structured_agents.types import Message, ToolCall, ToolSchema

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from structured_agents.bundles import Bundle, load_bundle
-from structured_agents.engines.protocol import Engine
 from structured_agents.kernel import AgentKernel
+from structured_agents.kernel.engine import Engine
 from structured_agents.observer.recording import RecordingObserver
 from structured_agents.types import JsonDict
 

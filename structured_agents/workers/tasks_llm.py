@@ -24,17 +24,17 @@ from typing import Any
 from celery.signals import worker_ready
 from celery_batches import Batches
 
-from structured_agents.engines.protocol import Completion, Engine, GenerationRequest
 from structured_agents.errors import EngineError
+from structured_agents.kernel.engine import Completion, Engine, GenerationRequest
 from structured_agents.kernel.state import RunState
 from structured_agents.types import JsonDict
-from workers.agents import BatchAgent
-from workers.celery_app import SETTINGS, app, task
-from workers.constants import LLM_QUEUE, LLM_TURN
-from workers.dispatch import send, send_next
-from workers.lifecycle import begin, on_failure, step_key
-from workers.runtime import Runtime, runtime
-from workers.state import StoredRun, TurnValues
+from structured_agents.workers.agents import BatchAgent
+from structured_agents.workers.celery_app import SETTINGS, app, task
+from structured_agents.workers.constants import LLM_QUEUE, LLM_TURN
+from structured_agents.workers.dispatch import send, send_next
+from structured_agents.workers.lifecycle import begin, on_failure, step_key
+from structured_agents.workers.runtime import Runtime, runtime
+from structured_agents.workers.state import StoredRun, TurnValues
 
 __all__ = ["ModelTurnBatches", "generate_isolated", "model_turns"]
 

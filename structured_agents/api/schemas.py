@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from workers.enqueue import JobInput
+from structured_agents.workers.enqueue import JobInput
 
 __all__ = [
     "BatchCreate",

@@ -24,14 +24,18 @@ from celery import Celery
 from celery.signals import worker_process_init
 
 from structured_agents.settings import Settings, load_settings
-from workers.constants import CONTROL_QUEUE, ROUTES, SWEEP
-from workers.runtime import reset_runtime
+from structured_agents.workers.constants import CONTROL_QUEUE, ROUTES, SWEEP
+from structured_agents.workers.runtime import reset_runtime
 
 __all__ = ["SETTINGS", "app", "gpu_prefetch", "make_app", "task"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-TASK_MODULES = ("workers.tasks_control", "workers.tasks_llm", "workers.tasks_tools")
+TASK_MODULES = (
+    "structured_agents.workers.tasks_control",
+    "structured_agents.workers.tasks_llm",
+    "structured_agents.workers.tasks_tools",
+)
 
 
 def gpu_prefetch(settings: Settings) -> int:

@@ -14,7 +14,7 @@ from celery import Celery
 from fastapi import FastAPI, Query, Request
 from fastapi.responses import JSONResponse
 
-from api.schemas import (
+from structured_agents.api.schemas import (
     BatchCreate,
     BatchCreated,
     BatchOut,
@@ -32,10 +32,10 @@ from api.schemas import (
 from structured_agents.errors import ConfigError, StructuredAgentsError
 from structured_agents.settings import Settings, load_settings
 from structured_agents.store import RecordNotFoundError, ResultStatus, RunStatus, Store, StoreError
-from workers.celery_app import make_app
-from workers.enqueue import enqueue
-from workers.errors import BrokerError
-from workers.tasks_control import cancel_batch
+from structured_agents.workers.celery_app import make_app
+from structured_agents.workers.enqueue import enqueue
+from structured_agents.workers.errors import BrokerError
+from structured_agents.workers.tasks_control import cancel_batch
 
 __all__ = ["create_app"]
 

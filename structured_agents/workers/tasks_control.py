@@ -20,14 +20,14 @@ from structured_agents.observer.events import ToolCallEvent, ToolResultEvent
 from structured_agents.store import Store
 from structured_agents.store.models import ToolCallRow
 from structured_agents.types import JsonDict, ToolCall, ToolResult
-from workers.celery_app import app, task
-from workers.constants import CONTROL_QUEUE, DELAYED, DISPATCH, FINISH_RUN, START_RUN, SWEEP
-from workers.dispatch import queue_length, send, send_next, send_starts
-from workers.errors import is_transient
-from workers.lifecycle import begin, close_run, on_failure, run_step
-from workers.results import outcome_of, store_outcome
-from workers.runtime import runtime
-from workers.state import StoredRun
+from structured_agents.workers.celery_app import app, task
+from structured_agents.workers.constants import CONTROL_QUEUE, DELAYED, DISPATCH, FINISH_RUN, START_RUN, SWEEP
+from structured_agents.workers.dispatch import queue_length, send, send_next, send_starts
+from structured_agents.workers.errors import is_transient
+from structured_agents.workers.lifecycle import begin, close_run, on_failure, run_step
+from structured_agents.workers.results import outcome_of, store_outcome
+from structured_agents.workers.runtime import runtime
+from structured_agents.workers.state import StoredRun
 
 __all__ = [
     "cancel_batch",
@@ -157,7 +157,8 @@ def finish_run(self: Any, run_id: str, epoch: int) -> None:
 
 @task(DELAYED)
 def delayed(name: str, args: list[Any]) -> None:
-    """Send message ``name(*args)`` now that its countdown is over (see :func:`workers.dispatch.send`)."""
+    """Send message ``name(*args)`` now that its countdown is over (see
+    :func:`~structured_agents.workers.dispatch.send`)."""
     send(app, name, tuple(args))
 
 

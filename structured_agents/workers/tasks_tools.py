@@ -3,8 +3,8 @@
 The fan-in is a counter in the database rather than a Celery chord: each call task records its
 ``tool_calls`` row (unique on ``call_id``, so a redelivered call is not run or recorded twice)
 and then reads the turn's rows; the task that sees every pending call recorded applies the
-turn (:func:`~workers.tasks_control.next_turn`). Each task reads after its own commit, so the
-last one to commit always sees all of them; when two both see all, the compare-and-set lets
+turn (:func:`~structured_agents.workers.tasks_control.next_turn`). Each task reads after its
+own commit, so the last one to commit always sees all of them; when two both see all, the compare-and-set lets
 one apply the turn and the other do nothing. A chord
 would need a result backend (the workers have none: history is in the database) and keeps its
 counter in Redis, where a redelivered header task counts twice and a Redis restart loses it.
@@ -16,12 +16,12 @@ import time
 from typing import Any
 
 from structured_agents.errors import ToolError
-from workers.celery_app import SETTINGS, task
-from workers.constants import TOOL_CALL
-from workers.lifecycle import run_step
-from workers.runtime import runtime
-from workers.state import StoredRun
-from workers.tasks_control import finish, next_turn
+from structured_agents.workers.celery_app import SETTINGS, task
+from structured_agents.workers.constants import TOOL_CALL
+from structured_agents.workers.lifecycle import run_step
+from structured_agents.workers.runtime import runtime
+from structured_agents.workers.state import StoredRun
+from structured_agents.workers.tasks_control import finish, next_turn
 
 __all__ = ["call_tool"]
 

@@ -2,7 +2,7 @@
 
 Built lazily on first use inside the process that runs tasks (a prefork child opens its own
 database connections; nothing is inherited across ``fork``). The GPU worker's engine is
-loaded once, on first use or when the worker starts (see :mod:`workers.tasks_llm`).
+loaded once, on first use or when the worker starts (see :mod:`structured_agents.workers.tasks_llm`).
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from collections.abc import Coroutine, Sequence
 from functools import cached_property
 from typing import Any, TypeVar
 
-from structured_agents.engines.protocol import Completion, Engine, GenerationRequest
 from structured_agents.errors import EngineError
+from structured_agents.kernel.engine import Completion, Engine, GenerationRequest
 from structured_agents.settings import Settings, load_settings
 from structured_agents.store import Store
-from workers.agents import AgentCache
-from workers.engine import create_worker_engine
-from workers.state import RunStates
+from structured_agents.workers.agents import AgentCache
+from structured_agents.workers.engine import create_worker_engine
+from structured_agents.workers.state import RunStates
 
 __all__ = ["Runtime", "reset_runtime", "runtime"]
 

@@ -15,7 +15,7 @@ from structured_agents.kernel import RunResult
 from structured_agents.kernel.state import RunState
 from structured_agents.runner.tasks import HANDLERS, Outcome, run_handler
 from structured_agents.store import Store
-from workers.state import StoredRun
+from structured_agents.workers.state import StoredRun
 
 __all__ = ["outcome_of", "store_outcome"]
 

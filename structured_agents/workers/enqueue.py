@@ -3,7 +3,7 @@
 Jobs are checked before anything is written: every job must have the fields of a
 :class:`~structured_agents.jobs.JobSpec` with the right types, and its inputs must render the
 bundle's templates (undefined names are errors; context providers' values are placeholders).
-One bad job refuses the whole enqueue with a :class:`~workers.errors.JobInputError` naming
+One bad job refuses the whole enqueue with a :class:`~structured_agents.workers.errors.JobInputError` naming
 each bad job. Accepted jobs are
 inserted in bulk (``Store.add_jobs``) and one ``dispatch`` message sends their starts.
 """
@@ -23,9 +23,9 @@ from structured_agents.bundles import Bundle, BundleError, load_bundle
 from structured_agents.jobs import JobSpec, job_id
 from structured_agents.runner import discover_jobs
 from structured_agents.store import Store
-from workers.constants import DISPATCH
-from workers.dispatch import send
-from workers.errors import JobInputError
+from structured_agents.workers.constants import DISPATCH
+from structured_agents.workers.dispatch import send
+from structured_agents.workers.errors import JobInputError
 
 __all__ = ["Enqueued", "JobInput", "enqueue", "parse_jobs", "read_jobs_file"]
 

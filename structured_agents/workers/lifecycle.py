@@ -5,7 +5,7 @@ raises records its error and is sent again after an exponential backoff; on the 
 uses up ``SA_WORKERS__MAX_ATTEMPTS`` its run is failed with that error (:func:`fail_run`). A
 step whose worker dies (killed, out of memory, a crashing tool) never records an error, but
 its next delivery counts again, so a poison step ends its run the same way. Lost connections
-(:func:`~workers.errors.is_transient`) are retried without being written, since the database
+(:func:`~structured_agents.workers.errors.is_transient`) are retried without being written, since the database
 may be what is gone.
 """
 
@@ -20,9 +20,9 @@ from structured_agents.errors import StructuredAgentsError
 from structured_agents.kernel.state import RunState
 from structured_agents.observer.events import KernelEnd
 from structured_agents.store import FinalStatus
-from workers.errors import StepFailedError, is_transient
-from workers.runtime import Runtime, runtime
-from workers.state import StoredRun
+from structured_agents.workers.errors import StepFailedError, is_transient
+from structured_agents.workers.runtime import Runtime, runtime
+from structured_agents.workers.state import StoredRun
 
 __all__ = ["begin", "close_run", "fail_run", "on_failure", "run_step", "step_key"]
 

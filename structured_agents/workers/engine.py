@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from structured_agents.engines.factory import create_engine
-from structured_agents.engines.protocol import Completion, Engine, GenerationRequest
 from structured_agents.engines.scripted import approx_token_count
 from structured_agents.errors import ConfigError, EngineError
+from structured_agents.kernel.engine import Completion, Engine, GenerationRequest
 from structured_agents.settings import EngineSettings
 from structured_agents.types import TokenUsage
 

@@ -15,8 +15,8 @@ from amqp.exceptions import ChannelError
 from celery import Celery
 
 from structured_agents.kernel.state import RunState
-from workers.constants import DELAYED, FINISH_RUN, LLM_TURN, START_RUN, TOOL_CALL
-from workers.errors import converting_broker
+from structured_agents.workers.constants import DELAYED, FINISH_RUN, LLM_TURN, START_RUN, TOOL_CALL
+from structured_agents.workers.errors import converting_broker
 
 __all__ = ["queue_length", "send", "send_many", "send_next", "send_starts"]
 
