@@ -25,16 +25,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TypeAlias
 
 from structured_agents.errors import ConfigError, EngineError
 from structured_agents.grammar.artifacts import GrammarArtifact
+from structured_agents.grammar.check import grammar_problem
 from structured_agents.kernel.engine import Completion, GenerationRequest
 from structured_agents.plugins.protocol import ModelPlugin
 from structured_agents.types import TokenUsage, ToolCall
-
-if TYPE_CHECKING:
-    from structured_agents.grammar.compiler import GrammarCache
 
 __all__ = ["Script", "ScriptTurn", "ScriptedEngine", "approx_token_count", "by_run_id"]
 
@@ -92,7 +90,6 @@ class ScriptedEngine:
         self._scripts: dict[Hashable, Script] = {}
         self._positions: dict[Hashable, int] = {}
         self._lock = threading.Lock()
-        self._grammars: GrammarCache | None = None
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         """The next scripted turn of each request's conversation, in request order."""
@@ -158,26 +155,12 @@ class ScriptedEngine:
 
     def _check(self, grammar: GrammarArtifact, text: str, where: str, *, complete: bool) -> None:
         """Raise unless the grammar accepts ``text`` (a whole output, or a prefix of one)."""
-        import xgrammar
-
-        if self._grammars is None:
-            from structured_agents.grammar.compiler import GrammarCache
-
-            self._grammars = GrammarCache(xgrammar.TokenizerInfo([]))
-        compiled = self._grammars.compile(grammar)
-        matcher = xgrammar.GrammarMatcher(compiled, terminate_without_stop_token=True)
-        if matcher.accept_string(text) and (matcher.is_terminated() or not complete):
-            return
-        matcher = xgrammar.GrammarMatcher(compiled, terminate_without_stop_token=True)
-        offset = next((i for i, char in enumerate(text) if not matcher.accept_string(char)), None)
-        problem = (
-            f"rejected at character {offset} ({text[offset : offset + 20]!r})"
-            if offset is not None
-            else "ends before the grammar allows"
-        )
-        raise EngineError(
-            f"ScriptedEngine: {where} violates the request's {grammar.kind} grammar: {problem}; text={text!r}"
-        )
+        problem = grammar_problem(grammar, text, complete=complete)
+        if problem is not None:
+            raise EngineError(
+                f"ScriptedEngine: {where} violates the request's {grammar.kind} grammar: {problem}; "
+                f"text={text!r}"
+            )
 
 
 def _is_calls(turn: ScriptTurn) -> bool:

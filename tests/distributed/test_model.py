@@ -39,11 +39,13 @@ def test_real_jobs_finish_with_the_small_model(cluster: Cluster, model_worker: W
     plugin = get_plugin("function_gemma")
     for run in cluster.store.list_runs(batch_id):
         assert run.status in ("succeeded", "failed"), run
-        if run.status == "failed":  # a small model may not submit within two turns
-            assert run.error is not None and "max_turns" in run.error, run.error
+        if run.status == "failed":  # a small model may not submit within two turns, or ramble
+            assert run.error is not None, run
+            assert "max_turns" in run.error or "cut off at max_new_tokens" in run.error, run.error
         turns = cluster.store.turns(run.id)
         assert 1 <= len(turns) <= 2
-        assert all(plugin.parse_response(turn.raw_text)[1] for turn in turns), turns
+        complete = [turn for turn in turns if turn.finish_reason != "length"]
+        assert all(plugin.parse_response(turn.raw_text)[1] for turn in complete), turns
         kinds = [event.type for event in cluster.store.events(run.id)]
         assert kinds[0] == "kernel_start" and kinds[-1] == "kernel_end" and kinds.count("kernel_end") == 1
     assert (

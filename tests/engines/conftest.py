@@ -17,9 +17,10 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture(scope="session")
-def engine() -> TransformersEngine:
-    """The default :class:`TransformersEngine` on CPU, loaded once for the session."""
+def engine(model_batch_size: int) -> TransformersEngine:
+    """The default :class:`TransformersEngine` on CPU, loaded once for the session
+    (batches of ``--model-batch-size``)."""
     require_model_stack()
     from structured_agents.engines.transformers_engine import TransformersEngine
 
-    return TransformersEngine(device="cpu", max_batch_size=8)
+    return TransformersEngine(device="cpu", max_batch_size=model_batch_size)

@@ -21,6 +21,7 @@ from structured_agents.engines.rows import Row, find_stop
 from structured_agents.engines.transformers_engine import resolve_device, resolve_dtype
 from structured_agents.errors import ConfigError
 from structured_agents.grammar.artifacts import EBNFGrammar, JsonSchemaGrammar
+from structured_agents.grammar.check import grammar_problem
 from structured_agents.grammar.config import GrammarConfig, GrammarMode
 from structured_agents.kernel.engine import GenerationRequest, SamplingParams
 from structured_agents.plugins import get_plugin
@@ -251,6 +252,8 @@ GRAMMAR_CASES: list[tuple[str, GrammarMode, str]] = [
 
 @pytest.mark.model
 def test_four_grammars_in_one_batch_give_valid_calls(engine: TransformersEngine) -> None:
+    """Whatever the model writes, the grammar allows it: a whole call when the model stopped,
+    a prefix of one when the token limit cut it; and most rows finish their call."""
     plugins, requests = [], []
     for name, mode, task in GRAMMAR_CASES:
         plugin = get_plugin(name)
@@ -262,14 +265,23 @@ def test_four_grammars_in_one_batch_give_valid_calls(engine: TransformersEngine)
         )
     completions = engine.generate(requests)
     tools = {tool.name: tool for tool in TOOLS}
-    assert set(tools) == TOOL_NAMES
-    for (name, mode, _), plugin, completion in zip(GRAMMAR_CASES, plugins, completions, strict=True):
-        assert completion.finish_reason == "grammar", (name, mode, completion)
-        _, calls = plugin.parse_response(completion.text)
-        assert len(calls) == 1, (name, mode, completion.text)
-        assert calls[0].name in tools
-        assert set(tools[calls[0].name].required) <= set(calls[0].arguments), (name, mode, calls)
-        assert completion.batch_size == 4 and completion.usage.prompt_tokens > 100
+    finished = 0
+    for (name, mode, _), plugin, request, completion in zip(
+        GRAMMAR_CASES, plugins, requests, completions, strict=True
+    ):
+        assert request.grammar is not None
+        assert completion.finish_reason in ("grammar", "length"), (name, mode, completion)
+        complete = completion.finish_reason == "grammar"
+        assert grammar_problem(request.grammar, completion.text, complete=complete) is None, completion
+        assert 1 <= completion.batch_size <= min(4, engine.max_batch_size)
+        assert completion.usage.prompt_tokens > 100
+        if complete:
+            finished += 1
+            _, calls = plugin.parse_response(completion.text)
+            assert len(calls) == 1, (name, mode, completion.text)
+            assert calls[0].name in tools
+            assert set(tools[calls[0].name].required) <= set(calls[0].arguments), (name, mode, calls)
+    assert finished >= 3, completions
 
 
 @pytest.mark.model
@@ -277,22 +289,33 @@ def test_mixed_batch_in_chunks_with_limits_stops_and_a_bad_grammar(engine: Trans
     plugin = get_plugin("function_gemma")
     schema = plugin.build_grammar(TOOLS, GrammarConfig(mode="json_schema", allow_parallel_calls=False))
     assert isinstance(schema, JsonSchemaGrammar)
+    counting = EBNFGrammar('root ::= " 5, 6, 7, 8, 9"')  # the stop string is certain to come
     requests = [
-        GenerationRequest(plugin.render_prompt(_conversation("Show me src/app.py"), TOOLS), grammar=schema),
+        GenerationRequest(
+            plugin.render_prompt(_conversation("Show me src/app.py"), TOOLS),
+            grammar=schema,
+            sampling=SamplingParams(max_new_tokens=96),
+        ),
         GenerationRequest("The capital of France is", sampling=SamplingParams(max_new_tokens=4)),
-        GenerationRequest("1, 2, 3, 4,", sampling=SamplingParams(max_new_tokens=16, stop=(" 7",))),
+        GenerationRequest(
+            "1, 2, 3, 4,", grammar=counting, sampling=SamplingParams(max_new_tokens=16, stop=(" 7",))
+        ),
         GenerationRequest("Hello", grammar=EBNFGrammar("root ::= undefined_rule")),
     ]
+    size = engine.max_batch_size
     engine.max_batch_size = 2
     try:
         completions = engine.generate(requests)
     finally:
-        engine.max_batch_size = 8
+        engine.max_batch_size = size
     call, length, stopped, broken = completions
-    assert call.finish_reason == "grammar" and plugin.parse_response(call.text)[1][0].name in TOOL_NAMES
+    assert call.finish_reason in ("grammar", "length")
+    assert grammar_problem(schema, call.text, complete=call.finish_reason == "grammar") is None
+    if call.finish_reason == "grammar":
+        assert plugin.parse_response(call.text)[1][0].name in TOOL_NAMES
     assert (length.finish_reason, length.usage.completion_tokens) == ("length", 4)
     assert stopped.finish_reason == "stop" and stopped.metadata == {"stop": " 7"}
-    assert stopped.text.startswith(" 5, 6,") and "7" not in stopped.text
+    assert stopped.text == " 5, 6,"
     assert broken.finish_reason == "error" and "request 3" in broken.text
     assert sorted(c.batch_size for c in (call, length, stopped)) == [1, 2, 2]
     assert [c.request_id for c in completions] == [r.request_id for r in requests]
