@@ -45,9 +45,9 @@ from services import PostgresServer, create_database, start_postgres  # noqa: E4
 
 from structured_agents.bundles import load_bundle  # noqa: E402
 from structured_agents.plugins.registry import get_plugin  # noqa: E402
-from structured_agents.runner import EmbeddedRunner, discover_jobs  # noqa: E402
+from structured_agents.runner import EmbeddedRunner  # noqa: E402
 from structured_agents.settings import Settings  # noqa: E402
-from structured_agents.store import Store  # noqa: E402
+from structured_agents.store import SqlStore  # noqa: E402
 from structured_agents.types import ToolCall  # noqa: E402
 from structured_agents.workers.celery_app import make_app  # noqa: E402
 from structured_agents.workers.dispatch import send_starts  # noqa: E402
@@ -89,7 +89,7 @@ def distributed(pg: PostgresServer, env: dict[str, str], base: Path, root: Path)
     gpu = WorkerProcess("gpu", env, base / "gpu.log")
     cpu = WorkerProcess("cpu", env, base / "cpu.log", "--concurrency=2")
     try:
-        with Store(url) as store:
+        with SqlStore(url) as store:
             gpu.start()
             cpu.start()
             app = make_app(Settings(database_url=url, redis_url=redis_server.url))
@@ -121,8 +121,8 @@ def embedded(
     """The same jobs with the embedded runner in this process."""
     bundle = load_bundle(BUNDLE)
     try:
-        jobs = discover_jobs(bundle, root)
-        with Store(create_database(pg)) as store:
+        jobs = bundle.discover_jobs(root)
+        with SqlStore(create_database(pg)) as store:
             runner = EmbeddedRunner(
                 bundle, load_turn_script(script), store, concurrency=flush_every, batch_wait_s=flush_interval
             )
@@ -149,7 +149,7 @@ def enqueue_rate(pg: PostgresServer, base: Path, root: Path) -> dict[str, Any]:
     redis_server.start()
     url = create_database(pg)
     try:
-        with Store(url) as store:
+        with SqlStore(url) as store:
             app = make_app(Settings(database_url=url, redis_url=redis_server.url))
             started = time.perf_counter()
             done = enqueue(store, app, BUNDLE, root)

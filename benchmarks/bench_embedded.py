@@ -29,8 +29,8 @@ from typing import Any
 
 from structured_agents.bundles import load_bundle
 from structured_agents.kernel.engine import Engine
-from structured_agents.runner import EmbeddedRunner, discover_jobs
-from structured_agents.store import Store
+from structured_agents.runner import EmbeddedRunner
+from structured_agents.store import SqlStore
 
 SAMPLE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "sample_project"
 
@@ -43,8 +43,8 @@ def run_mode(
     shutil.copytree(SAMPLE, root)
     bundle = load_bundle(bundle_name)
     try:
-        found = discover_jobs(bundle, root)[:jobs]
-        with Store(f"sqlite:///{root}.db") as store:
+        found = bundle.discover_jobs(root)[:jobs]
+        with SqlStore(f"sqlite:///{root}.db") as store:
             runner = EmbeddedRunner(bundle, engine, store, concurrency=concurrency)
             summary = asyncio.run(runner.run(root, found))
             failures = [f"{r.qualname}: {r.error}" for r in store.list_runs(summary.batch_id, "failed")]

@@ -31,7 +31,7 @@ from structured_agents.api.schemas import (
 )
 from structured_agents.errors import ConfigError, StructuredAgentsError
 from structured_agents.settings import Settings, load_settings
-from structured_agents.store import RecordNotFoundError, ResultStatus, RunStatus, Store, StoreError
+from structured_agents.store import RecordNotFoundError, ResultStatus, RunStatus, SqlStore, Store, StoreError
 from structured_agents.workers.celery_app import make_app
 from structured_agents.workers.enqueue import enqueue
 from structured_agents.workers.errors import BrokerError
@@ -58,7 +58,7 @@ def create_app(
 ) -> FastAPI:
     """The API over ``store`` and ``broker`` (by default those ``settings`` describe)."""
     settings = settings or load_settings()
-    db = store or Store(settings.database_url)
+    db = store or SqlStore(settings.database_url)
     celery = broker or make_app(settings)
     app = FastAPI(
         title="structured-agents distributed runs",

@@ -44,6 +44,7 @@ from structured_agents.bundles.toolset import (
 from structured_agents.bundles.yaml_lines import LocatedYaml
 from structured_agents.context import RunContext
 from structured_agents.errors import ConfigError, StructuredAgentsError
+from structured_agents.jobs.spec import JobSpec
 from structured_agents.kernel import AgentKernel, KernelConfig
 from structured_agents.kernel.engine import Engine, SamplingParams
 from structured_agents.observer.protocol import Observer
@@ -54,6 +55,7 @@ from structured_agents.pym.host_functions import default_externals
 from structured_agents.pym.limits import LimitsPolicy, LimitsSpec
 from structured_agents.pym.loader import ScriptLoader
 from structured_agents.pym.runner import PymRunner
+from structured_agents.tasks import available_tasks, get_task
 from structured_agents.tools.composite import CompositeBackend
 from structured_agents.tools.grail import GrailBackend
 from structured_agents.tools.protocol import ToolBackend, ToolRegistry
@@ -134,6 +136,15 @@ class Bundle:
         self._tools, servers = await connect_mcp(self.manifest, self._located, self._backend, self._tools)
         self._servers = servers
         self._source = self._build()
+
+    def discover_jobs(self, root: Path, *, overwrite: bool = False) -> list[JobSpec]:
+        """The jobs of the bundle's task over the codebase at ``root``."""
+        if self.manifest.task is None:
+            raise ConfigError(
+                f"bundle {self.manifest.name!r} declares no task ({', '.join(available_tasks())}): "
+                "it cannot run over a codebase; give it jobs instead"
+            )
+        return get_task(self.manifest.task).discover(root, overwrite=overwrite)
 
     def kernel(self, engine: Engine, *, observers: Iterable[Observer] = ()) -> AgentKernel:
         """An agent kernel running this bundle's tools with ``engine``."""

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from structured_agents.bundles.yaml_lines import LocatedYaml, load_located_yaml
 from structured_agents.errors import ConfigError
 from structured_agents.grammar.config import GrammarConfig
+from structured_agents.tasks import available_tasks
 
 __all__ = [
     "BundleError",
@@ -184,8 +185,10 @@ class BundleManifest(_Strict):
     name: str
     version: str = "1.0"
     description: str = ""
-    task: Literal["docstring", "lint"] | None = None
-    """Which job discovery feeds this bundle when it runs over a codebase."""
+    task: str | None = None
+    """The task (``structured_agents.tasks``: ``docstring``, ``lint``, or one registered) whose
+    discovery feeds this bundle when it runs over a codebase, and which turns its runs into
+    changes; none for a bundle whose jobs are given explicitly."""
     model: ModelSettings = ModelSettings()
     initial_context: InitialContext
     max_turns: Annotated[int, Field(ge=1, le=100)] = 8
@@ -200,6 +203,13 @@ class BundleManifest(_Strict):
     tools: list[ToolReference]
     externals: list[str] = []
     """Host functions granted to this bundle's ``.pym`` tools (read_file, list_files, ...)."""
+
+    @field_validator("task")
+    @classmethod
+    def _known_task(cls, task: str | None) -> str | None:
+        if task is not None and task.strip().lower() not in available_tasks():
+            raise ValueError(f"unknown task {task!r}; known tasks: {', '.join(available_tasks())}")
+        return task
 
     @field_validator("tools")
     @classmethod

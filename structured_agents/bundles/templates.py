@@ -26,30 +26,14 @@ from jinja2 import TemplateSyntaxError as JinjaSyntaxError
 from jinja2.sandbox import SandboxedEnvironment
 
 from structured_agents.bundles.manifest import BundleError
-from structured_agents.jobs.docstrings import find_docstring_targets
+from structured_agents.tasks import get_task
 
 __all__ = ["PromptTemplates", "TemplateSource", "sample_inputs"]
 
-_SAMPLE_MODULE = "def scale(value: float, factor: float = 2.0) -> float:\n    return value * factor\n"
-
 
 def sample_inputs(task: str | None) -> dict[str, Any] | None:
-    """Inputs shaped like a real job's of ``task`` (None when the task is unknown)."""
-    if task == "docstring":
-        target = find_docstring_targets(_SAMPLE_MODULE)[0]
-        return {"path": "pkg/module.py", **target.inputs()}
-    if task == "lint":
-        finding = {
-            "code": "F401",
-            "message": "`os` imported but unused",
-            "line": 1,
-            "column": 8,
-            "end_line": 1,
-            "end_column": 10,
-            "fixable": True,
-        }
-        return {"path": "pkg/module.py", "source": "import os\n", "findings": [finding]}
-    return None
+    """Inputs shaped like a real job's of ``task`` (None for a bundle without a task)."""
+    return None if task is None else get_task(task).sample_inputs()
 
 
 @dataclass(frozen=True, slots=True)

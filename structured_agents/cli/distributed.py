@@ -30,7 +30,7 @@ from rich.table import Table
 
 from structured_agents.errors import StructuredAgentsError
 from structured_agents.settings import load_settings
-from structured_agents.store import RUN_STATUSES, BatchCounts, RunStatus, Store
+from structured_agents.store import RUN_STATUSES, BatchCounts, RunStatus, SqlStore, Store
 
 __all__ = ["register"]
 
@@ -39,7 +39,7 @@ BEAT_SCHEDULE = Path("celerybeat-schedule")
 
 
 def _store() -> Store:
-    return Store(load_settings().database_url)
+    return SqlStore(load_settings().database_url)
 
 
 def _fail(command: str, exc: StructuredAgentsError) -> typer.Exit:

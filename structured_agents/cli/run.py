@@ -26,7 +26,7 @@ from rich.syntax import Syntax
 
 from structured_agents.cli.engine_option import EngineOption, settings_with_engine
 from structured_agents.errors import StructuredAgentsError
-from structured_agents.store import RecordNotFoundError, ResultRecord, ResultStatus, Store
+from structured_agents.store import RecordNotFoundError, ResultRecord, ResultStatus, SqlStore, Store
 
 if TYPE_CHECKING:
     from structured_agents.runner.embedded import RunSummary
@@ -47,7 +47,7 @@ def _fail(command: str, exc: Exception) -> typer.Exit:
 def _store(db: str | None) -> Store:
     from structured_agents.settings import load_settings
 
-    return Store(db or load_settings().database_url)
+    return SqlStore(db or load_settings().database_url)
 
 
 def _db_flag(db: str | None) -> str:
@@ -65,14 +65,14 @@ def run(
     """Run a bundle over a codebase on this machine; results are stored as diffs."""
     from structured_agents.bundles import load_bundle
     from structured_agents.engines.factory import create_engine
-    from structured_agents.runner import EmbeddedRunner, RunProgress, discover_jobs
+    from structured_agents.runner import EmbeddedRunner, RunProgress
 
     try:
         settings = settings_with_engine(engine)
         loaded = load_bundle(bundle)
         root = path.resolve()
-        jobs = discover_jobs(loaded, root, overwrite=overwrite)
-        store = Store(db or settings.database_url)
+        jobs = loaded.discover_jobs(root, overwrite=overwrite)
+        store = SqlStore(db or settings.database_url)
     except StructuredAgentsError as exc:
         raise _fail("run", exc) from exc
     try:

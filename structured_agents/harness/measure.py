@@ -25,7 +25,6 @@ from structured_agents.bundles import Bundle
 from structured_agents.engines.batching import BatchingEngine
 from structured_agents.kernel.engine import Completion, Engine, GenerationRequest
 from structured_agents.plugins.protocol import ModelPlugin
-from structured_agents.runner.embedded import discover_jobs
 from structured_agents.types import ToolCall, ToolSchema
 
 __all__ = ["CaseReport", "OutputCheck", "check_output", "percentile", "run_harness"]
@@ -141,7 +140,7 @@ class CaseReport:
 
 async def first_turns(bundle: Bundle, engine: Engine, root: Path, prompts: int) -> list[GenerationRequest]:
     """The first-turn requests of the first ``prompts`` jobs of ``bundle`` over ``root``."""
-    jobs = discover_jobs(bundle, root, overwrite=True)[:prompts]
+    jobs = bundle.discover_jobs(root, overwrite=True)[:prompts]
     kernel = bundle.kernel(engine)
     requests: list[GenerationRequest] = []
     try:

@@ -3,22 +3,24 @@
 ::
 
     bundle = load_bundle("docstring")
-    jobs = discover_jobs(bundle, root)
-    with Store(url) as store:
+    jobs = bundle.discover_jobs(root)
+    with SqlStore(url) as store:
         summary = asyncio.run(EmbeddedRunner(bundle, engine, store, concurrency=8).run(root, jobs))
 
-``concurrency`` agent loops run at once, all on one kernel whose engine is a
-:class:`~structured_agents.engines.batching.BatchingEngine`, so their model turns are decoded
-together. Every job is a run in the store: claimed, run, its events written
-(:class:`StoreRecorder`), its outcome stored as a result with a unified diff (never applied to
-the user's files here), and finished as succeeded or failed.
+``concurrency`` runs are driven at once through the run lifecycle
+(:class:`~structured_agents.lifecycle.RunLifecycle`), the same steps the Celery workers drive:
+each step commits the run's state, turn, tool calls and events to the store. Their model
+turns go through one :class:`~structured_agents.engines.batching.BatchingEngine`, so they are
+decoded together. Every job's outcome is stored as a result with a unified diff (never applied
+to the user's files here), and the run finishes as succeeded or failed; a step that raises
+fails its run at once (there is no one else to retry it).
 
 Resuming: a batch is reused while it is unfinished (same bundle, version, root and options),
 and jobs that already succeeded, in any batch, are skipped. Cancelling :meth:`run` (Ctrl-C)
-puts each running job back in the queue before its task ends, writes nothing of it but its
-events, and leaves the batch queued; running again picks up where it stopped. A batch is
-meant to be run by one process at a time: a run left ``running`` by a killed process is
-queued again when its batch is resumed.
+puts each running job back in the queue before its task ends and leaves the batch queued;
+running again picks up where it stopped (a re-queued job starts over). A batch is meant to be
+run by one process at a time: a run left ``running`` by a killed process is queued again when
+its batch is resumed.
 """
 
 from __future__ import annotations
@@ -32,29 +34,15 @@ from pathlib import Path
 
 from structured_agents.bundles import Bundle
 from structured_agents.engines.batching import BatchingEngine
-from structured_agents.errors import StructuredAgentsError
-from structured_agents.jobs import JobSpec, discover_docstring_jobs, discover_lint_jobs
-from structured_agents.kernel import AgentKernel
-from structured_agents.kernel.engine import Engine
+from structured_agents.errors import KernelError, StructuredAgentsError
+from structured_agents.jobs import JobSpec
+from structured_agents.kernel import Engine
+from structured_agents.lifecycle import BatchAgent, EventBuffer, ModelTurn, RunLifecycle, next_step
 from structured_agents.observer.protocol import Observer
 from structured_agents.runner.progress import RunProgress
-from structured_agents.runner.recorder import StoreRecorder
-from structured_agents.runner.tasks import Outcome, handler_for, run_handler
-from structured_agents.store import BatchRecord, RunRecord, Store
+from structured_agents.store import BatchRecord, FinalStatus, Store, StoredRun, StoreError
 
-__all__ = ["EmbeddedRunner", "RunSummary", "discover_jobs"]
-
-
-def discover_jobs(bundle: Bundle, root: Path, *, overwrite: bool = False) -> list[JobSpec]:
-    """The jobs of ``bundle``'s task over the codebase at ``root``."""
-    task = bundle.manifest.task
-    if task == "docstring":
-        return discover_docstring_jobs(root, include_documented=overwrite)
-    if task == "lint":
-        return discover_lint_jobs(root)
-    raise StructuredAgentsError(
-        f"bundle {bundle.manifest.name!r} declares no task (docstring, lint): it cannot run over a codebase"
-    )
+__all__ = ["EmbeddedRunner", "RunSummary"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +73,7 @@ class RunSummary:
 
 
 class EmbeddedRunner:
-    """Runs a bundle's jobs with ``concurrency`` agent loops sharing one batching engine.
+    """Drives a bundle's jobs, ``concurrency`` at a time, with one batching engine.
 
     ``engine`` may be a function returning the engine: it is called only when there is work.
     An engine that is not a ``BatchingEngine`` is wrapped in one (batches of ``concurrency``,
@@ -111,9 +99,7 @@ class EmbeddedRunner:
         self.store = store
         self.concurrency = concurrency
         self.progress = progress
-        self.recorder = StoreRecorder(store)
-        self.handler = handler_for(bundle.manifest.task)
-        self._observers: list[Observer] = [self.recorder, *([progress] if progress else []), *observers]
+        self._observers: list[Observer] = [*([progress] if progress else []), *observers]
         self._batch_wait_s = batch_wait_s
         self._tokens = 0
 
@@ -154,12 +140,19 @@ class EmbeddedRunner:
             inner, max_batch_size=self.concurrency, max_wait_s=self._batch_wait_s
         )
         sizes_before = len(engine.batch_sizes)
-        kernel = self.bundle.kernel(engine, observers=self._observers)
+        events = EventBuffer()
+        kernel = self.bundle.kernel(engine, observers=[events, *self._observers])
+        agent = BatchAgent(self.bundle, kernel, events)
+
+        async def agent_for(_run: StoredRun) -> BatchAgent:
+            return agent
+
+        lifecycle = RunLifecycle(self.store, agent_for)
         outcomes: list[bool] = []
         try:
             async with asyncio.TaskGroup() as group:
                 for _ in range(min(self.concurrency, len(queued))):
-                    group.create_task(self._worker(kernel, batch.id, root, outcomes))
+                    group.create_task(self._worker(lifecycle, agent, batch.id, outcomes))
         except BaseException as exc:
             self.store.set_batch_status(batch.id, "queued")  # resumable
             if batching is None:  # the batch being decoded finishes in the background
@@ -169,7 +162,7 @@ class EmbeddedRunner:
             raise
         finally:
             kernel.close()
-        self.store.set_batch_status(batch.id, "finished")
+        self.store.move_batch(batch.id, "finished", only_from=("queued", "running"))
         if batching is None:
             engine.close()
         return RunSummary(
@@ -183,40 +176,47 @@ class EmbeddedRunner:
             batch_sizes=tuple(engine.batch_sizes[sizes_before:]),
         )
 
-    async def _worker(self, kernel: AgentKernel, batch_id: str, root: Path, outcomes: list[bool]) -> None:
-        while (run := self.store.claim_next(batch_id)) is not None:
+    async def _worker(
+        self, lifecycle: RunLifecycle, agent: BatchAgent, batch_id: str, outcomes: list[bool]
+    ) -> None:
+        while (claimed := self.store.claim_next(batch_id)) is not None:
             try:
-                outcome = await self._execute(kernel, run, root)
-            except BaseException as exc:  # cancelled (Ctrl-C) or broken: back to the queue, nothing stored
-                self.recorder.flush(run.id)
+                status = await self._drive(lifecycle, agent, self.store.load_runs([claimed.id])[claimed.id])
+            except BaseException as exc:  # cancelled (Ctrl-C) or broken: back to the queue
                 cancelled = isinstance(exc, asyncio.CancelledError | KeyboardInterrupt)
-                self.store.requeue(run.id, "interrupted" if cancelled else f"{type(exc).__name__}: {exc}")
+                self.store.requeue(claimed.id, "interrupted" if cancelled else f"{type(exc).__name__}: {exc}")
                 raise
-            self.recorder.flush(run.id)
-            self._finish(run, outcome)
-            outcomes.append(outcome.succeeded)
+            outcomes.append(status == "succeeded")
             if self.progress is not None:
-                self.progress.job_done(outcome.succeeded)
+                self.progress.job_done(status == "succeeded")
 
-    async def _execute(self, kernel: AgentKernel, run: RunRecord, root: Path) -> Outcome:
+    async def _drive(self, lifecycle: RunLifecycle, agent: BatchAgent, run: StoredRun) -> FinalStatus:
+        """Drive one claimed run through its steps to its end; its final status."""
+        current: StoredRun | None = run
+        turn: ModelTurn | None = None
         try:
-            messages = await self.bundle.initial_messages(run.inputs, root)
-            result = await kernel.run(messages, run_id=run.id, workspace=root, inputs=run.inputs)
+            current = await lifecycle.start(run)
+            while current is not None and (state := current.state) is not None:
+                step = next_step(state)
+                if step == "finish":
+                    return await lifecycle.finish(current) or "failed"
+                if step == "model":
+                    turn = await lifecycle.model_turn(current, state.turn + 1)
+                    if turn is None:
+                        break
+                    completion = await agent.kernel.generate(turn.request)
+                    self._tokens += completion.usage.completion_tokens
+                    current = await lifecycle.apply_completion(turn, completion)
+                    turn = None
+                else:
+                    rows = {}
+                    for call in state.pending_calls:
+                        rows = await lifecycle.call_tool(current, call.id)
+                    current = await lifecycle.apply_tools(current, rows)
+        except StoreError:
+            raise
         except StructuredAgentsError as exc:
-            return Outcome(False, error=f"{type(exc).__name__}: {exc}")
-        self._tokens += result.usage.completion_tokens
-        return await asyncio.to_thread(run_handler, self.handler, run, result, root)
-
-    def _finish(self, run: RunRecord, outcome: Outcome) -> None:
-        """Store the outcome and end the run (no await in between: never half-written)."""
-        change = outcome.change
-        if change is not None and change.diff:
-            self.store.save_result(
-                run.id,
-                target_path=change.target_path,
-                original_hash=change.original_hash,
-                diff=change.diff,
-                summary=outcome.summary,
-                status=outcome.result_status,
-            )
-        self.store.finish(run.id, "succeeded" if outcome.succeeded else "failed", outcome.error)
+            events = (turn.events if turn is not None else []) + agent.events.take(run.run_id)
+            lifecycle.fail(current or run, exc, events=events)
+            return "failed"
+        raise KernelError(f"run {run.run_id} was moved by someone else while this runner drove it")

@@ -1,13 +1,14 @@
 """Persistence of batches, runs, turns, tool calls, results and events (PostgreSQL or SQLite).
 
 The schema lives in :mod:`~structured_agents.store.models`, its migrations in
-``migrations/``; :class:`Store` is the API everything else uses.
+``migrations/``; :class:`Store` is the protocol everything else uses, and :class:`SqlStore`
+(PostgreSQL or SQLite) the implementation that owns every SQL statement.
 """
 
 from __future__ import annotations
 
 from structured_agents.store.engine import default_url
-from structured_agents.store.errors import RecordNotFoundError, StoreError
+from structured_agents.store.errors import RecordNotFoundError, StoreError, StoreUnavailableError
 from structured_agents.store.migrate import current_revision, head_revision, upgrade
 from structured_agents.store.models import (
     BATCH_STATUSES,
@@ -17,6 +18,7 @@ from structured_agents.store.models import (
     ResultStatus,
     RunStatus,
 )
+from structured_agents.store.protocol import Store
 from structured_agents.store.queue import FinalStatus
 from structured_agents.store.records import (
     BatchCounts,
@@ -29,7 +31,8 @@ from structured_agents.store.records import (
     TurnRecord,
 )
 from structured_agents.store.runlog import VIEWS
-from structured_agents.store.store import Store
+from structured_agents.store.sql import SqlStore
+from structured_agents.store.steps import StoredRun
 
 __all__ = [
     "BATCH_STATUSES",
@@ -47,8 +50,11 @@ __all__ = [
     "ResultStatus",
     "RunRecord",
     "RunStatus",
+    "SqlStore",
     "Store",
     "StoreError",
+    "StoreUnavailableError",
+    "StoredRun",
     "ToolCallRecord",
     "TurnRecord",
     "current_revision",

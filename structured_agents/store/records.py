@@ -144,6 +144,8 @@ class ToolCallRecord:
     output: str
     is_error: bool
     duration_s: float
+    created_at: datetime
+    """When the call was recorded (its end)."""
 
     @classmethod
     def of(cls, row: ToolCallRow) -> ToolCallRecord:
@@ -157,6 +159,7 @@ class ToolCallRecord:
             row.output,
             row.is_error,
             row.duration_s,
+            _utc(row.created_at),
         )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import insert, select, text, update
 
+from structured_agents.store.database import Database
 from structured_agents.store.errors import StoreError
 from structured_agents.store.models import (
     RESULT_STATUSES,
@@ -24,7 +25,6 @@ from structured_agents.store.models import (
     TurnRow,
     utcnow,
 )
-from structured_agents.store.queue import RunQueue
 from structured_agents.store.records import EventRecord, ResultRecord, ToolCallRecord, TurnRecord
 
 __all__ = ["VIEWS", "RunLog", "event_row_values"]
@@ -59,7 +59,7 @@ def event_row_values(event: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-class RunLog(RunQueue):
+class RunLog(Database):
     """Turns, tool calls, events, results and views of runs."""
 
     def record_turn(

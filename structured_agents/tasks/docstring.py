@@ -1,4 +1,8 @@
-"""Docstring jobs: every function, method and class of a codebase that lacks a docstring.
+"""The ``docstring`` task: a docstring for every function, method and class that lacks one.
+
+Discovery: one job per target (below). Outcome: the termination tool's output is
+``{"docstring": TEXT}``; the docstring is set on the target with libcst, and the new module
+must differ from the old one only in docstrings.
 
 Qualified names follow Python's ``__qualname__``: ``func``, ``Class``, ``Class.method``,
 ``Outer.Inner.method``, and ``outer.<locals>.inner`` for a function or class defined inside a
@@ -13,17 +17,31 @@ with a ``_private`` name in its qualified name (dunder names such as ``__init__`
 from __future__ import annotations
 
 import ast
+import json
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from structured_agents.jobs.ids import job_id
 from structured_agents.jobs.source import read_source, split_lines
 from structured_agents.jobs.spec import JobSpec
 from structured_agents.jobs.walk import iter_source_files
+from structured_agents.kernel.result import RunResult
+from structured_agents.patches import docstring_change
+from structured_agents.tasks.base import read_target, submission
+from structured_agents.tasks.errors import TaskError
+from structured_agents.tasks.protocol import Outcome
 
-__all__ = ["DOCSTRING_KIND", "DocstringTarget", "discover_docstring_jobs", "find_docstring_targets"]
+__all__ = [
+    "DOCSTRING_KIND",
+    "DocstringTarget",
+    "DocstringTask",
+    "code_without_docstrings",
+    "discover_docstring_jobs",
+    "find_docstring_targets",
+]
 
 DOCSTRING_KIND = "docstring"
 logger = logging.getLogger(__name__)
@@ -193,3 +211,53 @@ def discover_docstring_jobs(
                 )
             )
     return jobs
+
+
+_SAMPLE_MODULE = "def scale(value: float, factor: float = 2.0) -> float:\n    return value * factor\n"
+
+
+def code_without_docstrings(text: str) -> str:
+    """``ast.dump`` of a module with every module, class and function docstring removed."""
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+class DocstringTask:
+    """The ``docstring`` task (see the module docstring)."""
+
+    name = DOCSTRING_KIND
+
+    def discover(self, root: Path, *, overwrite: bool = False) -> list[JobSpec]:
+        """One job per target lacking a docstring (every target with ``overwrite``)."""
+        return discover_docstring_jobs(root, include_documented=overwrite)
+
+    def sample_inputs(self) -> dict[str, Any]:
+        """The inputs of a job for a small function."""
+        target = find_docstring_targets(_SAMPLE_MODULE)[0]
+        return {"path": "pkg/module.py", **target.inputs()}
+
+    def outcome(self, job: JobSpec, result: RunResult, root: Path) -> Outcome:
+        """Set the submitted docstring on the target."""
+        try:
+            docstring = json.loads(submission(result))["docstring"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise TaskError(f"the submission is not {{'docstring': TEXT}}: {exc}") from exc
+        if not isinstance(docstring, str) or not docstring.strip():
+            raise TaskError("the submitted docstring is empty")
+        original = read_target(job, root)
+        line = job.inputs.get("def_line")
+        change = docstring_change(
+            job.path, original, job.qualname, docstring, line=line if isinstance(line, int) else None
+        )
+        if code_without_docstrings(change.new_text) != code_without_docstrings(original):
+            raise TaskError("the change would alter code, not only the docstring")
+        return Outcome(True, change, summary=docstring.strip().splitlines()[0][:200])

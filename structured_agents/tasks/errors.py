@@ -1,12 +1,15 @@
-"""Errors of the runner.
+"""Errors of tasks.
 
 ::
 
     StructuredAgentsError
-    └── TaskError       a finished run's output cannot become a result (no submission, a
-                        target that changed since discovery, a proposal ruff rejects...)
+    ├── TaskError       a finished run's output cannot become a result (no submission, a
+    │                   target that changed since discovery, a proposal ruff rejects...), or
+    │                   a task name nobody registered
+    └── DiscoveryError  (``jobs.DiscoveryError``) a codebase could not be walked or linted
 
-A ``TaskError`` fails that job only; the runner records its message and goes on.
+A ``TaskError`` from :meth:`~structured_agents.tasks.protocol.Task.outcome` fails that job
+only; the runner records its message and goes on.
 """
 
 from __future__ import annotations

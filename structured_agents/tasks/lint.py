@@ -1,72 +1,55 @@
-"""Lint jobs: one job per Python file with ruff findings, carrying the findings.
+"""The ``lint`` task: for each file with ruff findings, the agent's line fixes plus ruff's own.
 
-Ruff runs as ``python -m ruff check --output-format json`` (the ruff of the running
-interpreter) in the codebase root, on the files :func:`iter_source_files` yields, so the file
-set follows ``.gitignore`` like every other task. The codebase's own ruff configuration applies
-(rule selection, ``noqa``), and with ``--force-exclude`` so do its ``exclude`` settings.
+Discovery: one job per Python file with findings, carrying its source and findings.
+
+A proposal is ``{"line": N, "old": TEXT, "new": TEXT}`` (an ``apply_fix`` result): replace the
+first ``old`` on line ``N`` of the file as the job read it (1-based) with ``new``. A fix whose
+``old`` was the line's whole text and whose ``new`` is empty deletes the line (an unused import
+goes away instead of leaving a blank line). Several fixes of one line apply in order; a fix
+whose ``old`` is no longer on its line is skipped and reported.
+
+Outcome: the agent's fixes, then the fixes ruff itself calls safe (``ruff check --fix``: an
+unused import...) on top. They are kept when the result parses and ruff then reports fewer
+findings than with its own safe fixes alone (ruff reports nothing but the syntax error of a
+file that does not parse, hence the parse check). Otherwise ruff's safe fixes alone are the
+result, when they remove a finding; when they do not either, the proposal is kept as a
+*rejected* result and the job fails.
 """
 
 from __future__ import annotations
 
+import ast
 import json
-import subprocess
-import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from structured_agents.jobs.errors import DiscoveryError
 from structured_agents.jobs.ids import job_id
-from structured_agents.jobs.source import read_source
+from structured_agents.jobs.source import read_source, split_lines
 from structured_agents.jobs.spec import JobSpec
 from structured_agents.jobs.walk import iter_source_files
+from structured_agents.kernel.result import RunResult
+from structured_agents.patches import file_change
+from structured_agents.tasks.base import read_target, submission
+from structured_agents.tasks.errors import TaskError
+from structured_agents.tasks.protocol import Outcome
+from structured_agents.tasks.ruff import ruff_codes, ruff_findings, ruff_safe_fixes
 
-__all__ = ["LINT_KIND", "MODULE_QUALNAME", "discover_lint_jobs", "ruff_findings"]
+__all__ = ["LINT_KIND", "MODULE_QUALNAME", "FixReport", "LintTask", "apply_line_fixes", "discover_lint_jobs"]
 
 LINT_KIND = "lint"
 MODULE_QUALNAME = "<module>"
 """The qualified name of whole-file jobs."""
-FILES_PER_RUN = 200
-"""Paths passed to one ruff process (keeps the command line short)."""
-
-
-def _finding(raw: dict[str, Any]) -> dict[str, Any]:
-    location, end = raw.get("location") or {}, raw.get("end_location") or {}
-    return {
-        "code": raw.get("code") or "syntax-error",
-        "message": str(raw.get("message", "")),
-        "line": int(location.get("row", 0)),
-        "column": int(location.get("column", 0)),
-        "end_line": int(end.get("row", 0)),
-        "end_column": int(end.get("column", 0)),
-        "fixable": raw.get("fix") is not None,
-    }
-
-
-def ruff_findings(root: Path, files: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
-    """Findings of ruff on ``files`` (relative to ``root``), by file, each sorted by position."""
-    by_file: dict[str, list[dict[str, Any]]] = {}
-    resolved_root = root.resolve()
-    for start in range(0, len(files), FILES_PER_RUN):
-        chunk = files[start : start + FILES_PER_RUN]
-        command = [sys.executable, "-m", "ruff", "check", "--output-format", "json", "--exit-zero"]
-        command += ["--no-cache", "--force-exclude", "--", *chunk]
-        try:
-            done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
-        except OSError as exc:
-            raise DiscoveryError(f"could not run ruff: {exc}") from exc
-        if done.returncode != 0:
-            raise DiscoveryError(f"ruff failed in {root} (exit {done.returncode}): {done.stderr.strip()}")
-        try:
-            raw_findings = json.loads(done.stdout or "[]")
-        except json.JSONDecodeError as exc:
-            raise DiscoveryError(f"ruff printed no JSON in {root}: {done.stdout[:200]!r}") from exc
-        for raw in raw_findings:
-            path = Path(raw["filename"]).resolve().relative_to(resolved_root).as_posix()
-            by_file.setdefault(path, []).append(_finding(raw))
-    for findings in by_file.values():
-        findings.sort(key=lambda f: (f["line"], f["column"], f["code"]))
-    return by_file
+_SAMPLE_FINDING = {
+    "code": "F401",
+    "message": "`os` imported but unused",
+    "line": 1,
+    "column": 8,
+    "end_line": 1,
+    "end_column": 10,
+    "fixable": True,
+}
 
 
 def discover_lint_jobs(root: Path) -> list[JobSpec]:
@@ -88,3 +71,110 @@ def discover_lint_jobs(root: Path) -> list[JobSpec]:
             )
         )
     return jobs
+
+
+@dataclass(frozen=True, slots=True)
+class FixReport:
+    """What :func:`apply_line_fixes` did."""
+
+    text: str
+    """The fixed text."""
+    applied: tuple[Mapping[str, Any], ...]
+    """The fixes that changed the text, in order."""
+    skipped: tuple[str, ...]
+    """Why each other fix was left out."""
+
+
+def _line_ending(line: str) -> str:
+    for ending in ("\r\n", "\n", "\r"):
+        if line.endswith(ending):
+            return ending
+    return ""
+
+
+def apply_line_fixes(original: str, fixes: Sequence[Mapping[str, Any]]) -> FixReport:
+    """Apply ``fixes`` (see the module docstring) to ``original``."""
+    lines: list[str | None] = list(split_lines(original))
+    applied: list[Mapping[str, Any]] = []
+    skipped: list[str] = []
+    for fix in fixes:
+        number, old, new = fix.get("line"), str(fix.get("old", "")), str(fix.get("new", ""))
+        if not isinstance(number, int) or not 1 <= number <= len(lines) or not old:
+            skipped.append(f"fix {dict(fix)}: no such line, or nothing to replace")
+            continue
+        line = lines[number - 1]
+        if line is None or old not in line:
+            skipped.append(f"line {number}: {old!r} is not on the line (any more)")
+            continue
+        ending = _line_ending(line)
+        body = line[: len(line) - len(ending)]
+        changed = body.replace(old, new, 1)
+        lines[number - 1] = None if not changed.strip() and old.strip() == body.strip() else changed + ending
+        applied.append(fix)
+    return FixReport("".join(line for line in lines if line is not None), tuple(applied), tuple(skipped))
+
+
+class LintTask:
+    """The ``lint`` task (see the module docstring)."""
+
+    name = LINT_KIND
+
+    def discover(self, root: Path, *, overwrite: bool = False) -> list[JobSpec]:
+        """One job per file with findings (``overwrite`` changes nothing: findings are the work)."""
+        return discover_lint_jobs(root)
+
+    def sample_inputs(self) -> dict[str, Any]:
+        """The inputs of a job for a file with one unused import."""
+        return {"path": "pkg/module.py", "source": "import os\n", "findings": [dict(_SAMPLE_FINDING)]}
+
+    def outcome(self, job: JobSpec, result: RunResult, root: Path) -> Outcome:
+        """The agent's line fixes and ruff's safe fixes, kept if ruff then finds less."""
+        submission(result)
+        fixes = []
+        for tool_result in result.tool_results:
+            if tool_result.name == "apply_fix" and not tool_result.is_error:
+                try:
+                    fixes.append(json.loads(tool_result.output))
+                except ValueError as exc:
+                    raise TaskError(f"apply_fix returned no JSON: {tool_result.output[:200]!r}") from exc
+        original = read_target(job, root)
+        report = apply_line_fixes(original, fixes)
+        path = job.path
+        before = ruff_codes(root, path, original)
+        by_ruff = ruff_safe_fixes(root, path, original)
+        left_by_ruff = ruff_codes(root, path, by_ruff)
+        if report.text == original:  # the agent changed nothing: ruff alone, already checked
+            proposed, left = by_ruff, left_by_ruff
+        else:
+            proposed = ruff_safe_fixes(root, path, report.text)
+            left = ruff_codes(root, path, proposed)
+        problem = _lint_problem(original, report, proposed, left, left_by_ruff)
+        if problem is None:  # the agent's fixes do better than ruff alone
+            return Outcome(True, file_change(path, original, proposed), _lint_summary(before, left))
+        if len(left_by_ruff) < len(before):  # ruff's own fixes alone, the agent's dropped
+            summary = f"{_lint_summary(before, left_by_ruff)}; ruff's fixes only: the agent's {problem}"
+            return Outcome(True, file_change(path, original, by_ruff), summary)
+        if proposed == original:
+            raise TaskError(f"nothing changes the file: the agent's {problem}")
+        change = file_change(path, original, proposed)
+        error = f"rejected: the agent's {problem}"
+        return Outcome(False, change, _lint_summary(before, left), error=error, result_status="rejected")
+
+
+def _lint_problem(
+    original: str, report: FixReport, proposed: str, left: list[str], left_by_ruff: list[str]
+) -> str | None:
+    """Why the agent's fixes (``report``, then ruff's, giving ``proposed``) are not kept, or None."""
+    if report.text == original:
+        return f"fixes change nothing ({'; '.join(report.skipped) or 'none proposed'})"
+    try:
+        ast.parse(proposed)
+    except (SyntaxError, ValueError) as exc:
+        return f"fixes leave a file that is not valid Python ({exc})"
+    if len(left) >= len(left_by_ruff):
+        return f"fixes leave {len(left)} finding(s), ruff's own fixes alone {len(left_by_ruff)}"
+    return None
+
+
+def _lint_summary(before: list[str], after: list[str]) -> str:
+    return f"ruff findings {len(before)} -> {len(after)} ({', '.join(after) or 'none left'})"

@@ -1,14 +1,11 @@
-"""The lint task's proposals: line fixes applied to a text, checked by ruff before and after.
+"""Ruff, as the lint task runs it: findings over a codebase's files, and on a text as if it
+were one of them.
 
-A proposal is ``{"line": N, "old": TEXT, "new": TEXT}``: replace the first ``old`` on line
-``N`` of the file as the job read it (1-based) with ``new``. A fix whose ``old`` was the line's
-whole text and whose ``new`` is empty deletes the line (an unused import goes away instead of
-leaving a blank line). Several fixes of one line apply in order; a fix whose ``old`` is no
-longer on its line is skipped and reported.
-
-Ruff checks the text through stdin with ``--stdin-filename`` set to the file's real path, in
-the codebase root: the codebase's own configuration (rules, ``noqa``, excludes) applies and
-nothing is written anywhere, neither to the user's files nor to a temporary copy.
+Ruff runs as ``python -m ruff`` (the ruff of the running interpreter) in the codebase root, so
+the codebase's own configuration applies (rule selection, ``noqa``, and with
+``--force-exclude`` its ``exclude`` settings). A text is checked through stdin with
+``--stdin-filename`` set to the file's real path: nothing is written anywhere, neither to the
+user's files nor to a temporary copy.
 """
 
 from __future__ import annotations
@@ -16,56 +13,56 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from structured_agents.jobs.source import split_lines
-from structured_agents.runner.errors import TaskError
+from structured_agents.jobs.errors import DiscoveryError
+from structured_agents.tasks.errors import TaskError
 
-__all__ = ["FixReport", "apply_line_fixes", "ruff_codes", "ruff_safe_fixes"]
+__all__ = ["ruff_codes", "ruff_findings", "ruff_safe_fixes"]
 
-
-@dataclass(frozen=True, slots=True)
-class FixReport:
-    """What :func:`apply_line_fixes` did."""
-
-    text: str
-    """The fixed text."""
-    applied: tuple[Mapping[str, Any], ...]
-    """The fixes that changed the text, in order."""
-    skipped: tuple[str, ...]
-    """Why each other fix was left out."""
+FILES_PER_RUN = 200
+"""Paths passed to one ruff process (keeps the command line short)."""
 
 
-def _line_ending(line: str) -> str:
-    for ending in ("\r\n", "\n", "\r"):
-        if line.endswith(ending):
-            return ending
-    return ""
+def _finding(raw: dict[str, Any]) -> dict[str, Any]:
+    location, end = raw.get("location") or {}, raw.get("end_location") or {}
+    return {
+        "code": raw.get("code") or "syntax-error",
+        "message": str(raw.get("message", "")),
+        "line": int(location.get("row", 0)),
+        "column": int(location.get("column", 0)),
+        "end_line": int(end.get("row", 0)),
+        "end_column": int(end.get("column", 0)),
+        "fixable": raw.get("fix") is not None,
+    }
 
 
-def apply_line_fixes(original: str, fixes: Sequence[Mapping[str, Any]]) -> FixReport:
-    """Apply ``fixes`` (see the module docstring) to ``original``."""
-    lines: list[str | None] = list(split_lines(original))
-    applied: list[Mapping[str, Any]] = []
-    skipped: list[str] = []
-    for fix in fixes:
-        number, old, new = fix.get("line"), str(fix.get("old", "")), str(fix.get("new", ""))
-        if not isinstance(number, int) or not 1 <= number <= len(lines) or not old:
-            skipped.append(f"fix {dict(fix)}: no such line, or nothing to replace")
-            continue
-        line = lines[number - 1]
-        if line is None or old not in line:
-            skipped.append(f"line {number}: {old!r} is not on the line (any more)")
-            continue
-        ending = _line_ending(line)
-        body = line[: len(line) - len(ending)]
-        changed = body.replace(old, new, 1)
-        lines[number - 1] = None if not changed.strip() and old.strip() == body.strip() else changed + ending
-        applied.append(fix)
-    return FixReport("".join(line for line in lines if line is not None), tuple(applied), tuple(skipped))
+def ruff_findings(root: Path, files: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """Findings of ruff on ``files`` (relative to ``root``), by file, each sorted by position."""
+    by_file: dict[str, list[dict[str, Any]]] = {}
+    resolved_root = root.resolve()
+    for start in range(0, len(files), FILES_PER_RUN):
+        chunk = files[start : start + FILES_PER_RUN]
+        command = [sys.executable, "-m", "ruff", "check", "--output-format", "json", "--exit-zero"]
+        command += ["--no-cache", "--force-exclude", "--", *chunk]
+        try:
+            done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
+        except OSError as exc:
+            raise DiscoveryError(f"could not run ruff: {exc}") from exc
+        if done.returncode != 0:
+            raise DiscoveryError(f"ruff failed in {root} (exit {done.returncode}): {done.stderr.strip()}")
+        try:
+            raw_findings = json.loads(done.stdout or "[]")
+        except json.JSONDecodeError as exc:
+            raise DiscoveryError(f"ruff printed no JSON in {root}: {done.stdout[:200]!r}") from exc
+        for raw in raw_findings:
+            path = Path(raw["filename"]).resolve().relative_to(resolved_root).as_posix()
+            by_file.setdefault(path, []).append(_finding(raw))
+    for findings in by_file.values():
+        findings.sort(key=lambda f: (f["line"], f["column"], f["code"]))
+    return by_file
 
 
 def _ruff(root: Path, path: str, text: str, *options: str) -> str:

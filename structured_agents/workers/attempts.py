@@ -1,30 +1,27 @@
-"""Attempts, failures and endings of runs: the bookkeeping every step shares.
+"""Attempts and retries of the workers' steps: the Celery driver's own policy.
 
 Each delivery of a step first counts itself in ``step_attempts`` (:func:`begin`). A step that
 raises records its error and is sent again after an exponential backoff; on the attempt that
-uses up ``SA_WORKERS__MAX_ATTEMPTS`` its run is failed with that error (:func:`fail_run`). A
-step whose worker dies (killed, out of memory, a crashing tool) never records an error, but
-its next delivery counts again, so a poison step ends its run the same way. Lost connections
-(:func:`~structured_agents.workers.errors.is_transient`) are retried without being written, since the database
-may be what is gone.
+uses up ``SA_WORKERS__MAX_ATTEMPTS`` its run is failed with that error
+(:meth:`~structured_agents.lifecycle.RunLifecycle.fail`). A step whose worker dies (killed,
+out of memory, a crashing tool) never records an error, but its next delivery counts again,
+so a poison step ends its run the same way. Lost connections
+(:func:`~structured_agents.workers.errors.is_transient`) are retried without being written,
+since the database may be what is gone.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from typing import Any
 
 from structured_agents.errors import StructuredAgentsError
-from structured_agents.kernel.state import RunState
-from structured_agents.observer.events import KernelEnd
-from structured_agents.store import FinalStatus
+from structured_agents.store import StoredRun
 from structured_agents.workers.errors import StepFailedError, is_transient
 from structured_agents.workers.runtime import Runtime, runtime
-from structured_agents.workers.state import StoredRun
 
-__all__ = ["begin", "close_run", "fail_run", "on_failure", "run_step", "step_key"]
+__all__ = ["begin", "on_failure", "run_step", "step_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,11 +35,13 @@ def step_key(epoch: int, *parts: object) -> str:
 
 def begin(rt: Runtime, run: StoredRun, key: str) -> int | None:
     """Count a delivery of step ``key``: its attempt number, or None (run failed) past the budget."""
-    attempt = rt.states.begin_step(run.run_id, key)
+    attempt = rt.store.begin_step(run.run_id, key)
     if attempt <= rt.settings.workers.max_attempts:
         return attempt
-    last = rt.states.last_error(run.run_id, key) or WORKER_LOST
-    fail_run(rt, run, StepFailedError(f"step {key} was begun {attempt - 1} times without finishing; {last}"))
+    last = rt.store.step_error(run.run_id, key) or WORKER_LOST
+    rt.lifecycle.fail(
+        run, StepFailedError(f"step {key} was begun {attempt - 1} times without finishing; {last}")
+    )
     return None
 
 
@@ -53,38 +52,11 @@ def on_failure(rt: Runtime, run: StoredRun, key: str, attempt: int, error: BaseE
     logger.warning("run %s step %s attempt %d failed: %s", run.run_id, key, attempt, text)
     if is_transient(error):
         return rt.backoff(attempt)
-    rt.states.fail_step(run.run_id, key, text)
+    rt.store.fail_step(run.run_id, key, text)
     if attempt >= rt.settings.workers.max_attempts:
-        fail_run(rt, run, StepFailedError(f"step {key} failed {attempt} times; last error: {text}"))
+        rt.lifecycle.fail(run, StepFailedError(f"step {key} failed {attempt} times; last error: {text}"))
         return None
     return rt.backoff(attempt)
-
-
-def fail_run(rt: Runtime, run: StoredRun, error: BaseException) -> None:
-    """End ``run`` as failed: ``KernelEnd(reason="error")`` in its log, ``runs.status = failed``."""
-    message = f"{type(error).__name__}: {error}"
-    state = run.current_state
-    if state is not None and not state.done:
-        ended = RunState.from_dict(state.to_dict())
-        ended.phase, ended.termination, ended.error = "done", "error", message
-        end = KernelEnd(
-            run_id=run.run_id,
-            turn=state.turn,
-            reason="error",
-            usage=state.usage,
-            duration_s=time.time() - state.started_at,
-            error=message,
-        )
-        rt.states.commit(run, ended, [end.to_dict()])
-    close_run(rt, run, "failed", message)
-
-
-def close_run(rt: Runtime, run: StoredRun, status: FinalStatus, error: str | None = None) -> None:
-    """Give the run its final status, forget its step attempts, and finish its batch if it was last."""
-    if rt.store.finish(run.run_id, status, error):
-        rt.states.clear_steps(run.run_id)
-    if not rt.states.batch_open(run.batch_id):
-        rt.states.move_batch(run.batch_id, "finished", only_from=("queued", "running"))
 
 
 def run_step(
@@ -100,7 +72,7 @@ def run_step(
     rt = runtime()
     key = step_key(epoch, *parts)
     try:
-        run = rt.states.load([run_id]).get(run_id)
+        run = rt.store.load_runs([run_id]).get(run_id)
         if run is None or run.status != "running" or run.current_state is None or run.epoch != epoch:
             return
         attempt = begin(rt, run, key)

@@ -14,7 +14,8 @@ from typing import Any
 from amqp.exceptions import ChannelError
 from celery import Celery
 
-from structured_agents.kernel.state import RunState
+from structured_agents.kernel import RunState
+from structured_agents.lifecycle import next_step
 from structured_agents.workers.constants import DELAYED, FINISH_RUN, LLM_TURN, START_RUN, TOOL_CALL
 from structured_agents.workers.errors import converting_broker
 
@@ -55,11 +56,12 @@ def send_starts(app: Celery, run_ids: Iterable[str]) -> int:
 def send_next(app: Celery, epoch: int, state: RunState) -> None:
     """Send the step the stored ``state`` needs next."""
     run_id = state.run_id
-    if state.phase == "model":
+    step = next_step(state)
+    if step == "model":
         send(app, LLM_TURN, (run_id, epoch, state.turn + 1))
-    elif state.phase == "tools":
+    elif step == "tools":
         send_many(app, ((TOOL_CALL, (run_id, epoch, state.turn, call.id)) for call in state.pending_calls))
-    elif state.phase == "done":
+    elif step == "finish":
         send(app, FINISH_RUN, (run_id, epoch))
 
 

@@ -21,7 +21,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structured_agents.bundles import Bundle, BundleError, load_bundle
 from structured_agents.jobs import JobSpec, job_id
-from structured_agents.runner import discover_jobs
 from structured_agents.store import Store
 from structured_agents.workers.constants import DISPATCH
 from structured_agents.workers.dispatch import send
@@ -134,7 +133,7 @@ def enqueue(
     discovers under ``root``."""
     loaded = load_bundle(bundle)
     try:
-        specs = discover_jobs(loaded, root) if jobs is None else jobs
+        specs = loaded.discover_jobs(root) if jobs is None else jobs
         if not specs:
             raise JobInputError(f"no jobs to enqueue under {root}")
         _check_templates(loaded, specs)

@@ -9,8 +9,9 @@
         └── JobInputError           malformed jobs, refused at enqueue (also a ConfigError)
 
 Database errors arrive as :class:`~structured_agents.store.StoreError` (the store converts
-SQLAlchemy's); :func:`is_transient` tells the ones worth retrying (lost connections) from the
-others. Kombu, redis-py and Celery errors are converted by :func:`converting_broker`.
+SQLAlchemy's; a database that is down or a lost connection is a ``StoreUnavailableError``);
+:func:`is_transient` tells the ones worth retrying from the others. Kombu, redis-py and Celery
+errors are converted by :func:`converting_broker`.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from contextlib import contextmanager
 from celery.exceptions import CeleryError
 from kombu.exceptions import KombuError
 from redis.exceptions import RedisError
-from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 
 from structured_agents.errors import ConfigError, StructuredAgentsError
+from structured_agents.store import StoreUnavailableError
 
 __all__ = [
     "BrokerError",
@@ -51,14 +52,7 @@ class JobInputError(DistributedError, ConfigError):
     """Jobs given to enqueue are malformed; the message names each bad job and field."""
 
 
-_TRANSIENT = (
-    BrokerError,
-    OperationalError,
-    InterfaceError,
-    DisconnectionError,
-    ConnectionError,
-    TimeoutError,
-)
+_TRANSIENT = (BrokerError, StoreUnavailableError, ConnectionError, TimeoutError)
 
 
 @contextmanager

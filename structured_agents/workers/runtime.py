@@ -1,4 +1,4 @@
-"""What one worker process holds: settings, database, run states, agents, engine, event loop.
+"""What one worker process holds: settings, store, agents, the run lifecycle, engine, event loop.
 
 Built lazily on first use inside the process that runs tasks (a prefork child opens its own
 database connections; nothing is inherited across ``fork``). The GPU worker's engine is
@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Awaitable, Sequence
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from structured_agents.errors import EngineError
-from structured_agents.kernel.engine import Completion, Engine, GenerationRequest
+from structured_agents.kernel import Completion, Engine, GenerationRequest
+from structured_agents.lifecycle import AgentCache, BatchAgent, RunLifecycle
 from structured_agents.settings import Settings, load_settings
-from structured_agents.store import Store
-from structured_agents.workers.agents import AgentCache
+from structured_agents.store import SqlStore, Store, StoredRun
 from structured_agents.workers.engine import create_worker_engine
-from structured_agents.workers.state import RunStates
 
 __all__ = ["Runtime", "reset_runtime", "runtime"]
 
@@ -44,24 +43,28 @@ class Runtime:
     @cached_property
     def store(self) -> Store:
         """The database of batches and runs (migrated on open)."""
-        return Store(self.settings.database_url)
-
-    @cached_property
-    def states(self) -> RunStates:
-        """Run states and step attempts."""
-        return RunStates(self.store)
+        return SqlStore(self.settings.database_url)
 
     @cached_property
     def agents(self) -> AgentCache:
         """Kernels of the recent batches' bundles."""
-        return AgentCache(_StepsCallTheEngine(), self.run)
+        return AgentCache(_StepsCallTheEngine())
+
+    @cached_property
+    def lifecycle(self) -> RunLifecycle:
+        """The steps of runs, over this process's store and agents."""
+        return RunLifecycle(self.store, self.agent_for)
+
+    async def agent_for(self, run: StoredRun) -> BatchAgent:
+        """The agent of the run's batch's bundle."""
+        return await self.agents.get(str(run.options["bundle"]))
 
     @cached_property
     def engine(self) -> Engine:
         """The model engine (loaded on first access; only the llm worker touches it)."""
         return create_worker_engine(self.settings.engine)
 
-    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+    def run(self, coroutine: Awaitable[T]) -> T:
         """Run a kernel coroutine on the process's event loop."""
         return self._loop.run_until_complete(coroutine)
 

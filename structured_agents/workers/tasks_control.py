@@ -1,44 +1,26 @@
 """Control steps (``control`` queue): start a run, finish it, dispatch a batch, sweep, delay.
 
-:func:`next_turn` ("next turn") and :func:`finish` are the lifecycle functions the other steps
-call inline: the tool-call step that records the last call of a turn applies the turn with
-:func:`next_turn`, which sends the next model turn or finishes the run on the spot; the
+The steps themselves are the run lifecycle's (:class:`~structured_agents.lifecycle.RunLifecycle`);
+these tasks load the run, count the attempt, call the step and send what comes next. The
 ``finish_run`` task finishes runs whose last turn ended without tool calls (and those the sweep
-finds done). :func:`cancel_batch` is called directly by the API and the CLI.
+finds done); the tool-call step finishes the others on the spot. :func:`cancel_batch` is called
+directly by the API and the CLI.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 from structured_agents.errors import StructuredAgentsError
-from structured_agents.kernel.state import RunState
-from structured_agents.observer.events import ToolCallEvent, ToolResultEvent
-from structured_agents.store import Store
-from structured_agents.store.models import ToolCallRow
-from structured_agents.types import JsonDict, ToolCall, ToolResult
+from structured_agents.store import Store, StoredRun
+from structured_agents.workers.attempts import begin, on_failure, run_step
 from structured_agents.workers.celery_app import app, task
 from structured_agents.workers.constants import CONTROL_QUEUE, DELAYED, DISPATCH, FINISH_RUN, START_RUN, SWEEP
 from structured_agents.workers.dispatch import queue_length, send, send_next, send_starts
 from structured_agents.workers.errors import is_transient
-from structured_agents.workers.lifecycle import begin, close_run, on_failure, run_step
-from structured_agents.workers.results import outcome_of, store_outcome
 from structured_agents.workers.runtime import runtime
-from structured_agents.workers.state import StoredRun
 
-__all__ = [
-    "cancel_batch",
-    "delayed",
-    "dispatch",
-    "finish",
-    "finish_run",
-    "next_turn",
-    "start_run",
-    "sweep",
-]
+__all__ = ["cancel_batch", "delayed", "dispatch", "finish_run", "start_run", "sweep"]
 
 
 @task(START_RUN, bind=True)
@@ -46,10 +28,10 @@ def start_run(self: Any, run_id: str) -> None:
     """Claim a queued run, emit ``KernelStart``, store its first state, send its first turn."""
     rt = runtime()
     try:
-        run = rt.states.load([run_id]).get(run_id)
+        run = rt.store.load_runs([run_id]).get(run_id)
         if run is not None and run.status == "queued":
             rt.store.claim(run_id)
-            run = rt.states.load([run_id]).get(run_id)
+            run = rt.store.load_runs([run_id]).get(run_id)
         if run is None or run.status != "running":
             return
         current = run.current_state
@@ -68,85 +50,18 @@ def start_run(self: Any, run_id: str) -> None:
     if attempt is None:
         return
     try:
-        agent = rt.agents.get(str(run.options["bundle"]))
-        agent.drain()
-        workspace = Path(run.root_path)
-        messages = rt.run(agent.bundle.initial_messages(run.inputs, workspace))
-        state = rt.run(
-            agent.kernel.start(messages, run_id=run.run_id, workspace=workspace, inputs=run.inputs)
-        )
-        if rt.states.init_state(run, state, agent.drain()):
-            send_next(app, max(run.epoch, 0) + 1, state)
+        started = rt.run(rt.lifecycle.start(run))
+        if started is not None and started.state is not None:
+            send_next(app, started.epoch, started.state)
     except Exception as exc:
         delay = on_failure(rt, run, "start", attempt, exc)
         if delay is not None:
             raise self.retry(exc=exc, countdown=delay, max_retries=None) from exc
 
 
-def _tool_events(run_id: str, turn: int, calls: list[ToolCallRow]) -> list[JsonDict]:
-    """The turn's ``tool_call`` events, then its ``tool_result`` events, in call order."""
-    started = [
-        ToolCallEvent(
-            run_id=run_id,
-            turn=turn,
-            call=ToolCall(row.name, dict(row.arguments), row.call_id),
-            timestamp=(row.created_at - timedelta(seconds=row.duration_s)).timestamp(),
-        )
-        for row in calls
-    ]
-    ended = [
-        ToolResultEvent(
-            run_id=run_id,
-            turn=turn,
-            call_id=row.call_id,
-            name=row.name,
-            output=row.output,
-            is_error=row.is_error,
-            duration_s=row.duration_s,
-            timestamp=row.created_at.timestamp(),
-        )
-        for row in calls
-    ]
-    return [event.to_dict() for event in (*started, *ended)]
-
-
-def next_turn(run: StoredRun, state: RunState, rows: Mapping[str, ToolCallRow]) -> None:
-    """Apply a turn's recorded tool results, then send the next model turn or finish the run.
-
-    Called by the tool-call step that finds every call of the turn recorded. It writes the
-    turn's ``tool_call``/``tool_result`` events in call order, then the kernel's
-    ``TurnComplete`` (and ``KernelEnd`` when the run ends), in one compare-and-set commit.
-    """
-    rt = runtime()
-    agent = rt.agents.get(str(run.options["bundle"]))
-    agent.drain()
-    calls = [rows[call.id] for call in state.pending_calls]
-    results = [ToolResult(row.call_id, row.name, row.output, row.is_error) for row in calls]
-    rt.run(agent.kernel.apply_results(state, results))
-    if not rt.states.commit(run, state, _tool_events(run.run_id, state.turn, calls) + agent.drain()):
-        return  # a duplicate already applied the turn
-    if state.done:
-        finish(run, state)
-    else:
-        send_next(app, run.epoch, state)
-
-
-def finish(run: StoredRun, state: RunState) -> None:
-    """Store a finished run's outcome (the runner's result handlers) and give it its final status."""
-    rt = runtime()
-    if state.termination == "error":  # failed where it ended (fail_run); nothing to store
-        close_run(rt, run, "failed", state.error)
-        return
-    task = rt.agents.get(str(run.options["bundle"])).bundle.manifest.task
-    outcome = outcome_of(rt.store, run, task, state)
-    store_outcome(rt.store, run, outcome)
-    close_run(rt, run, "succeeded" if outcome.succeeded else "failed", outcome.error)
-
-
 def _finish(run: StoredRun) -> None:
-    state = run.current_state
-    if state is not None and state.done:
-        finish(run, state)
+    rt = runtime()
+    rt.run(rt.lifecycle.finish(run))
 
 
 @task(FINISH_RUN, bind=True)
@@ -166,7 +81,7 @@ def delayed(name: str, args: list[Any]) -> None:
 def dispatch(batch_id: str) -> int:
     """Send the start of every queued run of a batch; returns how many were sent."""
     rt = runtime()
-    if not rt.states.move_batch(batch_id, "running", only_from=("queued",)):
+    if not rt.store.move_batch(batch_id, "running", only_from=("queued",)):
         return 0  # cancelled before it was dispatched (or dispatched already)
     return send_starts(app, [run.id for run in rt.store.list_runs(batch_id, "queued")])
 
@@ -182,15 +97,15 @@ def sweep() -> int:
     """
     rt = runtime()
     older_than = rt.settings.workers.stale_after_s
-    stale = rt.states.stale(older_than)
+    stale = rt.store.stale_runs(older_than)
     for run in stale:
         state = run.current_state
         if state is None:
             send(app, START_RUN, (run.run_id,))
         else:
             send_next(app, run.epoch, state)
-            rt.states.touch(run)
-    batches, waiting = rt.states.undispatched(older_than)
+            rt.store.touch_state(run.run_id)
+    batches, waiting = rt.store.undispatched(older_than)
     for batch_id in batches:
         send(app, DISPATCH, (batch_id,))
     starts = send_starts(app, waiting) if waiting and queue_length(app, CONTROL_QUEUE) == 0 else 0

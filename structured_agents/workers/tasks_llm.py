@@ -25,16 +25,14 @@ from celery.signals import worker_ready
 from celery_batches import Batches
 
 from structured_agents.errors import EngineError
-from structured_agents.kernel.engine import Completion, Engine, GenerationRequest
-from structured_agents.kernel.state import RunState
-from structured_agents.types import JsonDict
-from structured_agents.workers.agents import BatchAgent
+from structured_agents.kernel import Completion, Engine, GenerationRequest
+from structured_agents.lifecycle import ModelTurn
+from structured_agents.store import StoredRun
+from structured_agents.workers.attempts import begin, on_failure, step_key
 from structured_agents.workers.celery_app import SETTINGS, app, task
 from structured_agents.workers.constants import LLM_QUEUE, LLM_TURN
 from structured_agents.workers.dispatch import send, send_next
-from structured_agents.workers.lifecycle import begin, on_failure, step_key
 from structured_agents.workers.runtime import Runtime, runtime
-from structured_agents.workers.state import StoredRun, TurnValues
 
 __all__ = ["ModelTurnBatches", "generate_isolated", "model_turns"]
 
@@ -47,11 +45,7 @@ Step = tuple[str, int, int]
 @dataclass(slots=True)
 class _Turn:
     step: Step
-    run: StoredRun
-    agent: BatchAgent
-    state: RunState
-    request: GenerationRequest
-    events: list[JsonDict]
+    turn: ModelTurn
     key: str
     attempt: int
 
@@ -84,39 +78,28 @@ def _retry(rt: Runtime, run: StoredRun, key: str, attempt: int, step: Step, erro
 
 
 def _prepare(rt: Runtime, run: StoredRun, step: Step) -> _Turn | None:
-    _, epoch, turn = step
+    _, epoch, number = step
     state = run.current_state
     if run.status != "running" or state is None or run.epoch != epoch:
         return None
-    if state.phase != "model" or state.turn != turn - 1:
+    if state.phase != "model" or state.turn != number - 1:
         return None  # a duplicate of a turn already applied
-    key = step_key(epoch, "llm", turn)
+    key = step_key(epoch, "llm", number)
     attempt = begin(rt, run, key)
     if attempt is None:
         return None
     try:
-        agent = rt.agents.get(str(run.options["bundle"]))
-        agent.drain()
-        request = rt.run(agent.kernel.build_request(state))
+        turn = rt.run(rt.lifecycle.model_turn(run, number))
     except Exception as exc:
         _retry(rt, run, key, attempt, step, exc)
         return None
-    return _Turn(step, run, agent, state, request, agent.drain(), key, attempt)
+    return None if turn is None else _Turn(step, turn, key, attempt)
 
 
 def _apply(rt: Runtime, turn: _Turn, completion: Completion) -> None:
-    rt.run(turn.agent.kernel.apply_completion(turn.state, completion))
-    row = TurnValues(
-        turn=turn.state.turn,
-        prompt_tokens=completion.usage.prompt_tokens,
-        completion_tokens=completion.usage.completion_tokens,
-        latency_s=completion.latency_s,
-        batch_size=completion.batch_size,
-        finish_reason=completion.finish_reason,
-        raw_text=completion.text,
-    )
-    if rt.states.commit(turn.run, turn.state, turn.events + turn.agent.drain(), turn=row):
-        send_next(app, turn.run.epoch, turn.state)
+    applied = rt.run(rt.lifecycle.apply_completion(turn.turn, completion))
+    if applied is not None and applied.state is not None:
+        send_next(app, applied.epoch, applied.state)
 
 
 class ModelTurnBatches(Batches):  # type: ignore[misc]
@@ -175,7 +158,7 @@ def _model_turns(requests: Sequence[Any]) -> None:
     steps: list[Step] = list(
         dict.fromkeys((str(r.args[0]), int(r.args[1]), int(r.args[2])) for r in requests)
     )
-    runs = rt.states.load(run_id for run_id, _, _ in steps)
+    runs = rt.store.load_runs(run_id for run_id, _, _ in steps)
     turns: list[_Turn] = []
     for step in steps:
         run = runs.get(step[0])
@@ -187,14 +170,14 @@ def _model_turns(requests: Sequence[Any]) -> None:
         if prepared is not None:
             turns.append(prepared)
     logger.info("decoding %d model turns (%d messages)", len(turns), len(requests))
-    outcomes = generate_isolated(rt.engine, [turn.request for turn in turns])
+    outcomes = generate_isolated(rt.engine, [turn.turn.request for turn in turns])
     for turn, outcome in zip(turns, outcomes, strict=True):
         try:
             if isinstance(outcome, Exception):
                 raise outcome
             _apply(rt, turn, outcome)
         except Exception as exc:
-            _retry(rt, turn.run, turn.key, turn.attempt, turn.step, exc)
+            _retry(rt, turn.turn.run, turn.key, turn.attempt, turn.step, exc)
 
 
 @worker_ready.connect  # type: ignore[untyped-decorator]

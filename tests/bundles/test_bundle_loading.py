@@ -14,8 +14,8 @@ from bundle_helpers import SAMPLE_PROJECT, SHIPPED, copy_bundle, edit
 
 from structured_agents.bundles import Bundle, find_bundle, list_bundles, load_bundle
 from structured_agents.context import RunContext
-from structured_agents.jobs import discover_docstring_jobs
 from structured_agents.pym import PymRunner
+from structured_agents.tasks.docstring import discover_docstring_jobs
 from structured_agents.types import ToolCall
 
 

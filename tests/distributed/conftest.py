@@ -28,7 +28,7 @@ from services import PostgresServer, create_database, start_postgres
 
 from structured_agents.plugins.registry import get_plugin
 from structured_agents.settings import Settings
-from structured_agents.store import Store
+from structured_agents.store import SqlStore, Store
 from structured_agents.types import ToolCall
 from structured_agents.workers.celery_app import make_app
 from structured_agents.workers.enqueue import enqueue, parse_jobs
@@ -128,7 +128,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, pg_server: PostgresServer)
     cpu = WorkerProcess(
         "cpu", env, base / "cpu.log", "--concurrency=2", "--beat", f"--schedule={base / 'beat'}"
     )
-    store = Store(database_url)
+    store = SqlStore(database_url)
     settings = Settings(database_url=database_url, redis_url=redis_server.url)
     try:
         gpu.start()

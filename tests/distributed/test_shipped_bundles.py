@@ -13,8 +13,8 @@ from pathlib import Path
 
 from conftest import SCRIPTED_DOCSTRING, Cluster
 
-from structured_agents.jobs import discover_docstring_jobs, find_docstring_targets
 from structured_agents.patches import apply_patches
+from structured_agents.tasks.docstring import discover_docstring_jobs, find_docstring_targets
 from structured_agents.workers.enqueue import enqueue
 
 SAMPLE_PROJECT = Path(__file__).resolve().parents[1] / "fixtures" / "sample_project"

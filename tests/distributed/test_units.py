@@ -1,4 +1,4 @@
-"""The workers' parts without services: errors at the seams, the scripted engine, isolation, state CAS."""
+"""The workers' parts without services: errors at the seams, the scripted engine, isolation, backoff."""
 
 from __future__ import annotations
 
@@ -8,20 +8,16 @@ from pathlib import Path
 import pytest
 from kombu.exceptions import OperationalError as KombuOperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from sqlalchemy.exc import OperationalError
 
 from structured_agents.errors import ConfigError, EngineError
-from structured_agents.jobs import JobSpec
 from structured_agents.kernel.engine import GenerationRequest
-from structured_agents.kernel.state import RunState
 from structured_agents.settings import Settings
-from structured_agents.store import Store, StoreError
+from structured_agents.store import StoreError, StoreUnavailableError
 from structured_agents.workers.celery_app import make_app
 from structured_agents.workers.dispatch import send
 from structured_agents.workers.engine import TurnScriptEngine, load_turn_script
 from structured_agents.workers.errors import BrokerError, converting_broker, is_transient
 from structured_agents.workers.runtime import Runtime
-from structured_agents.workers.state import RunStates, TurnValues
 from structured_agents.workers.tasks_llm import generate_isolated
 
 
@@ -45,9 +41,11 @@ def test_an_unreachable_broker_is_a_broker_error() -> None:
 
 
 def test_lost_database_connections_are_transient_and_other_errors_are_not() -> None:
-    lost = StoreError("claim run x failed")
-    lost.__cause__ = OperationalError("SELECT 1", {}, Exception("server closed the connection"))
-    assert is_transient(lost)
+    lost = StoreError("the step failed")
+    lost.__cause__ = StoreUnavailableError(
+        "claim run x failed: OperationalError: server closed the connection"
+    )
+    assert is_transient(lost) and is_transient(lost.__cause__)
     assert not is_transient(StoreError("constraint violated"))
     assert not is_transient(EngineError("the script has 0 turns"))
 
@@ -91,30 +89,3 @@ def test_a_poison_request_does_not_fail_its_batch() -> None:
 def test_backoff_doubles_up_to_its_cap() -> None:
     rt = Runtime(Settings(workers={"retry_backoff_s": 0.5, "retry_backoff_max_s": 3}))
     assert [rt.backoff(n) for n in (1, 2, 3, 4, 5)] == [0.5, 1.0, 2.0, 3.0, 3.0]
-
-
-def test_state_commits_are_compare_and_set(tmp_path: Path) -> None:
-    with Store(f"sqlite:///{tmp_path / 'sa.db'}") as store:
-        batch = store.create_batch("b", "1", str(tmp_path), {"bundle": "x"})
-        store.add_jobs(batch.id, [JobSpec("r1", "lookup", "a.txt", "<module>", "")])
-        store.claim("r1")
-        states = RunStates(store)
-        run = states.load(["r1"])["r1"]
-        state = RunState(run_id="r1")
-        start = {"type": "kernel_start", "run_id": "r1", "turn": 0}
-        assert states.init_state(run, state, [start])
-        assert not states.init_state(run, state, [start])  # a duplicate start
-        loaded = states.load(["r1"])["r1"]
-        assert loaded.current_state is not None and loaded.epoch == 1
-        state.turn, state.phase = 1, "tools"
-        turn = TurnValues(1, 10, 5, 0.1, 4, "stop", "text")
-        response = {"type": "model_response", "run_id": "r1", "turn": 1}
-        assert states.commit(loaded, state, [response], turn=turn)
-        assert not states.commit(loaded, state, [response], turn=turn)  # stale version: nothing written
-        assert [e.type for e in store.events("r1")] == ["kernel_start", "model_response"]
-        assert [t.batch_size for t in store.turns("r1")] == [4]
-        assert [states.begin_step("r1", "e1:llm:2") for _ in range(3)] == [1, 2, 3]
-        states.fail_step("r1", "e1:llm:2", "EngineError: boom")
-        assert states.last_error("r1", "e1:llm:2") == "EngineError: boom"
-        states.clear_steps("r1")
-        assert states.begin_step("r1", "e1:llm:2") == 1

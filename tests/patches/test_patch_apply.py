@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from structured_agents.jobs import discover_docstring_jobs, source_hash
+from structured_agents.jobs import source_hash
 from structured_agents.patches import Patch, apply_patches, docstring_change, file_change, write_atomic
 from structured_agents.patches.docstring import set_docstring
-from structured_agents.store import Store
+from structured_agents.store import SqlStore
+from structured_agents.tasks.docstring import discover_docstring_jobs
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "sample_project"
 
@@ -127,7 +128,7 @@ def test_writes_are_atomic_and_keep_permissions(project: Path) -> None:
 
 
 def test_results_from_the_store_apply(project: Path, tmp_path: Path) -> None:
-    with Store(f"sqlite:///{tmp_path / 'store.db'}") as store:
+    with SqlStore(f"sqlite:///{tmp_path / 'store.db'}") as store:
         batch = store.create_batch("docstrings", "1.0", str(project))
         jobs = [job for job in discover_docstring_jobs(project) if job.path == "geometry/shapes.py"]
         store.add_jobs(batch.id, jobs)

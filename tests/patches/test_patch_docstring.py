@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structured_agents.jobs import find_docstring_targets
 from structured_agents.patches import PatchError, docstring_change, parse_diff, set_docstring
+from structured_agents.tasks.docstring import find_docstring_targets
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "sample_project"
 

@@ -10,7 +10,7 @@ from runner_helpers import copy_sample_project
 
 from structured_agents.bundles import Bundle, load_bundle
 from structured_agents.pym import PymRunner
-from structured_agents.store import Store
+from structured_agents.store import SqlStore, Store
 
 
 @pytest.fixture(scope="session")
@@ -34,7 +34,7 @@ def db_url(tmp_path: Path) -> str:
 
 @pytest.fixture
 def store(db_url: str) -> Iterator[Store]:
-    with Store(db_url) as opened:
+    with SqlStore(db_url) as opened:
         yield opened
 
 

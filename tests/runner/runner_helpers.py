@@ -11,7 +11,7 @@ from pathlib import Path
 from structured_agents.bundles import Bundle
 from structured_agents.engines import GenerationRequest, ScriptedEngine, by_run_id
 from structured_agents.observer.protocol import Observer
-from structured_agents.runner import EmbeddedRunner, RunSummary, discover_jobs
+from structured_agents.runner import EmbeddedRunner, RunSummary
 from structured_agents.store import Store
 from structured_agents.types import ToolCall
 
@@ -69,5 +69,5 @@ def run_embedded(
 ) -> RunSummary:
     """Discover the bundle's jobs under ``root`` and run them all."""
     runner = EmbeddedRunner(bundle, engine, store, concurrency=concurrency, observers=observers)
-    jobs = discover_jobs(bundle, root, overwrite=overwrite)
+    jobs = bundle.discover_jobs(root, overwrite=overwrite)
     return asyncio.run(runner.run(root, jobs, overwrite=overwrite))

@@ -18,9 +18,9 @@ from structured_agents.cli.main import app
 from structured_agents.engines import Engine, GenerationRequest, ScriptedEngine, by_run_id
 from structured_agents.engines.factory import register_engine
 from structured_agents.plugins.registry import get_plugin
-from structured_agents.runner.tasks import code_without_docstrings
 from structured_agents.settings import EngineSettings
-from structured_agents.store import Store
+from structured_agents.store import SqlStore
+from structured_agents.tasks.docstring import code_without_docstrings
 from structured_agents.types import ToolCall
 
 ENGINE = "runner-tests"
@@ -55,7 +55,7 @@ def test_sa_run_stores_diffs_and_prints_the_next_commands(project: Path, db_url:
     code, output = _run(project, db_url)
 
     assert code == 0, output
-    with Store(db_url) as store:
+    with SqlStore(db_url) as store:
         batch = store.list_batches()[0]
         assert store.batch_counts(batch.id).by_status == {"succeeded": 19}
     assert f"sa diff {batch.id} --db {db_url}" in output
@@ -84,7 +84,7 @@ def test_sa_run_refuses_the_scripted_engine_as_a_user_option(project: Path, db_u
 
 def test_sa_diff_shows_a_batch_or_one_run(project: Path, db_url: str) -> None:
     _run(project, db_url)
-    with Store(db_url) as store:
+    with SqlStore(db_url) as store:
         batch = store.list_batches()[0]
         run = next(r for r in store.list_runs(batch.id) if r.qualname == "slugify")
 
@@ -105,7 +105,7 @@ def test_sa_diff_shows_a_batch_or_one_run(project: Path, db_url: str) -> None:
 
 def test_sa_apply_writes_docstrings_and_refuses_files_changed_since(project: Path, db_url: str) -> None:
     _run(project, db_url)
-    with Store(db_url) as store:
+    with SqlStore(db_url) as store:
         batch = store.list_batches()[0]
     edited = project / "utils.py"
     edited.write_text(edited.read_text() + "\n# edited after the run\n")
@@ -122,7 +122,7 @@ def test_sa_apply_writes_docstrings_and_refuses_files_changed_since(project: Pat
     assert code_without_docstrings(new_shapes) == code_without_docstrings(shapes)
     circle = next(n for n in ast.parse(new_shapes).body if isinstance(n, ast.ClassDef) and n.name == "Circle")
     assert ast.get_docstring(circle) == "Summary of Circle."  # Circle takes no "value": Args dropped
-    with Store(db_url) as store:
+    with SqlStore(db_url) as store:
         statuses = {r.target_path: r.status for r in store.results(batch.id)}
     assert statuses["utils.py"] == "stale" and statuses["geometry/shapes.py"] == "applied"
 

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from structured_agents.store import Store
+from structured_agents.store import SqlStore
 
 HELPERS = Path(__file__).resolve().parent
 
@@ -72,7 +72,7 @@ def test_ctrl_c_requeues_running_jobs_and_the_same_command_resumes(
 
     assert process.returncode == 130, output
     assert "interrupted" in output and "run the same command again to resume" in output.lower()
-    with Store(db_url) as store:
+    with SqlStore(db_url) as store:
         [batch] = store.list_batches()
         statuses = [run.status for run in store.list_runs(batch.id)]
         assert batch.status == "queued"
@@ -83,6 +83,6 @@ def test_ctrl_c_requeues_running_jobs_and_the_same_command_resumes(
     output = resumed.communicate(timeout=120)[0]
 
     assert resumed.returncode == 0, output
-    with Store(db_url) as store:
+    with SqlStore(db_url) as store:
         assert [b.id for b in store.list_batches()] == [batch.id]
         assert store.batch_counts(batch.id).by_status == {"succeeded": len(statuses)}

@@ -17,10 +17,13 @@ from runner_helpers import (
 
 from structured_agents.bundles import Bundle
 from structured_agents.engines import GenerationRequest
-from structured_agents.jobs import discover_docstring_jobs, find_docstring_targets
 from structured_agents.patches import apply_patches
-from structured_agents.runner.tasks import code_without_docstrings
 from structured_agents.store import Store
+from structured_agents.tasks.docstring import (
+    code_without_docstrings,
+    discover_docstring_jobs,
+    find_docstring_targets,
+)
 from structured_agents.types import ToolCall
 
 

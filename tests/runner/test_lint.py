@@ -15,8 +15,9 @@ from runner_helpers import SAMPLE_PROJECT, run_embedded, scripted
 from structured_agents.bundles import Bundle
 from structured_agents.engines import GenerationRequest
 from structured_agents.patches import apply_patches
-from structured_agents.runner.lint_fixes import apply_line_fixes, ruff_codes, ruff_safe_fixes
 from structured_agents.store import Store
+from structured_agents.tasks.lint import apply_line_fixes
+from structured_agents.tasks.ruff import ruff_codes, ruff_safe_fixes
 from structured_agents.types import ToolCall
 
 

@@ -1,11 +1,13 @@
 """The shipped bundles with the real small model on CPU: one batched run each.
 
 Slow (minutes on two cores), so marked ``model``. The docstring run checks what must hold for
-any model output the grammar allows: every target gets a docstring patch that parses, unless the
-token limit cut the model off on both of its turns (the grammar fixes the form, not the length;
-the one failure a run may then have names the limit), applying the patches changes nothing but
-docstrings, and running again redoes only the failures. The lint run is a
-smoke test: the job ends, and a proposal is only ever kept when ruff finds less.
+any model output the grammar allows, on any CPU, thread count and batch size
+(``--model-batch-size``): every job ends, a failed one only for a reason a well-formed output
+can have (the model never submitted an acceptable docstring, or the token limit cut it off:
+the grammar fixes the form, not the content or the length), never an error of ours; most
+targets succeed (a rate with a margin, not one model output); applying the patches changes
+nothing but docstrings; running again redoes only the failures. The lint run is a smoke test:
+the job ends, and a proposal is only ever kept when ruff finds less.
 """
 
 from __future__ import annotations
@@ -21,11 +23,14 @@ from services import require_model_stack
 
 from structured_agents.bundles import Bundle
 from structured_agents.harness import run_harness
-from structured_agents.jobs import discover_docstring_jobs, find_docstring_targets
 from structured_agents.patches import apply_patches
-from structured_agents.runner.lint_fixes import ruff_codes
-from structured_agents.runner.tasks import code_without_docstrings
 from structured_agents.store import Store
+from structured_agents.tasks.docstring import (
+    code_without_docstrings,
+    discover_docstring_jobs,
+    find_docstring_targets,
+)
+from structured_agents.tasks.ruff import ruff_codes
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -36,11 +41,16 @@ pytestmark = pytest.mark.model
 
 
 @pytest.fixture(scope="module")
-def model() -> Iterator[TransformersEngine]:
+def model(model_batch_size: int) -> Iterator[TransformersEngine]:
     require_model_stack()
     from structured_agents.engines.transformers_engine import TransformersEngine
 
-    yield TransformersEngine(device="cpu", max_batch_size=8)
+    yield TransformersEngine(device="cpu", max_batch_size=model_batch_size)
+
+
+TASK_FAILURES = ("the agent did not submit a result", "cut off at max_new_tokens")
+"""What a failed docstring job's error may say: the model's output was well formed but not
+acceptable, or too long. Anything else (an exception of ours) fails the test."""
 
 
 def test_docstrings_for_the_whole_sample_project(
@@ -49,11 +59,13 @@ def test_docstrings_for_the_whole_sample_project(
     targets = discover_docstring_jobs(project)
     originals = {job.path: (project / job.path).read_text() for job in targets}
 
-    summary = run_embedded(docstring_bundle, model, store, project, concurrency=8)
+    summary = run_embedded(docstring_bundle, model, store, project, concurrency=model.max_batch_size)
 
     failures = {run.qualname: run.error or "" for run in store.list_runs(summary.batch_id, "failed")}
-    assert all("cut off at max_new_tokens" in error for error in failures.values()), failures
-    assert summary.succeeded >= 0.8 * len(targets) and max(summary.batch_sizes) > 1
+    assert all(any(reason in error for reason in TASK_FAILURES) for error in failures.values()), failures
+    assert summary.ran == len(targets) and summary.succeeded >= 0.8 * len(targets), failures
+    assert max(summary.batch_sizes) <= model.max_batch_size
+    assert max(summary.batch_sizes) > 1 or model.max_batch_size == 1  # the loops' turns were batched
     assert not filecmp.dircmp(SAMPLE_PROJECT, project).diff_files
     results = store.results(summary.batch_id)
     assert len(results) == summary.succeeded

@@ -12,7 +12,7 @@ from runner_helpers import run_embedded, scripted, submit_docstring
 from structured_agents.bundles import Bundle
 from structured_agents.engines import BatchingEngine, Engine, FunctionEngine
 from structured_agents.observer.events import Event, KernelEnd, ModelRequest
-from structured_agents.runner import EmbeddedRunner, discover_jobs
+from structured_agents.runner import EmbeddedRunner
 from structured_agents.store import Store
 
 
@@ -43,7 +43,7 @@ def _interrupted_run(
     runner = EmbeddedRunner(bundle, engine or scripted(bundle), store, concurrency=4, observers=[stopper])
 
     async def main() -> None:
-        stopper.task = asyncio.ensure_future(runner.run(root, discover_jobs(bundle, root)))
+        stopper.task = asyncio.ensure_future(runner.run(root, bundle.discover_jobs(root)))
         await stopper.task
 
     with pytest.raises(asyncio.CancelledError):
@@ -114,7 +114,7 @@ def test_a_shared_batching_engine_keeps_serving_after_an_interruption(
         # cancelled as the 7th request is built: requests 5 and 6 wait in the engine's queue
         _interrupted_run(docstring_bundle, store, project, after=7, engine=shared, kind=ModelRequest)
         runner = EmbeddedRunner(docstring_bundle, shared, store, concurrency=4)
-        jobs = discover_jobs(docstring_bundle, project)
+        jobs = docstring_bundle.discover_jobs(project)
 
         summary = asyncio.run(asyncio.wait_for(runner.run(project, jobs), timeout=60))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from services import PostgresServer, create_database, drop_database, start_postgres
 
-from structured_agents.store import Store
+from structured_agents.store import SqlStore, Store
 
 
 @pytest.fixture(scope="session")
@@ -43,5 +43,5 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 @pytest.fixture
 def store(db_url: str) -> Iterator[Store]:
     """A migrated store on ``db_url``."""
-    with Store(db_url) as opened:
+    with SqlStore(db_url) as opened:
         yield opened

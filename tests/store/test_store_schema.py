@@ -11,7 +11,14 @@ from sqlalchemy import create_engine, inspect
 from sqlalchemy.exc import OperationalError
 
 from structured_agents.errors import StructuredAgentsError
-from structured_agents.store import VIEWS, Store, StoreError, current_revision, head_revision, upgrade
+from structured_agents.store import (
+    VIEWS,
+    SqlStore,
+    StoreError,
+    current_revision,
+    head_revision,
+    upgrade,
+)
 from structured_agents.store.engine import normalize_url
 from structured_agents.store.models import Base
 
@@ -48,13 +55,13 @@ def test_migrated_schema_matches_the_models(db_url: str) -> None:
 def test_upgrade_is_idempotent_and_store_migrates_on_open(db_url: str) -> None:
     upgrade(db_url)
     upgrade(db_url)
-    with Store(db_url) as store:
+    with SqlStore(db_url) as store:
         assert current_revision(store.engine) == head_revision()
         assert store.list_batches() == []
 
 
 def test_store_without_migrate_does_not_touch_the_schema(db_url: str) -> None:
-    with Store(db_url, migrate=False) as store:
+    with SqlStore(db_url, migrate=False) as store:
         assert current_revision(store.engine) is None
         with pytest.raises(StoreError, match="list batches failed"):
             store.list_batches()
@@ -73,14 +80,14 @@ def test_unsupported_urls_are_refused(url: str) -> None:
 
 def test_sqlite_file_and_directory_are_created(tmp_path: Path) -> None:
     path = tmp_path / "nested" / "dir" / "sa.db"
-    with Store(f"sqlite:///{path}") as store:
+    with SqlStore(f"sqlite:///{path}") as store:
         assert store.dialect == "sqlite"
     assert path.is_file()
 
 
 def test_driver_errors_become_store_errors(tmp_path: Path) -> None:
     with pytest.raises(StoreError) as info:
-        Store("postgresql://nobody@127.0.0.1:1/none")
+        SqlStore("postgresql://nobody@127.0.0.1:1/none")
     assert isinstance(info.value, StructuredAgentsError)
     assert isinstance(info.value.__cause__, OperationalError)
     assert "migrate database" in str(info.value)
@@ -88,9 +95,9 @@ def test_driver_errors_become_store_errors(tmp_path: Path) -> None:
 
 def test_embedded_mode_uses_the_user_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    with Store() as store:
+    with SqlStore() as store:
         assert store.dialect == "sqlite"
         assert store.url.endswith("/data/structured-agents/structured_agents.db")
         store.create_batch("docstrings", "1.0", "/src")
-    with Store() as reopened:
+    with SqlStore() as reopened:
         assert len(reopened.list_batches()) == 1

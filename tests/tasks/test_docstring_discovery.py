@@ -5,14 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from structured_agents.jobs import (
-    DOCSTRING_KIND,
-    JobSpec,
-    discover_docstring_jobs,
-    find_docstring_targets,
-    job_id,
-    source_hash,
-)
+from structured_agents.jobs import JobSpec, job_id, source_hash
+from structured_agents.tasks.docstring import DOCSTRING_KIND, discover_docstring_jobs, find_docstring_targets
 
 UNDOCUMENTED = {
     "geometry/draft_final.py": ["final_draft"],

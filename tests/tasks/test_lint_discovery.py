@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from structured_agents.jobs import LINT_KIND, MODULE_QUALNAME, DiscoveryError, discover_lint_jobs, job_id
+from structured_agents.jobs import DiscoveryError, job_id
+from structured_agents.tasks.lint import LINT_KIND, MODULE_QUALNAME, discover_lint_jobs
 
 
 def test_one_job_per_file_with_findings(sample_project: Path) -> None:

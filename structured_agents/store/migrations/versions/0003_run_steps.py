@@ -1,8 +1,6 @@
-"""Distributed runner: run_states and step_attempts (see ``store/step_models.py``).
+"""Runs driven step by step: run_states and step_attempts (see ``store/models.py``).
 
-Written by hand to match the models. The import of ``step_models`` registers the two tables in
-``Base.metadata`` whenever the migrations are loaded, so comparing a migrated database with
-the metadata sees them.
+Written by hand to match the models.
 
 Revision ID: 0003_run_steps
 Revises: 0002_views
@@ -17,14 +15,14 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects.postgresql import JSONB
 
-from structured_agents.store import step_models
+from structured_agents.store.models import RunStateRow, StepAttemptRow
 
 revision: str = "0003_run_steps"
 down_revision: str | None = "0002_views"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-TABLES = (step_models.RunStateRow.__tablename__, step_models.StepAttemptRow.__tablename__)
+TABLES = (RunStateRow.__tablename__, StepAttemptRow.__tablename__)
 JSON_TYPE = sa.JSON().with_variant(JSONB(), "postgresql")
 TS = sa.DateTime(timezone=True)
 

@@ -1,0 +1,25 @@
+"""One run lifecycle under both drivers: the embedded runner (``sa run``) and the Celery steps.
+
+:class:`RunLifecycle` holds the steps (start, model turn, tool calls, apply, finish, fail);
+:mod:`.outcome` turns a finished run into a stored result; :mod:`.agents` holds the loaded
+bundles the steps run with. Neither driver imports the other: both drive these.
+"""
+
+from __future__ import annotations
+
+from structured_agents.lifecycle.agents import AgentCache, BatchAgent, EventBuffer
+from structured_agents.lifecycle.outcome import outcome_of, store_outcome, turn_record
+from structured_agents.lifecycle.steps import ModelTurn, NextStep, RunLifecycle, next_step
+
+__all__ = [
+    "AgentCache",
+    "BatchAgent",
+    "EventBuffer",
+    "ModelTurn",
+    "NextStep",
+    "RunLifecycle",
+    "next_step",
+    "outcome_of",
+    "store_outcome",
+    "turn_record",
+]

@@ -1,0 +1,259 @@
+"""The store seam: every read and write of batches, runs and their history goes through here.
+
+Callers (the run lifecycle, the embedded runner, the Celery steps, the API, the CLI, the
+report) depend on :class:`Store` and get frozen records back, never rows; every SQL statement
+lives behind it, in :class:`~structured_agents.store.sql.SqlStore` (PostgreSQL or SQLite).
+Methods that can lose a race (claims, state commits, idempotent inserts) say so by returning
+``None`` or ``False`` instead of raising, so a duplicated step can simply stop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol, Self
+
+from structured_agents.jobs.spec import JobSpec
+from structured_agents.kernel.state import RunState
+from structured_agents.store.models import BatchStatus, ResultStatus, RunStatus
+from structured_agents.store.queue import FinalStatus
+from structured_agents.store.records import (
+    BatchCounts,
+    BatchRecord,
+    EnqueueResult,
+    EventRecord,
+    ResultRecord,
+    RunRecord,
+    ToolCallRecord,
+    TurnRecord,
+)
+from structured_agents.store.steps import StoredRun
+
+__all__ = ["Store"]
+
+
+class Store(Protocol):
+    """Batches, runs, their history and their step states (see the module docstring)."""
+
+    @property
+    def url(self) -> str:
+        """Where the store is, password hidden."""
+        ...
+
+    @property
+    def dialect(self) -> str:
+        """``postgresql`` or ``sqlite``."""
+        ...
+
+    def close(self) -> None:
+        """Release every connection."""
+        ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    # -- batches and the run queue ---------------------------------------------------------
+
+    def create_batch(
+        self,
+        bundle_name: str,
+        bundle_version: str,
+        root_path: str,
+        options: dict[str, Any] | None = None,
+        *,
+        batch_id: str | None = None,
+    ) -> BatchRecord:
+        """Create a batch (one enqueue or run command)."""
+        ...
+
+    def get_batch(self, batch_id: str) -> BatchRecord:
+        """The batch; ``RecordNotFoundError`` if there is none."""
+        ...
+
+    def list_batches(self, limit: int = 50) -> list[BatchRecord]:
+        """The newest batches first."""
+        ...
+
+    def set_batch_status(self, batch_id: str, status: BatchStatus) -> None:
+        """Set a batch's status."""
+        ...
+
+    def move_batch(self, batch_id: str, status: BatchStatus, *, only_from: tuple[BatchStatus, ...]) -> bool:
+        """Set a batch's status if it is one of ``only_from``; False otherwise."""
+        ...
+
+    def batch_open(self, batch_id: str) -> bool:
+        """Whether a run of the batch is still queued or running."""
+        ...
+
+    def cancel_batch(self, batch_id: str) -> int:
+        """Cancel the batch and its queued runs; returns how many runs."""
+        ...
+
+    def batch_counts(self, batch_id: str) -> BatchCounts:
+        """Runs of the batch by status."""
+        ...
+
+    def add_jobs(self, batch_id: str, jobs: Iterable[JobSpec]) -> EnqueueResult:
+        """Queue jobs in the batch (new, or failed/cancelled before); the rest are skipped."""
+        ...
+
+    def claim(self, run_id: str) -> RunRecord | None:
+        """Move a queued run to running; None if it was not queued."""
+        ...
+
+    def claim_next(self, batch_id: str | None = None) -> RunRecord | None:
+        """Claim the oldest queued run; None when none is left."""
+        ...
+
+    def finish(self, run_id: str, status: FinalStatus, error: str | None = None) -> bool:
+        """End a run; False when it is in no state to end that way."""
+        ...
+
+    def requeue(self, run_id: str, error: str | None = None) -> bool:
+        """Put a running or failed run back in the queue."""
+        ...
+
+    def get_run(self, run_id: str) -> RunRecord:
+        """The run; ``RecordNotFoundError`` if there is none."""
+        ...
+
+    def list_runs(
+        self, batch_id: str, status: RunStatus | None = None, *, limit: int | None = None, offset: int = 0
+    ) -> list[RunRecord]:
+        """Runs of a batch, optionally of one status, oldest first."""
+        ...
+
+    # -- what happened inside runs ---------------------------------------------------------
+
+    def record_turn(
+        self,
+        run_id: str,
+        turn: int,
+        *,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        latency_s: float = 0.0,
+        batch_size: int = 1,
+        finish_reason: str | None = None,
+        raw_text: str = "",
+    ) -> bool:
+        """Record one model turn; False when it is already recorded."""
+        ...
+
+    def record_tool_call(
+        self,
+        run_id: str,
+        turn: int,
+        call_id: str,
+        name: str,
+        arguments: Mapping[str, Any],
+        output: str,
+        *,
+        is_error: bool = False,
+        duration_s: float = 0.0,
+    ) -> bool:
+        """Record one tool call and its output; False when ``call_id`` is already recorded."""
+        ...
+
+    def record_event(self, event: Mapping[str, Any]) -> None:
+        """Append one observer event."""
+        ...
+
+    def record_events(self, events: Iterable[Mapping[str, Any]]) -> int:
+        """Append observer events in one transaction; returns how many."""
+        ...
+
+    def events(self, run_id: str, *, after_id: int = 0, limit: int | None = None) -> list[EventRecord]:
+        """Events of a run in the order they were recorded."""
+        ...
+
+    def turns(self, run_id: str) -> list[TurnRecord]:
+        """Turns of a run, in order."""
+        ...
+
+    def tool_calls(self, run_id: str) -> list[ToolCallRecord]:
+        """Tool calls of a run, in the order they were recorded."""
+        ...
+
+    def turn_tool_calls(self, run_id: str, turn: int) -> dict[str, ToolCallRecord]:
+        """The recorded tool calls of one turn, by call id."""
+        ...
+
+    # -- results -----------------------------------------------------------------------------
+
+    def save_result(
+        self,
+        run_id: str,
+        *,
+        target_path: str,
+        original_hash: str,
+        diff: str,
+        summary: str = "",
+        status: ResultStatus = "proposed",
+    ) -> None:
+        """Store (or replace) the change a run proposes."""
+        ...
+
+    def results(self, batch_id: str, status: ResultStatus | None = None) -> list[ResultRecord]:
+        """Results of a batch's runs, ordered by file then run."""
+        ...
+
+    def set_result_status(self, run_ids: Iterable[str], status: ResultStatus) -> int:
+        """Mark results applied, rejected or stale; returns how many."""
+        ...
+
+    def view(self, name: str, *, batch_id: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
+        """Rows of a reporting view."""
+        ...
+
+    # -- runs driven step by step ------------------------------------------------------------
+
+    def load_runs(self, run_ids: Iterable[str]) -> dict[str, StoredRun]:
+        """The runs that exist, with their stored states, by id."""
+        ...
+
+    def init_state(
+        self, run: StoredRun, state: RunState, events: Sequence[Mapping[str, Any]]
+    ) -> StoredRun | None:
+        """Store the first state of the run's current claim; None when it already has one."""
+        ...
+
+    def commit_state(
+        self,
+        run: StoredRun,
+        state: RunState,
+        events: Sequence[Mapping[str, Any]],
+        *,
+        turn: TurnRecord | None = None,
+    ) -> StoredRun | None:
+        """Compare-and-set the run's state (with its turn and events); None when a duplicate won."""
+        ...
+
+    def touch_state(self, run_id: str) -> None:
+        """Mark the run's state as moving without changing it."""
+        ...
+
+    def begin_step(self, run_id: str, step: str) -> int:
+        """Count an attempt of a step; returns the attempts so far."""
+        ...
+
+    def fail_step(self, run_id: str, step: str, error: str) -> None:
+        """Record how the current attempt of a step failed."""
+        ...
+
+    def step_error(self, run_id: str, step: str) -> str | None:
+        """The error the last failed attempt of a step recorded."""
+        ...
+
+    def clear_steps(self, run_id: str) -> None:
+        """Forget the step attempts of a run that ended."""
+        ...
+
+    def stale_runs(self, older_than_s: float, limit: int = 1000) -> list[StoredRun]:
+        """Running runs whose state has not moved for ``older_than_s`` seconds."""
+        ...
+
+    def undispatched(self, older_than_s: float, limit: int = 1000) -> tuple[list[str], list[str]]:
+        """Batches still queued, and queued runs of running batches, older than ``older_than_s``."""
+        ...

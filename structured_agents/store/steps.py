@@ -1,0 +1,312 @@
+"""Run states and step attempts: what makes a run's steps idempotent, whoever drives them.
+
+A run driven step by step (by the Celery workers or by the embedded runner) has its kernel
+state stored between steps. Every step loads the runs it works on (:meth:`RunSteps.load_runs`),
+checks that each stored state is where the step expects it, and writes the new state with
+:meth:`RunSteps.commit_state`: one transaction that bumps the state's version only if it is
+still the version the step loaded (compare-and-set), inserts the turn row (unique on
+``(run_id, turn)``) and appends the step's events. A duplicate of the step loses the
+compare-and-set, or the turn insert, and the whole transaction is rolled back: nothing is
+recorded twice, events included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, insert, or_, select, update
+from sqlalchemy.orm import Session
+
+from structured_agents.jobs.spec import JobSpec
+from structured_agents.kernel.state import RunState
+from structured_agents.store.database import Database
+from structured_agents.store.errors import StoreError
+from structured_agents.store.models import (
+    BatchRow,
+    BatchStatus,
+    EventRow,
+    RunRow,
+    RunStateRow,
+    StepAttemptRow,
+    ToolCallRow,
+    TurnRow,
+    utcnow,
+)
+from structured_agents.store.records import ToolCallRecord, TurnRecord
+from structured_agents.store.runlog import event_row_values
+
+__all__ = ["RunSteps", "StoredRun"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRun:
+    """A run as a step sees it: its row, its batch's bundle, and its kernel state (if started)."""
+
+    run_id: str
+    batch_id: str
+    status: str
+    """``runs.status``: steps act only on ``running`` runs."""
+    attempts: int
+    """``runs.attempts``: the epoch a (re)start gives the run's state."""
+    kind: str
+    target_path: str
+    qualname: str
+    source_hash: str
+    inputs: dict[str, Any]
+    options: dict[str, Any]
+    """The batch's options (``bundle``: the bundle directory)."""
+    root_path: str
+    """The batch's codebase root: the runs' workspace."""
+    started_at: datetime | None
+    """When the current claim of the run began (``runs.started_at``)."""
+    claimed_at: datetime | None
+    """The claim the stored state belongs to; the state is current when it equals ``started_at``."""
+    epoch: int
+    """Epoch of the stored state (-1 when there is none)."""
+    version: int
+    """Version of the stored state, for the compare-and-set."""
+    state: RunState | None
+
+    @property
+    def job(self) -> JobSpec:
+        """The run's job, as discovery or the client gave it."""
+        return JobSpec(
+            job_id=self.run_id,
+            kind=self.kind,
+            path=self.target_path,
+            qualname=self.qualname,
+            source_hash=self.source_hash,
+            inputs=dict(self.inputs),
+        )
+
+    @property
+    def current_state(self) -> RunState | None:
+        """The stored state if it belongs to the run's current claim, else None."""
+        if self.claimed_at is None or self.started_at is None:
+            return None
+        return self.state if _utc(self.claimed_at) == _utc(self.started_at) else None
+
+
+class _Conflict(Exception):
+    """Rolls back a commit that a duplicate step already made."""
+
+
+class RunSteps(Database):
+    """Run states and step attempts."""
+
+    def load_runs(self, run_ids: Iterable[str]) -> dict[str, StoredRun]:
+        """The runs ``run_ids`` that exist, with their states, by id (one query)."""
+        ids = sorted(set(run_ids))
+        query = (
+            select(RunRow, BatchRow.options, BatchRow.root_path, RunStateRow)
+            .join(BatchRow, BatchRow.id == RunRow.batch_id)
+            .outerjoin(RunStateRow, RunStateRow.run_id == RunRow.id)
+            .where(RunRow.id.in_(ids))
+        )
+        with self._read(f"load {len(ids)} runs") as session:
+            rows = session.execute(query)
+            return {run.id: _stored(run, options, root, row) for run, options, root, row in rows}
+
+    def init_state(
+        self, run: StoredRun, state: RunState, events: Sequence[Mapping[str, Any]]
+    ) -> StoredRun | None:
+        """Store the first state of the run's current claim, with its events.
+
+        The state gets the next epoch; returns the run as stored now, or None, writing
+        nothing, when the claim already has a state (a duplicate start).
+        """
+        epoch = max(run.epoch, 0) + 1
+        values = {"run_id": run.run_id, "epoch": epoch, "claimed_at": run.started_at}
+        values |= {"phase": state.phase, "turn": state.turn, "version": 0}
+        values |= {"state": state.to_dict(), "updated_at": utcnow()}
+        insert_ = self._insert(RunStateRow).values(values)
+        stmt = insert_.on_conflict_do_update(
+            index_elements=["run_id"],
+            set_={k: insert_.excluded[k] for k in values if k != "run_id"},
+            where=RunStateRow.epoch == run.epoch,
+        ).returning(RunStateRow.run_id)
+        with self._write(f"start run {run.run_id}") as session:
+            if session.scalars(stmt).first() is None:
+                return None
+            _add_events(session, events)
+        return replace(run, claimed_at=run.started_at, epoch=epoch, version=0, state=state)
+
+    def commit_state(
+        self,
+        run: StoredRun,
+        state: RunState,
+        events: Sequence[Mapping[str, Any]],
+        *,
+        turn: TurnRecord | None = None,
+    ) -> StoredRun | None:
+        """Write the state a step produced, if the stored one is still ``run``'s: the run as
+        stored now, or None (nothing written) when a duplicate step got there first."""
+        stmt = (
+            update(RunStateRow)
+            .where(
+                RunStateRow.run_id == run.run_id,
+                RunStateRow.epoch == run.epoch,
+                RunStateRow.version == run.version,
+            )
+            .values(
+                state=state.to_dict(),
+                phase=state.phase,
+                turn=state.turn,
+                version=run.version + 1,
+                updated_at=utcnow(),
+            )
+            .returning(RunStateRow.run_id)
+        )
+        if turn is not None and turn.run_id != run.run_id:
+            raise StoreError(
+                f"turn {turn.turn} of run {turn.run_id} cannot be committed with run {run.run_id}"
+            )
+        try:
+            with self._write(f"commit run {run.run_id} turn {state.turn}") as session:
+                if session.scalars(stmt).first() is None:
+                    raise _Conflict
+                if turn is not None:
+                    row = {**asdict(turn), "created_at": utcnow()}
+                    added = self._insert(TurnRow).values(row).on_conflict_do_nothing()
+                    if session.scalars(added.returning(TurnRow.id)).first() is None:
+                        raise _Conflict
+                _add_events(session, events)
+        except _Conflict:
+            return None
+        return replace(run, version=run.version + 1, state=state)
+
+    def touch_state(self, run_id: str) -> None:
+        """Mark the state as moving (a sweep re-sent its step), without changing it."""
+        stmt = update(RunStateRow).where(RunStateRow.run_id == run_id).values(updated_at=utcnow())
+        with self._write(f"touch run {run_id}") as session:
+            session.execute(stmt)
+
+    def begin_step(self, run_id: str, step: str) -> int:
+        """Count one more attempt of ``step``; returns the attempts so far, this one included."""
+        insert_ = self._insert(StepAttemptRow).values(
+            run_id=run_id, step=step, attempts=1, updated_at=utcnow()
+        )
+        stmt = insert_.on_conflict_do_update(
+            index_elements=["run_id", "step"],
+            set_={"attempts": StepAttemptRow.attempts + 1, "updated_at": utcnow()},
+        ).returning(StepAttemptRow.attempts)
+        with self._write(f"begin step {step} of run {run_id}") as session:
+            return int(session.scalars(stmt).one())
+
+    def fail_step(self, run_id: str, step: str, error: str) -> None:
+        """Record how the current attempt of ``step`` failed."""
+        stmt = (
+            update(StepAttemptRow)
+            .where(StepAttemptRow.run_id == run_id, StepAttemptRow.step == step)
+            .values(last_error=error, updated_at=utcnow())
+        )
+        with self._write(f"record failure of step {step} of run {run_id}") as session:
+            session.execute(stmt)
+
+    def step_error(self, run_id: str, step: str) -> str | None:
+        """The error the last failed attempt of ``step`` recorded."""
+        query = select(StepAttemptRow.last_error).where(
+            StepAttemptRow.run_id == run_id, StepAttemptRow.step == step
+        )
+        with self._read(f"read step {step} of run {run_id}") as session:
+            return session.scalars(query).first()
+
+    def clear_steps(self, run_id: str) -> None:
+        """Forget the step attempts of a run that ended (a later re-run starts with a clean slate)."""
+        with self._write(f"clear steps of run {run_id}") as session:
+            session.execute(delete(StepAttemptRow).where(StepAttemptRow.run_id == run_id))
+
+    def batch_open(self, batch_id: str) -> bool:
+        """Whether a run of the batch is still queued or running (one index lookup)."""
+        query = (
+            select(RunRow.id)
+            .where(RunRow.batch_id == batch_id, RunRow.status.in_(("queued", "running")))
+            .limit(1)
+        )
+        with self._read(f"look for open runs of batch {batch_id}") as session:
+            return session.scalars(query).first() is not None
+
+    def move_batch(self, batch_id: str, status: BatchStatus, *, only_from: tuple[BatchStatus, ...]) -> bool:
+        """Set a batch's status if it is one of ``only_from`` (a cancel is never overwritten)."""
+        stmt = (
+            update(BatchRow)
+            .where(BatchRow.id == batch_id, BatchRow.status.in_(only_from))
+            .values(status=status)
+            .returning(BatchRow.id)
+        )
+        with self._write(f"set status of batch {batch_id}") as session:
+            return session.scalars(stmt).first() is not None
+
+    def turn_tool_calls(self, run_id: str, turn: int) -> dict[str, ToolCallRecord]:
+        """The recorded tool calls of one turn, by call id."""
+        query = select(ToolCallRow).where(ToolCallRow.run_id == run_id, ToolCallRow.turn == turn)
+        with self._read(f"read tool calls of run {run_id}") as session:
+            return {row.call_id: ToolCallRecord.of(row) for row in session.scalars(query)}
+
+    def stale_runs(self, older_than_s: float, limit: int = 1000) -> list[StoredRun]:
+        """Runs claimed ``older_than_s`` seconds ago or more whose state has not moved since."""
+        cutoff = utcnow() - timedelta(seconds=older_than_s)
+        query = (
+            select(RunRow.id)
+            .outerjoin(RunStateRow, RunStateRow.run_id == RunRow.id)
+            .where(RunRow.status == "running", RunRow.started_at < cutoff)
+            .where(or_(RunStateRow.updated_at.is_(None), RunStateRow.updated_at < cutoff))
+            .order_by(RunRow.started_at)
+            .limit(limit)
+        )
+        with self._read("find stale runs") as session:
+            ids = list(session.scalars(query))
+        return list(self.load_runs(ids).values())
+
+    def undispatched(self, older_than_s: float, limit: int = 1000) -> tuple[list[str], list[str]]:
+        """Work that should have started ``older_than_s`` seconds ago: batches still ``queued``
+        (their dispatch message lost?), and queued runs of running batches (their start lost?)."""
+        cutoff = utcnow() - timedelta(seconds=older_than_s)
+        batches = (
+            select(BatchRow.id)
+            .where(BatchRow.status == "queued", BatchRow.created_at < cutoff)
+            .order_by(BatchRow.created_at)
+            .limit(limit)
+        )
+        runs = (
+            select(RunRow.id)
+            .join(BatchRow, BatchRow.id == RunRow.batch_id)
+            .where(RunRow.status == "queued", RunRow.created_at < cutoff, BatchRow.status == "running")
+            .order_by(RunRow.created_at)
+            .limit(limit)
+        )
+        with self._read("find undispatched work") as session:
+            return list(session.scalars(batches)), list(session.scalars(runs))
+
+
+def _add_events(session: Session, events: Sequence[Mapping[str, Any]]) -> None:
+    if events:
+        session.execute(insert(EventRow), [event_row_values(event) for event in events])
+
+
+def _utc(value: datetime) -> datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _stored(run: RunRow, options: dict[str, Any], root: str, row: RunStateRow | None) -> StoredRun:
+    return StoredRun(
+        run_id=run.id,
+        batch_id=run.batch_id,
+        status=run.status,
+        attempts=run.attempts,
+        kind=run.kind,
+        target_path=run.target_path,
+        qualname=run.qualname,
+        source_hash=run.source_hash,
+        inputs=dict(run.inputs),
+        options=dict(options),
+        root_path=root,
+        started_at=run.started_at,
+        claimed_at=row.claimed_at if row is not None else None,
+        epoch=row.epoch if row is not None else -1,
+        version=row.version if row is not None else 0,
+        state=RunState.from_dict(row.state) if row is not None else None,
+    )

@@ -1,0 +1,59 @@
+"""The task seam: what a bundle does over a codebase, as a plugin.
+
+A task finds its jobs in a codebase, says what inputs its jobs carry (so a bundle's templates
+and tool bindings can be checked before any job runs), and turns a finished run into an
+:class:`Outcome`: a proposed change (a unified diff, never applied here) with a one-line
+summary, or the reason the job failed. ``docstring`` and ``lint`` are one module each
+(:mod:`.docstring`, :mod:`.lint`); a new task is one module plus a bundle, registered with
+:func:`~structured_agents.tasks.registry.register_task`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from structured_agents.jobs.spec import JobSpec
+from structured_agents.kernel.result import RunResult
+from structured_agents.patches import ProposedChange
+from structured_agents.store.models import ResultStatus
+
+__all__ = ["Outcome", "Task"]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a finished run produced."""
+
+    succeeded: bool
+    """Whether the job succeeded."""
+    change: ProposedChange | None = None
+    """The proposed change, when there is one to store."""
+    summary: str = ""
+    """One line describing the change (``sa diff``, the results' ``summary`` column), or the
+    run's final output when it changes no file."""
+    error: str | None = None
+    """Why the job failed."""
+    result_status: ResultStatus = "proposed"
+    """How the change is stored: ``proposed``, or ``rejected`` when kept only to be looked at."""
+
+
+class Task(Protocol):
+    """One kind of job over a codebase."""
+
+    name: str
+    """The task's name: a bundle's ``task:`` and its jobs' ``kind``."""
+
+    def discover(self, root: Path, *, overwrite: bool = False) -> list[JobSpec]:
+        """The jobs of this task in the codebase at ``root`` (``overwrite``: redo done work too)."""
+        ...
+
+    def sample_inputs(self) -> dict[str, Any]:
+        """Inputs shaped like a real job's: what a job binds, for checking templates at load."""
+        ...
+
+    def outcome(self, job: JobSpec, result: RunResult, root: Path) -> Outcome:
+        """The change a finished run proposes; raises ``TaskError`` (or ``PatchError``) to fail
+        the job with that message. Never writes the user's files."""
+        ...

@@ -1,0 +1,73 @@
+"""Runs driven step by step: state commits are compare-and-set, step attempts are counted, the
+sweep finds what stopped moving; on SQLite and PostgreSQL alike."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy.exc import OperationalError
+
+from structured_agents.jobs import JobSpec
+from structured_agents.kernel import RunState
+from structured_agents.store import Store, StoreUnavailableError, TurnRecord
+from structured_agents.store.errors import converting
+
+
+def _claimed(store: Store, tmp_path: Path, run_id: str = "r1") -> None:
+    batch = store.create_batch("b", "1", str(tmp_path), {"bundle": "x"})
+    store.add_jobs(batch.id, [JobSpec(run_id, "lookup", "a.txt", "<module>", "")])
+    store.claim(run_id)
+
+
+def test_state_commits_are_compare_and_set(store: Store, tmp_path: Path) -> None:
+    _claimed(store, tmp_path)
+    run = store.load_runs(["r1"])["r1"]
+    assert run.current_state is None and run.job.job_id == "r1" and run.job.path == "a.txt"
+    state = RunState(run_id="r1")
+    start = {"type": "kernel_start", "run_id": "r1", "turn": 0}
+    started = store.init_state(run, state, [start])
+    assert started is not None and (started.epoch, started.version) == (1, 0)
+    assert store.init_state(run, state, [start]) is None  # a duplicate start
+    loaded = store.load_runs(["r1"])["r1"]
+    assert loaded.current_state is not None and (loaded.epoch, loaded.version) == (1, 0)
+    state.turn, state.phase = 1, "tools"
+    turn = TurnRecord("r1", 1, 10, 5, 0.1, 4, "stop", "text")
+    response = {"type": "model_response", "run_id": "r1", "turn": 1}
+    committed = store.commit_state(loaded, state, [response], turn=turn)
+    assert committed is not None and committed.version == 1 and committed.state is state
+    assert store.commit_state(loaded, state, [response], turn=turn) is None  # stale version: nothing
+    assert [e.type for e in store.events("r1")] == ["kernel_start", "model_response"]
+    assert [t.batch_size for t in store.turns("r1")] == [4]
+    again = store.load_runs(["r1"])["r1"]
+    assert again.current_state is not None and again.current_state.phase == "tools" and again.version == 1
+
+
+def test_step_attempts_count_and_remember_the_last_error(store: Store, tmp_path: Path) -> None:
+    _claimed(store, tmp_path)
+    assert [store.begin_step("r1", "e1:llm:2") for _ in range(3)] == [1, 2, 3]
+    store.fail_step("r1", "e1:llm:2", "EngineError: boom")
+    assert store.step_error("r1", "e1:llm:2") == "EngineError: boom"
+    store.clear_steps("r1")
+    assert store.begin_step("r1", "e1:llm:2") == 1
+    assert store.step_error("r1", "e1:other") is None
+
+
+def test_the_sweep_finds_runs_whose_state_stopped_moving(store: Store, tmp_path: Path) -> None:
+    _claimed(store, tmp_path)
+    run = store.load_runs(["r1"])["r1"]
+    store.init_state(run, RunState(run_id="r1"), [])
+    assert [r.run_id for r in store.stale_runs(-1.0)] == ["r1"]  # older than "the future"
+    assert store.stale_runs(3600.0) == []
+    store.touch_state("r1")
+    assert store.batch_open(run.batch_id)
+    batches, waiting = store.undispatched(-1.0)
+    assert batches == [run.batch_id] and waiting == []
+    assert store.move_batch(run.batch_id, "running", only_from=("queued",))
+    assert not store.move_batch(run.batch_id, "running", only_from=("queued",))
+
+
+def test_a_lost_connection_is_a_store_unavailable_error() -> None:
+    with pytest.raises(StoreUnavailableError, match="claim run x failed: OperationalError"):  # noqa: SIM117
+        with converting("claim run x"):
+            raise OperationalError("SELECT 1", {}, Exception("server closed the connection"))
