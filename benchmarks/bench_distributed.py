@@ -44,6 +44,7 @@ from conftest import WORKER_SETTINGS  # noqa: E402
 from services import PostgresServer, create_database, start_postgres  # noqa: E402
 
 from structured_agents.bundles import load_bundle  # noqa: E402
+from structured_agents.engines.script_file import load_script  # noqa: E402
 from structured_agents.plugins.registry import get_plugin  # noqa: E402
 from structured_agents.runner import EmbeddedRunner  # noqa: E402
 from structured_agents.settings import Settings  # noqa: E402
@@ -51,7 +52,6 @@ from structured_agents.store import SqlStore  # noqa: E402
 from structured_agents.types import ToolCall  # noqa: E402
 from structured_agents.workers.celery_app import make_app  # noqa: E402
 from structured_agents.workers.dispatch import send_starts  # noqa: E402
-from structured_agents.workers.engine import load_turn_script  # noqa: E402
 from structured_agents.workers.enqueue import enqueue  # noqa: E402
 
 BUNDLE = HERE.parent / "bundles" / "docstring"
@@ -124,7 +124,7 @@ def embedded(
         jobs = bundle.discover_jobs(root)
         with SqlStore(create_database(pg)) as store:
             runner = EmbeddedRunner(
-                bundle, load_turn_script(script), store, concurrency=flush_every, batch_wait_s=flush_interval
+                bundle, load_script(script), store, concurrency=flush_every, batch_wait_s=flush_interval
             )
             started = time.perf_counter()
             summary = asyncio.run(runner.run(root, jobs))

@@ -108,7 +108,7 @@ def test_factory_errors_name_the_setting(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="SA_ENGINE__MODEL is required for the vllm engine"):
         create_engine(EngineSettings(name="vllm"))
     (tmp_path / "bad.json").write_text('{"not": "a list"}')
-    with pytest.raises(ConfigError, match=r"bad\.json.*JSON list of strings"):
+    with pytest.raises(ConfigError, match=r"bad\.json.*expected a JSON list of strings"):
         create_engine(EngineSettings(name="scripted", model=str(tmp_path / "bad.json")))
 
 

@@ -11,7 +11,6 @@ Register more with :func:`register_engine`.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -64,21 +63,13 @@ def _openai(settings: EngineSettings) -> Engine:
 
 
 def _scripted(settings: EngineSettings) -> Engine:
-    """A :class:`ScriptedEngine` playing the JSON list of reply strings at ``SA_ENGINE__MODEL``."""
-    from structured_agents.engines.scripted import ScriptedEngine
+    """A :class:`ScriptedEngine` playing the JSON script at ``SA_ENGINE__MODEL`` (see
+    :mod:`structured_agents.engines.script_file`)."""
+    from structured_agents.engines.script_file import load_script
 
     if settings.model is None:
-        raise ConfigError(
-            "SA_ENGINE__MODEL must name a JSON script (a list of reply strings) for the scripted engine"
-        )
-    path = Path(settings.model)
-    try:
-        turns = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"SA_ENGINE__MODEL={settings.model!r}: cannot read the script: {exc}") from exc
-    if not isinstance(turns, list) or not all(isinstance(turn, str) for turn in turns):
-        raise ConfigError(f"SA_ENGINE__MODEL={settings.model!r}: the script must be a JSON list of strings")
-    return ScriptedEngine(turns)
+        raise ConfigError("SA_ENGINE__MODEL must name a JSON script for the scripted engine")
+    return load_script(Path(settings.model))
 
 
 _factories: dict[str, EngineFactory] = {

@@ -11,9 +11,15 @@ Each turn of a script is one of:
 Many runs can share one engine: ``key`` maps each request to the conversation it belongs to
 (:func:`by_run_id` reads the run id the kernel puts in request ids) and every key plays the
 script from its own position. ``script`` may also be a function of the key returning that
-conversation's own script. With ``validate_grammar=True`` every output is matched against the
-request's grammar with XGrammar, and an output the grammar rejects raises ``EngineError``, so
-a scripted test proves its turns are outputs a constrained model could produce.
+conversation's own script. With ``turn_of`` (for example :func:`request_turn`, the turn the
+kernel writes into request ids) the turn is read from the request instead of counted, so the
+engine keeps no position: any process, any number of times, answers turn ``n`` with reply
+``n`` (what distributed runs need, whose turns any worker may decode, again after a crash).
+:func:`~structured_agents.engines.script_file.load_script` builds such an engine from a JSON
+file (``SA_ENGINE__NAME=scripted``). With ``validate_grammar=True`` every output is matched
+against the request's grammar with XGrammar, and an output the grammar rejects raises
+``EngineError``, so a scripted test proves its turns are outputs a constrained model could
+produce.
 
 Token usage is estimated at four characters per token (rounded up) for prompt and output, and
 ``max_new_tokens`` is honoured on that estimate: a longer turn is cut to ``4 * max_new_tokens``
@@ -34,7 +40,7 @@ from structured_agents.kernel.engine import Completion, GenerationRequest
 from structured_agents.plugins.protocol import ModelPlugin
 from structured_agents.types import TokenUsage, ToolCall
 
-__all__ = ["Script", "ScriptTurn", "ScriptedEngine", "approx_token_count", "by_run_id"]
+__all__ = ["Script", "ScriptTurn", "ScriptedEngine", "approx_token_count", "by_run_id", "request_turn"]
 
 _Reply: TypeAlias = str | Sequence[ToolCall]
 ScriptTurn: TypeAlias = str | Sequence[ToolCall] | Callable[[GenerationRequest], _Reply]
@@ -54,6 +60,12 @@ def by_run_id(request: GenerationRequest) -> str:
     return run_id if sep else request.request_id
 
 
+def request_turn(request: GenerationRequest) -> int | None:
+    """The turn the kernel writes into a request id (``"{run_id}:{turn}"``); None without one."""
+    _, sep, suffix = request.request_id.rpartition(":")
+    return int(suffix) if sep and suffix.isdigit() and int(suffix) >= 1 else None
+
+
 def _same_conversation(request: GenerationRequest) -> str:
     return ""
 
@@ -67,7 +79,9 @@ class ScriptedEngine:
         *,
         plugin: ModelPlugin | None = None,
         key: Callable[[GenerationRequest], Hashable] | None = None,
+        turn_of: Callable[[GenerationRequest], int | None] | None = None,
         validate_grammar: bool = False,
+        delay_s: float = 0.0,
     ) -> None:
         """
         Args:
@@ -75,14 +89,21 @@ class ScriptedEngine:
                 returning its script (called once per key).
             plugin: renders turns given as tool calls; required when the script has any.
             key: which conversation a request belongs to; by default all requests share one.
+            turn_of: the 1-based turn a request asks for (None: the conversation's next one);
+                by default every request takes its conversation's next turn.
             validate_grammar: match each output against ``request.grammar`` with XGrammar.
+            delay_s: seconds each ``generate`` call sleeps (a model's time), once per batch.
         """
         if not callable(script) and plugin is None and any(_is_calls(turn) for turn in script):
             raise ConfigError("ScriptedEngine.plugin is required to render scripted tool calls")
+        if delay_s < 0:
+            raise ConfigError(f"ScriptedEngine.delay_s must be >= 0, got {delay_s}")
         self._script = script
         self.plugin = plugin
         self._key = key if key is not None else _same_conversation
+        self._turn_of = turn_of
         self.validate_grammar = validate_grammar
+        self.delay_s = delay_s
         self.batch_sizes: list[int] = []
         """Size of every batch ``generate`` was called with, in order."""
         self.requests: list[GenerationRequest] = []
@@ -102,6 +123,8 @@ class ScriptedEngine:
             self._render(request, key, index, turn)
             for request, (key, index, turn) in zip(requests, picked, strict=True)
         ]
+        if self.delay_s:
+            time.sleep(self.delay_s)
         latency = time.perf_counter() - started
         return [
             Completion(
@@ -122,13 +145,15 @@ class ScriptedEngine:
         if script is None:
             script = self._script(key) if callable(self._script) else self._script
             self._scripts[key] = script
-        index = self._positions.get(key, 0)
+        asked = self._turn_of(request) if self._turn_of is not None else None
+        index = self._positions.get(key, 0) if asked is None else asked - 1
         if index >= len(script):
             raise EngineError(
                 f"ScriptedEngine: the script of conversation {key!r} has {len(script)} turns, "
                 f"request {request.request_id} asks for turn {index + 1}"
             )
-        self._positions[key] = index + 1
+        if asked is None:
+            self._positions[key] = index + 1
         return key, index, script[index]
 
     def _render(

@@ -13,12 +13,12 @@ from collections.abc import Awaitable, Sequence
 from functools import cached_property
 from typing import TypeVar
 
+from structured_agents.engines.factory import create_engine
 from structured_agents.errors import EngineError
 from structured_agents.kernel import Completion, Engine, GenerationRequest
 from structured_agents.lifecycle import AgentCache, BatchAgent, RunLifecycle
 from structured_agents.settings import Settings, load_settings
 from structured_agents.store import SqlStore, Store, StoredRun
-from structured_agents.workers.engine import create_worker_engine
 
 __all__ = ["Runtime", "reset_runtime", "runtime"]
 
@@ -62,7 +62,7 @@ class Runtime:
     @cached_property
     def engine(self) -> Engine:
         """The model engine (loaded on first access; only the llm worker touches it)."""
-        return create_worker_engine(self.settings.engine)
+        return create_engine(self.settings.engine)
 
     def run(self, coroutine: Awaitable[T]) -> T:
         """Run a kernel coroutine on the process's event loop."""

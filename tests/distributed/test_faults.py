@@ -81,7 +81,7 @@ def test_a_step_that_always_fails_fails_its_run_after_the_budget(cluster: Cluste
     assert failed.inputs == {"key": "POISON"}
     assert failed.error is not None
     assert "step e1:llm:1 failed 3 times" in failed.error
-    assert "EngineError: TurnScriptEngine: the script has 0 turns" in failed.error
+    assert "EngineError: ScriptedEngine: the script of conversation 'POISON' has 0 turns" in failed.error
     events = cluster.store.events(failed.id)
     assert [e.type for e in events] == ["kernel_start", "kernel_end"]
     assert events[-1].payload["reason"] == "error"

@@ -9,13 +9,13 @@ import pytest
 from kombu.exceptions import OperationalError as KombuOperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from structured_agents.engines.script_file import load_script
 from structured_agents.errors import ConfigError, EngineError
 from structured_agents.kernel.engine import GenerationRequest
 from structured_agents.settings import Settings
 from structured_agents.store import StoreError, StoreUnavailableError
 from structured_agents.workers.celery_app import make_app
 from structured_agents.workers.dispatch import send
-from structured_agents.workers.engine import TurnScriptEngine, load_turn_script
 from structured_agents.workers.errors import BrokerError, converting_broker, is_transient
 from structured_agents.workers.runtime import Runtime
 from structured_agents.workers.tasks_llm import generate_isolated
@@ -50,36 +50,42 @@ def test_lost_database_connections_are_transient_and_other_errors_are_not() -> N
     assert not is_transient(EngineError("the script has 0 turns"))
 
 
-def test_turn_script_plays_the_turn_of_each_request() -> None:
-    engine = TurnScriptEngine(["one", "two"], when_prompt_contains={"SPECIAL": ["special"]})
+def _script(tmp_path: Path, data: object) -> Path:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_the_script_file_plays_the_turn_of_each_request(tmp_path: Path) -> None:
+    engine = load_script(
+        _script(tmp_path, {"turns": ["one", "two"], "when_prompt_contains": {"SPECIAL": ["special"]}})
+    )
     completions = engine.generate([_request("a", 2), _request("b", 1), _request("c", 1, "a SPECIAL prompt")])
     assert [c.text for c in completions] == ["two", "one", "special"]
     assert {c.batch_size for c in completions} == {3} and engine.batch_sizes == [3]
     assert engine.generate([_request("a", 2)])[0].text == "two"  # the same turn again: the same answer
     with pytest.raises(EngineError, match="has 2 turns, request a:3 asks for turn 3"):
         engine.generate([_request("a", 3)])
-    with pytest.raises(EngineError, match="does not end in ':<turn>'"):
-        engine.generate([GenerationRequest("x", request_id="no-turn")])
+    plain = [GenerationRequest("x", request_id="no-turn"), GenerationRequest("y", request_id="other")]
+    assert [c.text for c in engine.generate(plain)] == ["one", "two"]  # no turn in the id: in order
 
 
-def test_turn_scripts_load_from_both_formats(tmp_path: Path) -> None:
-    plain = tmp_path / "plain.json"
-    plain.write_text(json.dumps(["a", "b"]))
-    assert load_turn_script(plain).turns == ("a", "b")
-    full = tmp_path / "full.json"
-    full.write_text(json.dumps({"turns": ["a"], "delay_s": 0.01, "when_prompt_contains": {"X": []}}))
-    engine = load_turn_script(full)
-    assert (engine.delay_s, engine.when_prompt_contains) == (0.01, {"X": ()})
-    bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"turns": [1]}))
+def test_script_files_load_from_both_formats(tmp_path: Path) -> None:
+    assert load_script(_script(tmp_path, ["a", "b"])).generate([_request("r", 2)])[0].text == "b"
+    engine = load_script(
+        _script(tmp_path, {"turns": ["a"], "delay_s": 0.01, "when_prompt_contains": {"X": []}})
+    )
+    assert engine.delay_s == 0.01
     with pytest.raises(ConfigError, match="turns must be a JSON list of reply strings"):
-        load_turn_script(bad)
+        load_script(_script(tmp_path, {"turns": [1]}))
+    with pytest.raises(ConfigError, match="expected a JSON list of strings, or an object"):
+        load_script(_script(tmp_path, {"turns": ["a"], "unknown": 1}))
     with pytest.raises(ConfigError, match="cannot read the script"):
-        load_turn_script(tmp_path / "missing.json")
+        load_script(tmp_path / "missing.json")
 
 
-def test_a_poison_request_does_not_fail_its_batch() -> None:
-    engine = TurnScriptEngine(["ok"], when_prompt_contains={"POISON": []})
+def test_a_poison_request_does_not_fail_its_batch(tmp_path: Path) -> None:
+    engine = load_script(_script(tmp_path, {"turns": ["ok"], "when_prompt_contains": {"POISON": []}}))
     outcomes = generate_isolated(engine, [_request("a", 1), _request("b", 1, "POISON"), _request("c", 1)])
     assert [getattr(o, "text", None) for o in outcomes] == ["ok", None, "ok"]
     assert isinstance(outcomes[1], EngineError)
