@@ -16,16 +16,25 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from structured_agents.errors import ConfigError
 from structured_agents.kernel.engine import SamplingParams
 
-__all__ = ["EngineSettings", "ServeSettings", "Settings", "WorkerSettings", "load_settings"]
+__all__ = [
+    "CACHE_DIR_ENV",
+    "EngineSettings",
+    "ServeSettings",
+    "Settings",
+    "WorkerSettings",
+    "load_settings",
+]
 
 ENV_PREFIX = "SA_"
 ENV_NESTED_DELIMITER = "__"
+CACHE_DIR_ENV = "STRUCTURED_AGENTS_CACHE_DIR"
+"""The cache root's other name (``SA_CACHE_DIR`` is the first); an explicit directory wins."""
 
 
 class EngineSettings(BaseModel):
@@ -132,6 +141,12 @@ class Settings(BaseSettings):
     workers: WorkerSettings = WorkerSettings()
     database_url: str | None = None
     """Database of batches and runs (``SA_DATABASE_URL``); None: the embedded SQLite file."""
+    cache_dir: Path | None = Field(
+        default=None, validation_alias=AliasChoices("SA_CACHE_DIR", CACHE_DIR_ENV, "cache_dir")
+    )
+    """Root of the cache (converted models, ``.pym`` check results): ``SA_CACHE_DIR``, or
+    ``STRUCTURED_AGENTS_CACHE_DIR`` (a container's volume, a CI cache); None: the platform's
+    user cache directory (see :mod:`structured_agents.paths`)."""
     redis_url: str = "redis://127.0.0.1:6379/0"
     """Broker of the distributed workers (``SA_REDIS_URL``)."""
 

@@ -6,7 +6,7 @@ it once into an ordinary HF model directory (``config.json``, ``model.safetensor
 files) under the user cache and loads that afterwards (a few seconds). Nothing is ever
 downloaded: every transformers call passes ``local_files_only=True``.
 
-Cache layout (root: the ``cache_dir`` argument, else ``$STRUCTURED_AGENTS_CACHE_DIR``, else
+Cache layout (root: the ``cache_dir`` argument, else the ``cache_dir`` setting, else
 ``platformdirs.user_cache_dir("structured-agents")``)::
 
     <root>/models/<source name>/

@@ -3,7 +3,7 @@
 Where the cache lives, first match wins:
 
 1. the ``directory`` given to :class:`PymCache`;
-2. the ``STRUCTURED_AGENTS_CACHE_DIR`` environment variable;
+2. the ``cache_dir`` setting (``SA_CACHE_DIR`` or ``STRUCTURED_AGENTS_CACHE_DIR``);
 3. the platform's user cache dir (``~/.cache/structured-agents`` on Linux).
 
 Entries live under ``<dir>/pym/<first two hex digits>/<hash>.json`` and are written atomically

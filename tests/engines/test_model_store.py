@@ -16,7 +16,8 @@ import pytest
 
 from structured_agents.engines.model_store import MANIFEST_NAME, ModelStore, is_hf_model_dir
 from structured_agents.errors import ConfigError, EngineError
-from structured_agents.paths import CACHE_DIR_ENV, cache_dir
+from structured_agents.paths import cache_dir
+from structured_agents.settings import CACHE_DIR_ENV
 
 if TYPE_CHECKING:
     from structured_agents.engines.transformers_engine import TransformersEngine

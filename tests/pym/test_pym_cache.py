@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from structured_agents.paths import CACHE_DIR_ENV
 from structured_agents.pym import PymCache, PymCheckError, ScriptLoader, load_source
 from structured_agents.pym.cache import content_hash
+from structured_agents.settings import CACHE_DIR_ENV
 
 SOURCE = 'from grail import Input\nx: int = Input("x", default=2)\nx * 2\n'
 

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from structured_agents.cli.main import app
-from structured_agents.paths import CACHE_DIR_ENV
+from structured_agents.settings import CACHE_DIR_ENV
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
