@@ -15,8 +15,8 @@ PluginFactory = Callable[[], ModelPlugin]
 
 # Built-ins as "module:attribute", imported on first use.
 _BUILTINS: dict[str, str] = {
-    "function_gemma": "structured_agents.plugins.function_gemma:FunctionGemmaPlugin",
-    "qwen": "structured_agents.plugins.qwen:QwenPlugin",
+    "function_gemma": "structured_agents.plugins.function_gemma.plugin:FunctionGemmaPlugin",
+    "qwen": "structured_agents.plugins.qwen.plugin:QwenPlugin",
 }
 _registered: dict[str, PluginFactory] = {}
 _lock = threading.Lock()

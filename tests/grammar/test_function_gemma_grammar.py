@@ -21,8 +21,8 @@ from structured_agents.grammar.artifacts import (
 from structured_agents.grammar.compiler import GrammarCache
 from structured_agents.grammar.config import GrammarConfig
 from structured_agents.plugins.function_gemma import FunctionGemmaPlugin
-from structured_agents.plugins.function_gemma_format import ESCAPE, RenderStyle, render_call
-from structured_agents.plugins.function_gemma_grammar import build_function_gemma_grammar
+from structured_agents.plugins.function_gemma.format import ESCAPE, RenderStyle, render_call
+from structured_agents.plugins.function_gemma.grammar import build_function_gemma_grammar
 from structured_agents.types import ToolCall, ToolSchema
 
 _COMPILER = xgrammar.GrammarCompiler(xgrammar.TokenizerInfo([]), cache_enabled=False)

@@ -30,7 +30,7 @@ from structured_agents.grammar.ebnf import (
     ebnf_literal,
     text_excluding,
 )
-from structured_agents.plugins.function_gemma_format import (
+from structured_agents.plugins.function_gemma.format import (
     ESCAPE,
     MARKERS_IN_STRINGS,
     RenderStyle,

@@ -43,7 +43,7 @@ from typing import Any
 from structured_agents.errors import GrammarConfigError
 from structured_agents.grammar.artifacts import JsonSchemaGrammar, StructuralTagGrammar
 from structured_agents.grammar.config import ArgsFormat, GrammarConfig
-from structured_agents.plugins.qwen_values import VALUE_EXCLUDES
+from structured_agents.plugins.qwen.values import VALUE_EXCLUDES
 from structured_agents.types import JsonDict, ToolSchema
 
 __all__ = [

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from structured_agents.errors import ParseError
-from structured_agents.plugins.qwen_values import coerce_value, parse_value, property_schema
+from structured_agents.plugins.qwen.values import coerce_value, parse_value, property_schema
 from structured_agents.types import JsonDict, ToolCall
 
 __all__ = ["parse_qwen_response", "parse_raw_tool_calls"]

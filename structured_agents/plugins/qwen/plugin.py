@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from structured_agents.errors import GrammarConfigError
 from structured_agents.grammar.artifacts import GrammarArtifact
 from structured_agents.grammar.config import GrammarConfig
-from structured_agents.plugins.qwen_grammar import (
+from structured_agents.plugins.qwen.format import parse_qwen_response
+from structured_agents.plugins.qwen.grammar import (
     CALL_END,
     CALL_SEPARATOR,
     build_json_schema,
@@ -35,8 +36,7 @@ from structured_agents.plugins.qwen_grammar import (
     parameter_begin,
     parameter_end,
 )
-from structured_agents.plugins.qwen_parse import parse_qwen_response
-from structured_agents.plugins.qwen_values import canonical, dumps_json, property_schema, render_value
+from structured_agents.plugins.qwen.values import canonical, dumps_json, property_schema, render_value
 from structured_agents.types import JsonDict, Message, ToolCall, ToolSchema
 
 __all__ = ["QwenPlugin"]

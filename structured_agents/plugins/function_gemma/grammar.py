@@ -41,8 +41,8 @@ from structured_agents.grammar.artifacts import (
 )
 from structured_agents.grammar.config import GrammarConfig
 from structured_agents.grammar.ebnf import RuleSet, ebnf_literal
-from structured_agents.plugins.function_gemma_format import END_CALL, START_CALL
-from structured_agents.plugins.function_gemma_values import ValueGrammar
+from structured_agents.plugins.function_gemma.format import END_CALL, START_CALL
+from structured_agents.plugins.function_gemma.values import ValueGrammar
 from structured_agents.types import JsonDict, ToolSchema
 
 __all__ = ["build_function_gemma_grammar", "function_gemma_json_schema", "function_gemma_structural_tag"]
