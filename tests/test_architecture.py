@@ -1,0 +1,136 @@
+"""The layers, checked on the imports (static, from the source; no module is executed).
+
+- nothing outside ``structured_agents/store/`` imports SQLAlchemy or Alembic;
+- the kernel imports nothing from ``structured_agents.engines`` (engines implement its seam);
+- the workers and the API import nothing from the embedded runner (both drive the lifecycle);
+- no two modules import each other, directly or through others, at import time (imports under
+  ``if TYPE_CHECKING:`` and inside functions do not run at import time and are left out).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "structured_agents"
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module(path): path for path in PACKAGE.rglob("*.py") if "migrations" not in path.parts}
+
+
+def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Statements that run at import time, TYPE_CHECKING blocks left out."""
+    for node in body:
+        if isinstance(node, ast.If):
+            test = node.test
+            if (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+                isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+            ):
+                yield from _top_level(node.orelse)
+                continue
+            yield from _top_level(node.body)
+            yield from _top_level(node.orelse)
+        elif isinstance(node, ast.Try):
+            yield from _top_level([*node.body, *node.orelse, *node.finalbody])
+            for handler in node.handlers:
+                yield from _top_level(handler.body)
+        else:
+            yield node
+
+
+def _imports(module: str, *, at_import_time: bool) -> set[str]:
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    nodes = _top_level(tree.body) if at_import_time else ast.walk(tree)
+    found: set[str] = set()
+    package = module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in MODULES}
+    return found
+
+
+def _importers_of(prefix: str, *, outside: str | None = None, within: str | None = None) -> list[str]:
+    hits = []
+    for module in MODULES:
+        if outside is not None and (module == outside or module.startswith(outside + ".")):
+            continue
+        if within is not None and not (module == within or module.startswith(within + ".")):
+            continue
+        if any(
+            name == prefix or name.startswith(prefix + ".") for name in _imports(module, at_import_time=False)
+        ):
+            hits.append(module)
+    return sorted(hits)
+
+
+def test_only_the_store_imports_sqlalchemy_or_alembic() -> None:
+    store = "structured_agents.store"
+    assert _importers_of("sqlalchemy", outside=store) == []
+    assert _importers_of("alembic", outside=store) == []
+
+
+def test_the_kernel_imports_no_engine() -> None:
+    assert _importers_of("structured_agents.engines", within="structured_agents.kernel") == []
+
+
+def test_the_workers_and_the_api_do_not_import_the_embedded_runner() -> None:
+    runner = "structured_agents.runner"
+    assert _importers_of(runner, within="structured_agents.workers") == []
+    assert _importers_of(runner, within="structured_agents.api") == []
+
+
+def _loops(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every cycle a depth-first walk of ``graph`` meets, as module paths."""
+    loops: list[list[str]] = []
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(module: str) -> None:
+        state[module] = 1
+        stack.append(module)
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                loops.append([*stack[stack.index(target) :], target])
+            elif target not in state:
+                visit(target)
+        stack.pop()
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module)
+    return loops
+
+
+def test_the_loop_finder_finds_loops() -> None:
+    assert _loops({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+    assert _loops({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_loop_at_import_time() -> None:
+    graph = {
+        module: {name for name in _imports(module, at_import_time=True) if name in MODULES and name != module}
+        for module in MODULES
+    }
+    assert sum(map(len, graph.values())) > 300  # the graph is really read
+    # A package's __init__ importing its own submodules, which import siblings by full path, is
+    # how packages are built: an edge into a package's __init__ from inside it is not a loop.
+    for module, targets in graph.items():
+        graph[module] = {
+            t for t in targets if not (MODULES[t].name == "__init__.py" and module.startswith(t + "."))
+        }
+    loops = _loops(graph)
+    assert loops == [], "\n".join(" -> ".join(loop) for loop in loops)
