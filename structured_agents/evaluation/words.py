@@ -10,9 +10,9 @@ but nowhere in the target's file as its author wrote it, docstrings included.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from structured_agents.bundles import Bundle
+from structured_agents.bundles.echoes import string_values
 
 __all__ = ["STOP_WORDS", "bundle_texts", "bundle_vocabulary", "leaked_words", "words"]
 
@@ -39,24 +39,13 @@ def words(text: str) -> set[str]:
     return {word for word in found if len(word) >= 3 and word not in STOP_WORDS}
 
 
-def _strings(value: object) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _strings(item)
-
-
 def bundle_texts(bundle: Bundle) -> list[str]:
     """The bundle's fixed text: its examples (tasks, calls, results), its prompts without the
     Jinja tags, and its tools' and their arguments' descriptions (connect an MCP bundle first)."""
     texts: list[str] = []
     for example in bundle.examples:
         texts.append(example.user)
-        texts += [text for call in example.calls for text in _strings(call.arguments)]
+        texts += [text for call in example.calls for text in string_values(call.arguments)]
         texts.append(example.result)
     context = bundle.manifest.initial_context
     for inline, file in (
