@@ -17,22 +17,23 @@ from dataclasses import dataclass
 from structured_agents.bundles.manifest import FewShotExample
 from structured_agents.types import ToolCall, ToolSchema
 
-__all__ = ["MIN_WORDS", "EchoCheck"]
+__all__ = ["MIN_WORDS", "EchoCheck", "string_values"]
 
 MIN_WORDS = 5
 """Shorter lines (``Returns:``, ``a : int``, ``The first integer.``) are common to many answers;
 a longer one that stands word for word in an example was copied from it."""
 
 
-def _strings(value: object) -> Iterator[str]:
+def string_values(value: object) -> Iterator[str]:
+    """Every string in ``value``, a tool call's arguments (nested dicts and lists walked)."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _strings(item)
+            yield from string_values(item)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from _strings(item)
+            yield from string_values(item)
 
 
 def _lines(texts: Iterable[str]) -> Iterator[tuple[str, str]]:
@@ -56,7 +57,9 @@ class EchoCheck:
     @classmethod
     def of(cls, tool: str, examples: Sequence[FewShotExample], tools: Sequence[ToolSchema]) -> EchoCheck:
         """The lines of every example call's string arguments and of every tool's descriptions."""
-        texts = [text for example in examples for call in example.calls for text in _strings(call.arguments)]
+        texts = [
+            text for example in examples for call in example.calls for text in string_values(call.arguments)
+        ]
         for schema in tools:
             texts.append(schema.description)
             texts += [str(spec.get("description", "")) for spec in schema.properties.values()]
@@ -66,7 +69,7 @@ class EchoCheck:
         """Why ``call`` is refused (the first copied line), or None when it is not."""
         if call.name != self.tool:
             return None
-        for line, key in _lines(_strings(call.arguments)):
+        for line, key in _lines(string_values(call.arguments)):
             if key in self.lines:
                 return (
                     f"{call.name} refused: {line!r} is copied word for word from the examples or "

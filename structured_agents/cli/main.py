@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from structured_agents.cli.distributed import register as register_distributed
+from structured_agents.cli.evaluate import evaluate
 from structured_agents.cli.harness import harness
 from structured_agents.cli.pym import pym_app
 from structured_agents.cli.registry import registry_app
@@ -30,3 +31,4 @@ app.add_typer(registry_app, name="registry")
 register_distributed(app)
 register_run(app)
 app.command("harness")(harness)
+app.command("eval")(evaluate)

@@ -1,0 +1,122 @@
+"""``sa eval``: measure a bundle on real packages from the package index.
+
+::
+
+    sa eval docstring [NAME==VERSION ...] [--limit N] [--engine NAME] [--json FILE]
+    sa eval lint [NAME==VERSION ...] [--from-dir DIR] [--bundle PATH] [--work-dir DIR]
+
+Without packages, the task's default set (``evaluation.DEFAULT_PACKAGES``) is used. Archives
+are downloaded once (``pip download``) and cached; ``--from-dir`` takes them from a folder of
+sdists or wheels instead, with no network. Prints a table per task (fits 100 columns), one line
+per package as it finishes, and with ``--json`` every target's result (``-``: standard output,
+the table then going to standard error). Exit codes: 0 done, 2 usage, configuration or
+package error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+
+from structured_agents.cli.engine_option import EngineOption, settings_with_engine
+from structured_agents.errors import StructuredAgentsError
+
+if TYPE_CHECKING:
+    from structured_agents.evaluation import PackageResult
+    from structured_agents.settings import EngineSettings
+
+__all__ = ["evaluate"]
+
+
+class EvalTask(StrEnum):
+    """The tasks ``sa eval`` measures."""
+
+    docstring = "docstring"
+    lint = "lint"
+
+
+def _engine_label(settings: EngineSettings) -> str:
+    where = f" {settings.base_url}" if settings.name == "openai" else ""
+    return f"{settings.name}{where} ({settings.model or 'default model'})"
+
+
+def _progress(console: Console) -> Callable[[PackageResult], None]:
+    def report(result: PackageResult) -> None:
+        failed = sum(result.failures.values())
+        console.print(
+            f"  {result.package}: {result.job_count} job(s), {failed} without a change, "
+            f"{result.wall_s:.0f} s",
+            highlight=False,
+        )
+
+    return report
+
+
+def evaluate(
+    task: Annotated[EvalTask, typer.Argument(help="What to measure: docstring or lint.")],
+    packages: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[NAME==VERSION]...", help="Pinned packages (default: the task's set)."),
+    ] = None,
+    bundle: Annotated[
+        str | None, typer.Option("--bundle", "-b", help="Bundle name or path (default: the task's).")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Targets (docstring) or files (lint) per package.")
+    ] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Agents running at once.")] = 8,
+    engine: EngineOption = None,
+    json_out: Annotated[
+        str | None, typer.Option("--json", help="Write the results as JSON here ('-': stdout).")
+    ] = None,
+    from_dir: Annotated[
+        Path | None,
+        typer.Option(help="Take the archives from this folder (no network).", exists=True, file_okay=False),
+    ] = None,
+    work_dir: Annotated[
+        Path | None, typer.Option(help="Keep the scratch copies here (an empty or new folder).")
+    ] = None,
+) -> None:
+    """Measure a bundle on real packages: their docstrings stripped and written again, or their
+    ruff findings fixed; scored against the originals."""
+    from structured_agents.engines.factory import create_engine
+    from structured_agents.evaluation import DEFAULT_PACKAGES, EvalSetup, parse_spec, render_report
+    from structured_agents.evaluation import evaluate as run_evaluation
+    from structured_agents.evaluation.tables import WIDTH
+
+    console = Console(stderr=json_out == "-", width=WIDTH)
+    try:
+        settings = settings_with_engine(engine)
+        specs = tuple(parse_spec(text) for text in packages or DEFAULT_PACKAGES[task.value])
+        setup = EvalSetup(
+            task=task.value,
+            packages=specs,
+            bundle=bundle or task.value,
+            engine_label=_engine_label(settings.engine),
+            from_dir=from_dir,
+            limit=limit,
+            concurrency=concurrency,
+            work_dir=work_dir,
+        )
+        console.print(f"sa eval {task.value}: {', '.join(map(str, specs))}", highlight=False)
+        report = asyncio.run(
+            run_evaluation(setup, lambda: create_engine(settings.engine), _progress(console))
+        )
+    except StructuredAgentsError as exc:
+        console.print(f"[red]sa eval:[/red] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from exc
+    console.print(render_report(report))
+    if json_out is not None:
+        data = json.dumps(report.to_dict(), indent=2)
+        if json_out == "-":
+            sys.stdout.write(data + "\n")
+        else:
+            Path(json_out).write_text(data + "\n", encoding="utf-8")

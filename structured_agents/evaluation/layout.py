@@ -1,0 +1,70 @@
+"""Where an unpacked package keeps its own code, and whether it configures ruff.
+
+The *package files* are the library's modules: the import packages (folders with an
+``__init__.py``) at the project root or under ``src/``, or, for a project without any, its
+top-level modules; tests, docs, examples and build scripts (``setup.py``, ``conftest.py``...)
+are left out. The evaluation writes docstrings and lint fixes only there; the tests run
+against them.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path, PurePosixPath
+
+from structured_agents.jobs import iter_source_files
+
+__all__ = ["has_ruff_config", "is_test_file", "package_files", "source_root"]
+
+_NOT_LIBRARY = frozenset({"tests", "test", "testing", "docs", "doc", "examples", "example", "benchmarks"})
+_BUILD_SCRIPTS = frozenset({"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "versioneer.py"})
+
+
+def source_root(root: Path) -> Path:
+    """The folder the package imports from: ``root/src`` when there is one, else ``root``."""
+    src = root / "src"
+    return src if src.is_dir() else root
+
+
+def is_test_file(path: PurePosixPath) -> bool:
+    """A test module or a file of a test folder."""
+    name = path.name
+    return (
+        bool(_NOT_LIBRARY & set(path.parts[:-1]))
+        or name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+    )
+
+
+def package_files(root: Path) -> list[str]:
+    """The library's Python files, relative to ``root`` (POSIX paths, sorted)."""
+    base = source_root(root).relative_to(root)
+    packages: list[str] = []
+    modules: list[str] = []
+    for relative in iter_source_files(root):
+        path = PurePosixPath(relative.as_posix())
+        try:
+            inside = path.relative_to(base.as_posix()) if base.parts else path
+        except ValueError:
+            continue
+        if is_test_file(inside):
+            continue
+        if len(inside.parts) == 1:
+            if inside.name not in _BUILD_SCRIPTS:
+                modules.append(path.as_posix())
+        elif (source_root(root) / inside.parts[0] / "__init__.py").is_file():
+            packages.append(path.as_posix())
+    return sorted(packages or modules)
+
+
+def has_ruff_config(root: Path) -> bool:
+    """Whether the project configures ruff (``ruff.toml``, ``.ruff.toml``, ``[tool.ruff]``)."""
+    if (root / "ruff.toml").is_file() or (root / ".ruff.toml").is_file():
+        return True
+    try:
+        pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    tool = pyproject.get("tool")
+    return isinstance(tool, dict) and "ruff" in tool

@@ -1,0 +1,115 @@
+"""The lint evaluation of one package: ruff's findings and the package's tests as released,
+after ``ruff check --fix`` alone, and after the lint bundle's patches.
+
+Three scratch copies of the project: as released, fixed by ruff alone, fixed by the agent
+(through the embedded runner, patches applied). Ruff runs with the package's own
+configuration when it has one; otherwise with :data:`FIXED_RULES`, written as a ``ruff.toml``
+into every copy before anything runs, so discovery, the agent's checks and the counts here all
+use it. The files evaluated are the library's files with findings (``limit`` keeps that many,
+spread over the package); the tests run on the whole project.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from structured_agents.bundles import Bundle
+from structured_agents.engines import BatchingEngine
+from structured_agents.evaluation.agent import run_agent
+from structured_agents.evaluation.errors import EvaluationError
+from structured_agents.evaluation.layout import has_ruff_config, package_files
+from structured_agents.evaluation.package_tests import run_package_tests
+from structured_agents.evaluation.packages import spread
+from structured_agents.evaluation.results import LintJobResult, LintPackageResult
+from structured_agents.jobs import ruff_findings
+from structured_agents.runner import discover_jobs
+
+__all__ = ["FIXED_RULES", "evaluate_lint", "ruff_fix", "ruff_version"]
+
+FIXED_RULES = ("E", "F", "W", "I", "B", "UP", "SIM")
+"""Ruff's rules for a package that configures none: pycodestyle, pyflakes, isort, bugbear,
+pyupgrade and simplify, without E501 (line length is a project's own choice)."""
+
+
+def _write_fixed_config(root: Path) -> None:
+    rules = ", ".join(f'"{rule}"' for rule in FIXED_RULES)
+    text = f'# sa eval: the package configures no ruff rules\n[lint]\nselect = [{rules}]\nignore = ["E501"]\n'
+    (root / "ruff.toml").write_text(text, encoding="utf-8")
+
+
+def _ruff(root: Path, *arguments: str) -> str:
+    command = [sys.executable, "-m", "ruff", *arguments]
+    try:
+        done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise EvaluationError(f"cannot run ruff: {exc}") from exc
+    if done.returncode != 0:
+        raise EvaluationError(f"ruff {' '.join(arguments[:2])} failed in {root}: {done.stderr.strip()[:300]}")
+    return done.stdout
+
+
+def ruff_version() -> str:
+    """``ruff 0.x.y``: the ruff the evaluation runs."""
+    return _ruff(Path.cwd(), "--version").strip()
+
+
+def ruff_fix(root: Path, files: list[str]) -> None:
+    """``ruff check --fix`` (its safe fixes) on ``files`` under ``root``, in place."""
+    if files:
+        _ruff(root, "check", "--fix", "--exit-zero", "--no-cache", "--force-exclude", "--quiet", "--", *files)
+
+
+def _count(root: Path, files: list[str]) -> int:
+    return sum(len(findings) for findings in ruff_findings(root, files).values())
+
+
+async def evaluate_lint(
+    label: str,
+    project: Path,
+    work: Path,
+    bundle: Bundle,
+    engine: BatchingEngine,
+    *,
+    limit: int | None,
+    concurrency: int,
+) -> LintPackageResult:
+    """Evaluate the lint bundle on the unpacked ``project`` in the scratch folder ``work``."""
+    released = work / "released"
+    shutil.copytree(project, released)
+    config = "own" if has_ruff_config(released) else "fixed"
+    if config == "fixed":
+        _write_fixed_config(released)
+    findings = ruff_findings(released, package_files(released))
+    files = spread(sorted(findings), limit)
+    by_ruff, by_agent = work / "ruff", work / "agent"
+    shutil.copytree(released, by_ruff)
+    shutil.copytree(released, by_agent)
+    ruff_fix(by_ruff, files)
+    chosen = set(files)
+    jobs = [job for job in discover_jobs(bundle, by_agent) if job.path in chosen]
+    run = await run_agent(
+        bundle, engine, by_agent, jobs, store_path=work / "store.db", concurrency=concurrency
+    )
+    tests_before = run_package_tests(released)
+    usable = tests_before.usable
+    return LintPackageResult(
+        package=label,
+        ruff_config=config,
+        candidates=len(findings),
+        files=tuple(files),
+        before=sum(len(findings[path]) for path in files),
+        ruff_only=_count(by_ruff, files),
+        agent=_count(by_agent, files),
+        same_as_ruff=sum((by_ruff / path).read_bytes() == (by_agent / path).read_bytes() for path in files),
+        jobs=tuple(
+            LintJobResult(job.run.target_path, job.run.status, job.failure, job.run.error, job.duration_s)
+            for job in run.jobs
+        ),
+        tests_before=tests_before,
+        tests_ruff=run_package_tests(by_ruff) if usable else None,
+        tests_agent=run_package_tests(by_agent) if usable else None,
+        wall_s=run.wall_s,
+    )

@@ -1,0 +1,163 @@
+"""An evaluation report as Rich tables that fit 100 columns, with an ``all`` row pooling the
+packages, then the failures by reason and the most leaked words."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from structured_agents.evaluation.failures import count_reasons
+from structured_agents.evaluation.package_tests import TestsOutcome
+from structured_agents.evaluation.results import DocstringPackageResult, EvalReport, LintPackageResult
+
+__all__ = ["WIDTH", "render_report"]
+
+WIDTH = 100
+"""Columns the report is laid out for."""
+
+
+_TIMES = ("wall s", "s/job")
+_DOCSTRING_COLUMNS = (
+    "package",
+    "targets",
+    "doc",
+    "failed",
+    "copy",
+    "rougeL",
+    "leak",
+    "names",
+    "params",
+    *_TIMES,
+)
+_LINT_COLUMNS = (
+    "package",
+    "ruff",
+    "files",
+    "before",
+    "ruff",
+    "agent",
+    "=ruff",
+    "tests",
+    "ruff",
+    "agent",
+    *_TIMES,
+)
+
+
+def _pct(rate: float | None) -> str:
+    return "-" if rate is None else f"{rate:.0%}"
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _table(title: str, caption: str, headers: Sequence[str]) -> Table:
+    table = Table(
+        title=title, caption=caption, caption_justify="left", box=None, collapse_padding=True, pad_edge=False
+    )
+    table.add_column(headers[0], no_wrap=True, max_width=22, overflow="ellipsis")
+    for header in headers[1:]:
+        table.add_column(header, justify="right", no_wrap=True)
+    return table
+
+
+def _pooled_docstrings(packages: Sequence[DocstringPackageResult]) -> DocstringPackageResult:
+    return DocstringPackageResult(
+        "all",
+        sum(p.files for p in packages),
+        sum(p.candidates for p in packages),
+        tuple(t for p in packages for t in p.targets),
+        sum(p.wall_s for p in packages),
+    )
+
+
+def _docstring_table(report: EvalReport, packages: Sequence[DocstringPackageResult]) -> Table:
+    table = _table(
+        f"sa eval docstring · {report.bundle} · {report.engine}",
+        "targets: evaluated/had a docstring; doc: got one; copy: a submission refused as a copy; "
+        "rougeL: first line vs the original's; leak: carries a word of the bundle's text not in "
+        "its file; names: parameter entries naming a real parameter; params: real parameters "
+        "described, agent/original",
+        _DOCSTRING_COLUMNS,
+    )
+    rows = [*packages, _pooled_docstrings(packages)] if len(packages) > 1 else packages
+    for package in rows:
+        table.add_row(
+            package.package,
+            f"{len(package.targets)}/{package.candidates}",
+            _pct(package.documented_rate),
+            str(len(package.targets) - len(package.written)),
+            str(package.refused_targets),
+            _num(package.rouge_l, 2),
+            _pct(package.leaked_rate),
+            _pct(package.entries_real_rate),
+            f"{_pct(package.real_documented_rate)}/{_pct(package.original_real_documented_rate)}",
+            _num(package.wall_s, 0),
+            _num(package.seconds_per_job),
+        )
+    return table
+
+
+def _tests(outcome: TestsOutcome | None) -> str:
+    return "-" if outcome is None else outcome.short()
+
+
+def _lint_table(report: EvalReport, packages: Sequence[LintPackageResult]) -> Table:
+    table = _table(
+        f"sa eval lint · {report.bundle} · {report.engine} · {report.tool_version}",
+        "ruff: the package's own config, or the fixed rule set; files: evaluated/with findings; "
+        "findings as released, after ruff --fix alone, after the agent; =ruff: files identical to "
+        "ruff --fix alone; tests passed/failed (cannot run: they need more than pytest)",
+        _LINT_COLUMNS,
+    )
+    for package in packages:
+        table.add_row(
+            package.package,
+            package.ruff_config,
+            f"{len(package.files)}/{package.candidates}",
+            str(package.before),
+            str(package.ruff_only),
+            str(package.agent),
+            str(package.same_as_ruff),
+            _tests(package.tests_before),
+            _tests(package.tests_ruff),
+            _tests(package.tests_agent),
+            _num(package.wall_s, 0),
+            _num(package.seconds_per_job),
+        )
+    return table
+
+
+def _failures(report: EvalReport) -> Text:
+    reasons: Counter[str] = Counter()
+    for package in report.packages:
+        reasons.update(package.failures)
+    listed = ", ".join(f"{reason} ×{count}" for reason, count in count_reasons(reasons.elements()).items())
+    return Text(f"failures by reason: {listed or 'none'}")
+
+
+def _leaks(packages: Sequence[DocstringPackageResult]) -> Text:
+    leaked = Counter(word for package in packages for target in package.written for word in target.leaked)
+    listed = ", ".join(f"{word} ×{count}" for word, count in leaked.most_common(12))
+    return Text(f"most leaked words: {listed or 'none'}")
+
+
+def render_report(report: EvalReport) -> RenderableType:
+    """The report's table, failures and (docstring) leaked words."""
+    timing = Text(
+        f"engine load {report.engine_load_s:.1f} s; whole evaluation {report.wall_s:.0f} s; "
+        f"concurrency {report.concurrency}; limit {report.limit or 'none'}"
+    )
+    docstrings = [p for p in report.packages if isinstance(p, DocstringPackageResult)]
+    lints = [p for p in report.packages if isinstance(p, LintPackageResult)]
+    parts: list[RenderableType] = []
+    if docstrings:
+        parts += [_docstring_table(report, docstrings), _failures(report), _leaks(docstrings)]
+    if lints:
+        parts += [_lint_table(report, lints), _failures(report)]
+    return Group(*parts, timing)

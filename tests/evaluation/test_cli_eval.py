@@ -1,0 +1,139 @@
+"""``sa eval`` end to end on a tiny package served from a local folder, with a scripted engine
+injected by name (as ``tests/runner/test_cli_run.py`` does): no network, no model."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Hashable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tiny_package import CORE, build_sdist
+from typer.testing import CliRunner
+
+from structured_agents.cli.main import app
+from structured_agents.engines import Engine, GenerationRequest, ScriptedEngine, by_run_id
+from structured_agents.engines.factory import register_engine
+from structured_agents.plugins.registry import get_plugin
+from structured_agents.settings import EngineSettings
+from structured_agents.types import ToolCall
+
+ENGINE = "eval-tests"
+cli = CliRunner()
+
+ANSWERS = {
+    "add": "Add two numbers.\n\nArgs:\n    a: The first number.\n    b: The second number.",
+    "shout": "Return the text in upper case.",
+    "is_missing": "",
+    "Greeter": "A last-in, first-out stack of items.",  # a worked example's answer: refused
+    "Greeter.greet": "Push the greeting onto the stack.",
+}
+"""What the scripted model submits for each target (every turn)."""
+
+Turn = Callable[[GenerationRequest], list[ToolCall]]
+
+
+def _docstring_turn(request: GenerationRequest) -> list[ToolCall]:
+    qualname = re.findall(r"Write the docstring of \w+ (\S+) in \S+\.", request.prompt)[-1]
+    return [ToolCall("submit_result", {"docstring": ANSWERS[qualname]})]
+
+
+def _lint_script(_key: Hashable) -> list[Turn]:
+    line = CORE.splitlines().index("    return value == None") + 1
+
+    def fix(_request: GenerationRequest) -> list[ToolCall]:
+        return [ToolCall("apply_fix", {"line": line, "old": "== None", "replacement": "is None"})]
+
+    def submit(_request: GenerationRequest) -> list[ToolCall]:
+        return [ToolCall("submit_result", {})]
+
+    return [fix, submit]
+
+
+def _scripted(_settings: EngineSettings) -> Engine:
+    def script(key: Hashable) -> list[Turn]:
+        return [_docstring_turn, _docstring_turn]
+
+    return ScriptedEngine(script, plugin=get_plugin("function_gemma"), key=by_run_id, validate_grammar=True)
+
+
+def _scripted_lint(_settings: EngineSettings) -> Engine:
+    return ScriptedEngine(
+        _lint_script, plugin=get_plugin("function_gemma"), key=by_run_id, validate_grammar=True
+    )
+
+
+@pytest.fixture
+def archives(tmp_path: Path) -> Path:
+    build_sdist(tmp_path / "dist")
+    return tmp_path / "dist"
+
+
+def _eval(monkeypatch: pytest.MonkeyPatch, factory: Callable[[EngineSettings], Engine], *args: str) -> Any:
+    register_engine(ENGINE, factory, replace=True)
+    monkeypatch.setenv("SA_ENGINE__NAME", ENGINE)
+    return cli.invoke(app, ["eval", *args])
+
+
+def test_sa_eval_docstring_scores_what_the_agent_wrote_against_the_originals(
+    monkeypatch: pytest.MonkeyPatch, archives: Path, tmp_path: Path
+) -> None:
+    out, work = tmp_path / "eval.json", tmp_path / "work"
+    args = ["docstring", "tinypkg==0.1.0", "--from-dir", str(archives), "--json", str(out)]
+    result = _eval(monkeypatch, _scripted, *args, "--work-dir", str(work), "--concurrency", "2")
+
+    assert result.exit_code == 0, result.output
+    [package] = json.loads(out.read_text())["packages"]
+    assert (package["package"], package["candidates"], package["targets"]) == ("tinypkg==0.1.0", 5, 5)
+    assert (package["documented"], package["documented_rate"]) == (3, 0.6)
+    by_name = {target["qualname"]: target for target in package["results"]}
+    assert by_name["add"]["written"] == ANSWERS["add"] and by_name["add"]["rouge_l"] == 1.0
+    assert by_name["add"]["parameters"] == {"entries": 2, "entries_real": 2, "real": 2, "real_documented": 2}
+    assert by_name["add"]["leaked"] == []
+    assert by_name["shout"]["rouge_l"] == pytest.approx(4 / 6)
+    assert by_name["Greeter.greet"]["rouge_l"] == pytest.approx(2 / 11)  # "the" in common
+    assert {"push", "stack"} <= set(by_name["Greeter.greet"]["leaked"])
+    assert by_name["Greeter"]["written"] is None and by_name["Greeter"]["failure"] == "copy refused"
+    assert by_name["Greeter"]["copy_refusals"] == 2
+    assert by_name["is_missing"]["written"] is None and by_name["is_missing"]["error"]
+    assert package["refused_targets"] == 1 and package["leaked_rate"] == pytest.approx(1 / 3)
+    assert sum(package["failures"].values()) == 2 and package["failures"]["copy refused"] == 1
+
+    patched = (work / "tinypkg-0.1.0" / "code" / "tinypkg" / "core.py").read_text()
+    assert patched.startswith('"""Small helpers') and '"""Push the greeting onto the stack."""' in patched
+    assert "Greets people" not in patched and "Tell whether" not in patched
+    assert '"""' not in (work / "tinypkg-0.1.0" / "code" / "docs" / "conf.py").read_text()
+    assert "tinypkg==0.1.0" in result.output and "60%" in result.output
+    assert "copy refused ×1" in result.output and "stack ×1" in result.output
+    assert max(len(line) for line in result.output.splitlines()) <= 100
+
+
+def test_sa_eval_lint_compares_ruff_alone_with_the_agent_and_runs_the_tests(
+    monkeypatch: pytest.MonkeyPatch, archives: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "eval.json"
+    result = _eval(
+        monkeypatch, _scripted_lint, "lint", "tinypkg==0.1.0", "--from-dir", str(archives), "--json", str(out)
+    )
+
+    assert result.exit_code == 0, result.output
+    [package] = json.loads(out.read_text())["packages"]
+    assert package["ruff_config"] == "fixed" and package["files"] == ["tinypkg/core.py"]
+    assert package["findings"] == {"before": 2, "ruff_only": 1, "agent": 0}
+    assert package["same_as_ruff"] == 0 and package["failures"] == {}
+    tests = package["tests"]
+    for stage in ("before", "ruff_only", "agent"):
+        assert (tests[stage]["status"], tests[stage]["passed"], tests[stage]["failed"]) == ("ran", 3, 0)
+    assert "3/0" in result.output
+
+
+def test_sa_eval_refuses_an_unpinned_or_missing_package(
+    monkeypatch: pytest.MonkeyPatch, archives: Path
+) -> None:
+    unpinned = _eval(monkeypatch, _scripted, "docstring", "tinypkg>=0.1", "--from-dir", str(archives))
+    assert unpinned.exit_code == 2 and "pin one exact version" in unpinned.output
+
+    missing = _eval(monkeypatch, _scripted, "docstring", "tinypkg==0.2.0", "--from-dir", str(archives))
+    assert missing.exit_code == 2 and "no sdist or wheel of it in" in missing.output

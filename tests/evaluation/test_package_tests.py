@@ -1,0 +1,45 @@
+"""Running a package's own tests against a copy of its code, and reading pytest's counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from structured_agents.evaluation.package_tests import run_package_tests
+
+
+def _project(root: Path, test: str, code: str = "def two():\n    return 2\n") -> Path:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text(code)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_pkg.py").write_text(test)
+    # addopts naming a plugin that is not installed are dropped, not fatal
+    (root / "setup.cfg").write_text("[tool:pytest]\naddopts = --cov=pkg\n")
+    return root
+
+
+def test_passing_and_failing_tests_are_counted(tmp_path: Path) -> None:
+    test = "from pkg import two\n\ndef test_ok():\n    assert two() == 2\n"
+    test += "\ndef test_bad():\n    assert two() == 3\n"
+    outcome = run_package_tests(_project(tmp_path, test))
+    assert (outcome.status, outcome.passed, outcome.failed, outcome.errors) == ("ran", 1, 1, 0)
+    assert outcome.usable and outcome.short() == "1/1"
+
+
+def test_the_copy_is_what_the_tests_import(tmp_path: Path) -> None:
+    test = (
+        "import pkg\n\ndef test_where():\n    assert pkg.__file__.startswith(" + repr(str(tmp_path)) + ")\n"
+    )
+    outcome = run_package_tests(_project(tmp_path, test))
+    assert (outcome.passed, outcome.failed) == (1, 0)
+
+
+def test_tests_that_cannot_be_collected_are_not_usable(tmp_path: Path) -> None:
+    outcome = run_package_tests(_project(tmp_path, "import not_installed_anywhere\n"))
+    assert outcome.status == "ran" and outcome.errors == 1 and not outcome.usable
+    assert outcome.short() == "0/0+1e"
+
+
+def test_a_project_without_tests_says_so(tmp_path: Path) -> None:
+    (tmp_path / "pkg.py").write_text("")
+    outcome = run_package_tests(tmp_path)
+    assert outcome.status == "no tests" and not outcome.usable and outcome.short() == "no tests"

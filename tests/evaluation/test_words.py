@@ -1,0 +1,40 @@
+"""Leaked words: in a written docstring and in the bundle's own text, not in the target's file."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from structured_agents.bundles import find_bundle, load_bundle
+from structured_agents.evaluation.words import bundle_vocabulary, leaked_words, words
+
+
+def test_words_split_identifiers_drop_short_and_stop_words() -> None:
+    assert words("formatNumber(x) returns the format_number of an int") == {"format", "number", "int"}
+    assert words("Args:\n    value: The value.") == {"value"}
+
+
+def test_a_word_of_the_bundle_missing_from_the_file_is_leaked() -> None:
+    vocabulary = frozenset({"stack", "integer", "number"})
+    source = "def scientific(value):\n    return format_number(value)\n"
+    assert leaked_words("Add a number to the stack.", source, vocabulary) == ["stack"]
+    assert leaked_words("Format the value in scientific notation.", source, vocabulary) == []
+
+
+def test_the_vocabulary_comes_from_the_loaded_bundles_examples_prompts_and_tools(tmp_path: Path) -> None:
+    bundle_dir = shutil.copytree(find_bundle("docstring").parent, tmp_path / "docstring")
+    examples = bundle_dir / "prompts" / "examples.yaml"
+    examples.write_text(examples.read_text().replace("stack of items", "zebra of items"))
+    system = bundle_dir / "prompts" / "system.j2"
+    system.write_text(system.read_text() + " Never mention a quokka.")
+    tool = bundle_dir / "tools" / "submit_result.pym"
+    tool.write_text(tool.read_text().replace("Submit the finished docstring", "Submit the wombat docstring"))
+
+    bundle = load_bundle(bundle_dir / "bundle.yaml")
+    try:
+        vocabulary = bundle_vocabulary(bundle)
+    finally:
+        bundle.close()
+
+    assert {"zebra", "quokka", "wombat", "integers", "push"} <= vocabulary
+    assert not {"endif", "elif", "dedent", "qualname"} & vocabulary  # Jinja tags are not prompt text
