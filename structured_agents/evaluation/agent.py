@@ -18,7 +18,7 @@ from structured_agents.evaluation.failures import COPY_REFUSED, failure_reason, 
 from structured_agents.jobs import JobSpec
 from structured_agents.patches import apply_patches
 from structured_agents.runner import EmbeddedRunner, RunSummary
-from structured_agents.store import RunRecord, Store, ToolCallRecord
+from structured_agents.store import RunRecord, SqlStore, ToolCallRecord
 
 __all__ = ["AgentRun", "JobRecord", "run_agent"]
 
@@ -95,7 +95,7 @@ async def run_agent(
     ``store_path`` (outside ``root``).
     """
     started = time.monotonic()
-    with Store(f"sqlite:///{store_path}") as store:
+    with SqlStore(f"sqlite:///{store_path}") as store:
         runner = EmbeddedRunner(bundle, engine, store, concurrency=concurrency)
         summary = await runner.run(root, jobs)
         report = apply_patches(root, store.results(summary.batch_id, "proposed"))

@@ -27,8 +27,8 @@ from structured_agents.evaluation.results import DocstringPackageResult, Docstri
 from structured_agents.evaluation.rouge import first_line, rouge_l
 from structured_agents.evaluation.strip import strip_docstrings
 from structured_agents.evaluation.words import leaked_words
-from structured_agents.jobs import DocstringTarget, find_docstring_targets, iter_source_files, read_source
-from structured_agents.runner import discover_jobs
+from structured_agents.jobs import iter_source_files, read_source
+from structured_agents.tasks.docstring import DocstringTarget, find_docstring_targets
 
 __all__ = ["evaluate_docstrings", "strip_tree"]
 
@@ -151,7 +151,7 @@ async def evaluate_docstrings(
     shutil.copytree(project, code)
     strip_tree(code)
     wanted = {(path, qualname) for path, qualname, _ in chosen}
-    jobs = [job for job in discover_jobs(bundle, code) if (job.path, job.qualname) in wanted]
+    jobs = [job for job in bundle.discover_jobs(code) if (job.path, job.qualname) in wanted]
     run = await run_agent(bundle, engine, code, jobs, store_path=work / "store.db", concurrency=concurrency)
     records = _job_keys(run.jobs)
     after: dict[_Key, DocstringTarget] = {}

@@ -24,8 +24,7 @@ from structured_agents.evaluation.layout import has_ruff_config, package_files
 from structured_agents.evaluation.package_tests import run_package_tests
 from structured_agents.evaluation.packages import spread
 from structured_agents.evaluation.results import LintJobResult, LintPackageResult
-from structured_agents.jobs import ruff_findings
-from structured_agents.runner import discover_jobs
+from structured_agents.tasks.ruff import ruff_findings
 
 __all__ = ["FIXED_RULES", "evaluate_lint", "ruff_fix", "ruff_version"]
 
@@ -89,7 +88,7 @@ async def evaluate_lint(
     shutil.copytree(released, by_agent)
     ruff_fix(by_ruff, files)
     chosen = set(files)
-    jobs = [job for job in discover_jobs(bundle, by_agent) if job.path in chosen]
+    jobs = [job for job in bundle.discover_jobs(by_agent) if job.path in chosen]
     run = await run_agent(
         bundle, engine, by_agent, jobs, store_path=work / "store.db", concurrency=concurrency
     )

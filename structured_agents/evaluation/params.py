@@ -4,7 +4,7 @@ The entries are what `docstring_parser <https://pypi.org/project/docstring-parse
 as parameters, keyword arguments and attributes in any of the google, numpy and sphinx styles
 (``a, b : int`` is two entries). Names compare without their ``*``/``**``, so ``*args`` and
 ``args`` are the same parameter. The real parameters are those the docstring task records
-(:attr:`~structured_agents.jobs.DocstringTarget.parameters`: a function's own, ``self`` and
+(:attr:`~structured_agents.tasks.docstring.DocstringTarget.parameters`: a function's own, ``self`` and
 ``cls`` left out, or a class's ``__init__`` parameters and annotated attributes).
 """
 

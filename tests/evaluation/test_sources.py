@@ -13,7 +13,7 @@ from tiny_package import build_sdist
 from structured_agents.evaluation import EvaluationError, parse_spec
 from structured_agents.evaluation.fetch import archive_matches, fetch_package, package_cache
 from structured_agents.evaluation.unpack import unpack
-from structured_agents.paths import CACHE_DIR_ENV
+from structured_agents.settings import CACHE_DIR_ENV
 
 SPEC = parse_spec("sa-eval-fixture==1.0")
 

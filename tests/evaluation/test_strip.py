@@ -7,8 +7,7 @@ import ast
 import pytest
 
 from structured_agents.evaluation.strip import strip_docstrings
-from structured_agents.jobs import find_docstring_targets
-from structured_agents.runner.tasks import code_without_docstrings
+from structured_agents.tasks.docstring import code_without_docstrings, find_docstring_targets
 
 SOURCE = '''"""The module docstring stays."""
 
