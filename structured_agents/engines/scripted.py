@@ -31,12 +31,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import replace
 from typing import TypeAlias
 
+from structured_agents.engines.candidates import stable_seed
 from structured_agents.errors import ConfigError, EngineError
 from structured_agents.grammar.artifacts import GrammarArtifact
 from structured_agents.grammar.check import grammar_problem
-from structured_agents.kernel.engine import Completion, GenerationRequest
+from structured_agents.kernel.engine import Candidate, Completion, GenerationRequest
 from structured_agents.plugins.protocol import ModelPlugin
 from structured_agents.types import TokenUsage, ToolCall
 
@@ -113,30 +115,23 @@ class ScriptedEngine:
         self._lock = threading.Lock()
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
-        """The next scripted turn of each request's conversation, in request order."""
+        """The next scripted turn of each request's conversation, in request order; a request
+        with ``n > 1`` gets ``n`` candidates, its turn played once per candidate seed."""
         started = time.perf_counter()
         with self._lock:
             self.batch_sizes.append(len(requests))
             self.requests.extend(requests)
             picked = [self._next_turn(request) for request in requests]
-        texts = [
-            self._render(request, key, index, turn)
+        outputs = [
+            [self._render(row, key, index, turn) for row in _candidate_rows(request)]
             for request, (key, index, turn) in zip(requests, picked, strict=True)
         ]
         if self.delay_s:
             time.sleep(self.delay_s)
         latency = time.perf_counter() - started
         return [
-            Completion(
-                request_id=request.request_id,
-                text=text,
-                usage=TokenUsage(approx_token_count(request.prompt), approx_token_count(text)),
-                finish_reason="length" if truncated else "stop",
-                latency_s=latency,
-                batch_size=len(requests),
-                metadata={"script_turn": index},
-            )
-            for request, (text, truncated), (_, index, _) in zip(requests, texts, picked, strict=True)
+            _completion(request, texts, latency, len(requests), index)
+            for request, texts, (_, index, _) in zip(requests, outputs, picked, strict=True)
         ]
 
     def _next_turn(self, request: GenerationRequest) -> tuple[Hashable, int, ScriptTurn]:
@@ -186,6 +181,37 @@ class ScriptedEngine:
                 f"ScriptedEngine: {where} violates the request's {grammar.kind} grammar: {problem}; "
                 f"text={text!r}"
             )
+
+
+def _candidate_rows(request: GenerationRequest) -> list[GenerationRequest]:
+    """The request once per candidate, each with its own seed (see ``engines.candidates``)."""
+    if request.sampling.n == 1:
+        return [request]
+    base = stable_seed(request)
+    return [
+        replace(request, sampling=replace(request.sampling, n=1, seed=base + i))
+        for i in range(request.sampling.n)
+    ]
+
+
+def _completion(
+    request: GenerationRequest, texts: list[tuple[str, bool]], latency: float, batch: int, index: int
+) -> Completion:
+    candidates = tuple(
+        Candidate(text, "length" if truncated else "stop", approx_token_count(text))
+        for text, truncated in texts
+    )
+    first = candidates[0]
+    return Completion(
+        request_id=request.request_id,
+        text=first.text,
+        usage=TokenUsage(approx_token_count(request.prompt), sum(c.completion_tokens for c in candidates)),
+        finish_reason=first.finish_reason,
+        latency_s=latency,
+        batch_size=batch,
+        metadata={"script_turn": index},
+        candidates=candidates if request.sampling.n > 1 else (),
+    )
 
 
 def _is_calls(turn: ScriptTurn) -> bool:

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from structured_agents.errors import ConfigError, GrammarConfigError
 from structured_agents.grammar.config import GrammarConfig
 from structured_agents.kernel.engine import SamplingParams
 from structured_agents.kernel.history import HistoryStrategy, KeepAll
 from structured_agents.plugins.protocol import ModelPlugin
+from structured_agents.types import ToolCall, ToolSchema
 
-__all__ = ["KernelConfig"]
+__all__ = ["Chooser", "KernelConfig", "ParsedTurn", "ToolView"]
+
+ParsedTurn = tuple[str | None, list[ToolCall]]
+"""A candidate output parsed by the plugin: its text content and its tool calls."""
+ToolView = Callable[[Sequence[ToolSchema], Mapping[str, Any]], list[ToolSchema]]
+"""How one run sees the tools, from its job's inputs (a task narrows its termination tool's
+schema to the job: a docstring's parameters can only be the target's own)."""
+Chooser = Callable[[Mapping[str, Any], Sequence["ParsedTurn | None"]], int]
+"""Which of a turn's candidates (``SamplingParams.n``) the run keeps, from its job's inputs and
+each candidate parsed (None where it does not parse): the index of the one kept."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +48,11 @@ class KernelConfig:
     """On the last allowed turn (``turn == max_turns``) build the grammar for the termination tool
     alone, so a constrained model ends its run with a submission instead of running out of turns.
     The prompt still lists every tool. Needs a ``termination_tool``."""
+    tool_view: ToolView | None = None
+    """How a run sees the tools (prompt and grammar alike); None: every run sees them as they are."""
+    choose: Chooser | None = None
+    """Which candidate of a turn decoded with ``sampling.n > 1`` the run keeps; None: the first
+    that parses into tool calls (else the first)."""
 
     def __post_init__(self) -> None:
         if self.max_turns < 1:

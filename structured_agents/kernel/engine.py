@@ -17,7 +17,10 @@ from structured_agents.errors import ConfigError
 from structured_agents.grammar.artifacts import GrammarArtifact
 from structured_agents.types import JsonDict, TokenUsage
 
-__all__ = ["Completion", "Engine", "FinishReason", "GenerationRequest", "SamplingParams"]
+__all__ = ["Candidate", "Completion", "Engine", "FinishReason", "GenerationRequest", "SamplingParams"]
+
+MAX_CANDIDATES = 16
+"""Most candidates one request may ask for (``SamplingParams.n``)."""
 
 FinishReason = Literal["stop", "length", "grammar", "error"]
 
@@ -40,6 +43,14 @@ class SamplingParams:
     """Subtracted from a token's logit once for each time the request already generated it (the
     meaning OpenAI and vLLM give it), in [-2, 2]; a little breaks the repetition loops a small
     greedy model can fall into (``1000000...`` until the token limit)."""
+    n: int = 1
+    """Candidates to decode for the request, in [1, 16] (vLLM's and OpenAI's ``n``): each its own
+    sample (seeded ``seed + i`` where a seed is given), all in the same batch; the completion
+    carries every one (:attr:`Completion.candidates`) and the caller picks."""
+    bad_words: tuple[str, ...] = ()
+    """Texts the output must not contain (vLLM's ``bad_words``): an engine that supports them
+    bans, at each step, the token that would complete one of them (as its tokenizer splits it,
+    with and without a leading space)."""
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
@@ -52,6 +63,10 @@ class SamplingParams:
             raise ConfigError(
                 f"SamplingParams.frequency_penalty must be in [-2, 2], got {self.frequency_penalty}"
             )
+        if not 1 <= self.n <= MAX_CANDIDATES:
+            raise ConfigError(f"SamplingParams.n must be in [1, {MAX_CANDIDATES}], got {self.n}")
+        if any(not word.strip() for word in self.bad_words):
+            raise ConfigError(f"SamplingParams.bad_words must be non-blank texts, got {self.bad_words!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +87,21 @@ class GenerationRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class Candidate:
+    """One of the ``n`` outputs decoded for a request."""
+
+    text: str
+    finish_reason: FinishReason = "stop"
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Completion:
-    """What an engine produced for one request."""
+    """What an engine produced for one request.
+
+    With ``SamplingParams.n > 1`` it carries every candidate in :attr:`candidates`, the first
+    of which is also ``text`` and ``finish_reason``; ``usage`` counts them all.
+    """
 
     request_id: str
     text: str
@@ -86,6 +114,8 @@ class Completion:
     batch_size: int = 1
     """How many requests were decoded together in that call."""
     metadata: dict[str, Any] = field(default_factory=dict)
+    candidates: tuple[Candidate, ...] = ()
+    """Every candidate of a request with ``n > 1``, in order; empty for one."""
 
 
 @runtime_checkable

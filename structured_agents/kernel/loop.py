@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,7 @@ from structured_agents.errors import (
     StructuredAgentsError,
 )
 from structured_agents.grammar.artifacts import GrammarArtifact
-from structured_agents.kernel.config import KernelConfig
+from structured_agents.kernel.config import KernelConfig, ParsedTurn
 from structured_agents.kernel.engine import Completion, Engine, GenerationRequest
 from structured_agents.kernel.execution import execute_calls
 from structured_agents.kernel.generation import EngineCaller
@@ -57,8 +59,9 @@ from structured_agents.types import Message, ToolCall, ToolResult, ToolSchema
 
 __all__ = ["AgentKernel"]
 
-_MAX_GRAMMARS = 8
-"""Distinct tool sets whose grammars a kernel keeps."""
+_MAX_GRAMMARS = 64
+"""Distinct tool sets whose grammars a kernel keeps, least recently used dropped first (a tool
+view gives each job its own set)."""
 
 
 class AgentKernel:
@@ -87,7 +90,7 @@ class AgentKernel:
         self.observer = CompositeObserver(observers)
         """Every observer, failures isolated from the run."""
         self._caller = EngineCaller(engine, executor)
-        self._grammars: dict[str, GrammarArtifact] = {}
+        self._grammars: OrderedDict[str, GrammarArtifact] = OrderedDict()
         """Grammars by tool set (usually two: every tool, and the termination tool alone)."""
 
     def close(self) -> None:
@@ -191,7 +194,7 @@ class AgentKernel:
         """
         _expect(state, "model")
         turn = state.turn + 1
-        tools = self.tools.tools()
+        tools = self.tools_for(state)
         visible = self.config.history.trim(state.messages)
         request = GenerationRequest(
             prompt=self.plugin.render_prompt(visible, tools),
@@ -217,6 +220,41 @@ class AgentKernel:
         )
         return request
 
+    def tools_for(self, state: RunState) -> list[ToolSchema]:
+        """The tools as the run sees them (``KernelConfig.tool_view`` of its inputs)."""
+        tools = self.tools.tools()
+        view = self.config.tool_view
+        return view(tools, state.inputs) if view is not None else tools
+
+    def select_candidate(self, state: RunState, completion: Completion) -> Completion:
+        """The completion of the candidate the run keeps (``KernelConfig.choose``), usage still
+        counting every candidate; the completion itself when it has no candidates."""
+        if not completion.candidates:
+            return completion
+        parsed: list[ParsedTurn | None] = []
+        for candidate in completion.candidates:
+            try:
+                content, calls = self.plugin.parse_response(candidate.text, ())
+            except Exception:  # a candidate that does not parse is simply not chosen
+                parsed.append(None)
+                continue
+            parsed.append((content, self._through_termination(calls)))
+        if self.config.choose is not None:
+            index = self.config.choose(state.inputs, parsed)
+        else:
+            index = next((i for i, turn in enumerate(parsed) if turn is not None and turn[1]), 0)
+        if not 0 <= index < len(completion.candidates):
+            raise KernelError(f"KernelConfig.choose picked candidate {index} of {len(completion.candidates)}")
+        chosen = completion.candidates[index]
+        metadata = {**completion.metadata, "candidate": index, "candidates": len(completion.candidates)}
+        return replace(
+            completion,
+            text=chosen.text,
+            finish_reason=chosen.finish_reason,
+            metadata=metadata,
+            candidates=(),
+        )
+
     async def generate(self, request: GenerationRequest) -> Completion:
         """Decode one request off the event loop; engine failures become ``EngineError``."""
         return await self._caller.generate(request)
@@ -231,6 +269,7 @@ class AgentKernel:
         its last turn, the run fails with a ``ParseError`` that names the limit.
         """
         _expect(state, "generating")
+        completion = self.select_candidate(state, completion)
         if completion.request_id != state.request_id:
             raise KernelError(
                 f"run {state.run_id} awaits request {state.request_id}, "
@@ -352,11 +391,12 @@ class AgentKernel:
         if self.config.grammar is None or not tools:
             return None
         key = json.dumps([schema.to_openai_format() for schema in tools], sort_keys=True, default=str)
-        grammar = self._grammars.get(key)
+        grammar = self._grammars.pop(key, None)
         if grammar is None:
-            if len(self._grammars) >= _MAX_GRAMMARS:  # a tool source whose tools keep changing
-                self._grammars.clear()
-            grammar = self._grammars[key] = self.plugin.build_grammar(tools, self.config.grammar)
+            grammar = self.plugin.build_grammar(tools, self.config.grammar)
+        self._grammars[key] = grammar
+        while len(self._grammars) > _MAX_GRAMMARS:
+            self._grammars.popitem(last=False)
         return grammar
 
     async def _cut_off(self, state: RunState, completion: Completion) -> None:

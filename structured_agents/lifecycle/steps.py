@@ -92,9 +92,10 @@ class RunLifecycle:
         return ModelTurn(run, agent, state, request, agent.events.take(run.run_id))
 
     async def apply_completion(self, turn: ModelTurn, completion: Completion) -> StoredRun | None:
-        """Parse the decoded turn into the history and commit it with its ``turns`` row;
-        None when a duplicate committed the turn first."""
+        """Parse the decoded turn (the candidate the kernel keeps, when it has several) into the
+        history and commit it with its ``turns`` row; None when a duplicate committed it first."""
         run_id = turn.run.run_id
+        completion = turn.agent.kernel.select_candidate(turn.state, completion)
         await turn.agent.kernel.apply_completion(turn.state, completion)
         events = turn.events + turn.agent.events.take(run_id)
         row = turn_record(run_id, turn.state.turn, completion)
