@@ -108,9 +108,20 @@ class ToolResult:
     name: str
     output: str
     is_error: bool = False
+    ban: tuple[str, ...] = ()
+    """Texts the model must not write in the run's next turns (a tool that refused a copied
+    text names it); the kernel adds them to the ``bad_words`` of the run's requests."""
 
     def to_dict(self) -> JsonDict:
-        return {"call_id": self.call_id, "name": self.name, "output": self.output, "is_error": self.is_error}
+        data: JsonDict = {
+            "call_id": self.call_id,
+            "name": self.name,
+            "output": self.output,
+            "is_error": self.is_error,
+        }
+        if self.ban:
+            data["ban"] = list(self.ban)
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ToolResult:
@@ -119,6 +130,7 @@ class ToolResult:
             name=str(data["name"]),
             output=str(data["output"]),
             is_error=bool(data.get("is_error", False)),
+            ban=tuple(str(text) for text in data.get("ban") or ()),
         )
 
 

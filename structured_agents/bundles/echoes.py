@@ -1,27 +1,35 @@
-"""Refuse a submission that repeats the prompt's fixed text word for word.
+"""Refuse a submission that copies the prompt's fixed text, and ban the copy from the retry.
 
-A small model copies what it sees: a worked example's answer ("A last-in, first-out stack of
-items.") or a tool's description ends up in the result of an unrelated job. A call of the
-termination tool with a string argument holding a line of at least :data:`MIN_WORDS` words
-that also stands in a worked example's calls or in a tool's or argument's description (spaces
-and case aside) is refused: the model is told which line it copied and, while turns remain,
-submits again. A run that never submits anything else fails with that reason instead of
-storing the copy.
+A small model copies what it sees: a worked example's answer ("A heating control that holds a
+room...") or a tool's description ends up in the result of an unrelated job. A call of the
+termination tool is refused when one of its string arguments holds a run of
+:data:`~structured_agents.words.GRAM` consecutive words that also stands in a worked example's
+calls or in a tool's or argument's description (case and punctuation aside; a near copy that
+changes a word elsewhere is still caught), unless the run is about the job's own code: it must
+have two content words, one of them absent from the job's code (its source, name and path).
+
+The refusal names the copied run, and bans it (:attr:`~structured_agents.types.ToolResult.ban`):
+the kernel adds it to the ``bad_words`` of the run's next turns, so an engine that supports
+them cannot write it again. While turns remain the model submits again; a run that never
+submits anything else fails with the refusal as its reason instead of storing the copy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from structured_agents.bundles.manifest import FewShotExample
 from structured_agents.types import ToolCall, ToolSchema
+from structured_agents.words import GRAM, content_words, word_grams, words
 
-__all__ = ["MIN_WORDS", "EchoCheck", "string_values"]
+__all__ = ["CODE_INPUTS", "EchoCheck", "Refusal", "fixed_texts", "string_values"]
 
-MIN_WORDS = 5
-"""Shorter lines (``Returns:``, ``a : int``, ``The first integer.``) are common to many answers;
-a longer one that stands word for word in an example was copied from it."""
+CODE_INPUTS = ("source", "qualname", "path")
+"""The job inputs whose words are the job's own code: a run of them is never a copy."""
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
 
 def string_values(value: object) -> Iterator[str]:
@@ -36,43 +44,63 @@ def string_values(value: object) -> Iterator[str]:
             yield from string_values(item)
 
 
-def _lines(texts: Iterable[str]) -> Iterator[tuple[str, str]]:
-    """Each long enough line as written and as compared (spaces collapsed, case folded)."""
-    for text in texts:
-        for line in text.splitlines():
-            words = line.split()
-            if len(words) >= MIN_WORDS:
-                yield line.strip(), " ".join(words).casefold()
+def fixed_texts(examples: Sequence[FewShotExample], tools: Sequence[ToolSchema]) -> list[str]:
+    """The texts every prompt of a bundle shows: its worked examples' call arguments, and its
+    tools' and their arguments' descriptions."""
+    texts = [text for example in examples for call in example.calls for text in string_values(call.arguments)]
+    for schema in tools:
+        texts.append(schema.description)
+        texts += [str(spec.get("description", "")) for spec in schema.properties.values()]
+    return texts
+
+
+def _runs(text: str) -> Iterator[tuple[tuple[str, ...], str]]:
+    """Each run of GRAM words of ``text``: its lowercased words, and the run as written."""
+    found = list(_WORD.finditer(text))
+    for i in range(len(found) - GRAM + 1):
+        run = found[i : i + GRAM]
+        yield tuple(m.group().lower() for m in run), text[run[0].start() : run[-1].end()]
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why a call is refused, and the copied texts to ban from the run's next turns."""
+
+    message: str
+    ban: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class EchoCheck:
-    """The fixed lines of a bundle's prompt that its termination tool must not repeat."""
+    """The word runs of a bundle's fixed texts that its termination tool must not copy."""
 
     tool: str
     """The termination tool; calls of other tools are not checked."""
-    lines: frozenset[str]
-    """The lines to refuse, spaces collapsed and case folded."""
+    grams: frozenset[tuple[str, ...]]
+    """Every run of GRAM words of the fixed texts, lowercased."""
 
     @classmethod
     def of(cls, tool: str, examples: Sequence[FewShotExample], tools: Sequence[ToolSchema]) -> EchoCheck:
-        """The lines of every example call's string arguments and of every tool's descriptions."""
-        texts = [
-            text for example in examples for call in example.calls for text in string_values(call.arguments)
-        ]
-        for schema in tools:
-            texts.append(schema.description)
-            texts += [str(spec.get("description", "")) for spec in schema.properties.values()]
-        return cls(tool, frozenset(key for _, key in _lines(texts)))
+        """The runs of every example call's string arguments and of every tool's descriptions."""
+        return cls(tool, frozenset(g for text in fixed_texts(examples, tools) for g in word_grams(text)))
 
-    def refusal(self, call: ToolCall) -> str | None:
-        """Why ``call`` is refused (the first copied line), or None when it is not."""
+    def refusal(self, call: ToolCall, inputs: Mapping[str, Any] | None = None) -> Refusal | None:
+        """Why ``call`` (of a job with ``inputs``) is refused, or None when it is not."""
         if call.name != self.tool:
             return None
-        for line, key in _lines(string_values(call.arguments)):
-            if key in self.lines:
-                return (
-                    f"{call.name} refused: {line!r} is copied word for word from the examples or "
-                    "the tool descriptions; write it about this task's own code"
-                )
-        return None
+        code = set(words(" ".join(str((inputs or {}).get(key) or "") for key in CODE_INPUTS)))
+        copied: list[str] = []
+        for text in string_values(call.arguments):
+            for gram, written in _runs(text):
+                if gram not in self.grams or written in copied:
+                    continue
+                meaningful = content_words(" ".join(gram))
+                if len(meaningful) >= 2 and any(word not in code for word in meaningful):
+                    copied.append(written)
+        if not copied:
+            return None
+        return Refusal(
+            f"{call.name} refused: {copied[0]!r} is copied from the examples or the tool descriptions; "
+            "write about this task's own code, in its own words",
+            tuple(copied),
+        )

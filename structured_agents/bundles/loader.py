@@ -20,11 +20,12 @@ from __future__ import annotations
 import functools
 import json
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from structured_agents.bundles.echoes import EchoCheck
+from structured_agents.bundles.echoes import EchoCheck, fixed_texts
 from structured_agents.bundles.examples import example_messages, load_examples
 from structured_agents.bundles.finder import find_bundle
 from structured_agents.bundles.manifest import (
@@ -242,6 +243,7 @@ def _kernel_config(manifest: BundleManifest, located: LocatedYaml, plugin: Model
             top_p=sampling.top_p,
             seed=sampling.seed,
             frequency_penalty=sampling.frequency_penalty,
+            n=sampling.n,
         ),
         final_turn_termination_only=manifest.final_turn_termination_only,
     )
@@ -251,6 +253,14 @@ def _kernel_config(manifest: BundleManifest, located: LocatedYaml, plugin: Model
         where = located.where(("model", "grammar", "mode"))
         raise BundleError(f"{where}: model.grammar.mode: {exc}") from None
     return config
+
+
+def _guided(config: KernelConfig, manifest: BundleManifest, texts: Sequence[str]) -> KernelConfig:
+    """``config`` with the steering of the bundle's task (tool view, candidate choice)."""
+    if manifest.task is None:
+        return config
+    guidance = get_task(manifest.task).guidance(manifest.termination_tool, texts)
+    return replace(config, tool_view=guidance.tool_view, choose=guidance.choose)
 
 
 def _check_support(
@@ -316,6 +326,7 @@ def load_bundle(
     offered: dict[str, ToolSchema | None] = {ref_.name: None for ref_ in manifest.tools}
     offered.update({tool.schema.name: tool.schema for tool in tools})
     examples = load_examples(manifest, located, directory, offered)
+    config = _guided(config, manifest, fixed_texts(examples, [tool.schema for tool in tools]))
     templates = PromptTemplates(directory, _template_sources(manifest, located, directory))
     sample = sample_inputs(manifest.task)
     if sample is not None:

@@ -71,6 +71,8 @@ class SamplingSettings(_Strict):
     top_p: Annotated[float, Field(gt=0, le=1)] = 1.0
     seed: int | None = 0
     frequency_penalty: Annotated[float, Field(ge=-2, le=2)] = 0.0
+    n: Annotated[int, Field(ge=1, le=16)] = 1
+    """Candidates decoded per turn (in one batch); the bundle's task keeps the best."""
 
 
 class ModelSettings(_Strict):

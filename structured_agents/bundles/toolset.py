@@ -77,9 +77,9 @@ class BundleToolSource:
         if tool is None:
             offered = ", ".join(self._tools) or "(none)"
             return ToolResult(call.id, call.name, f"unknown tool {call.name}; offered: {offered}", True)
-        refusal = self._echoes.refusal(call) if self._echoes is not None else None
+        refusal = self._echoes.refusal(call, context.inputs) if self._echoes is not None else None
         if refusal is not None:
-            return ToolResult(call.id, call.name, refusal, True)
+            return ToolResult(call.id, call.name, refusal.message, True, ban=refusal.ban)
         missing = [name for name in tool.bind if name not in context.inputs and name in tool.target.required]
         if missing:
             message = f"{call.name} needs the job input(s) {', '.join(missing)}, which this job lacks"

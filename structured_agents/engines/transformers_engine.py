@@ -40,6 +40,7 @@ from typing import Any
 import torch
 import xgrammar
 
+from structured_agents.engines.candidates import decode_candidates
 from structured_agents.engines.logits import GrammarMasker, VocabIndex, penalize, select_tokens
 from structured_agents.engines.model_store import ModelStore
 from structured_agents.engines.rows import Row
@@ -191,7 +192,11 @@ class TransformersEngine:
     # -- generate ------------------------------------------------------------------------------
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
-        """Decode ``requests`` (in chunks of ``max_batch_size``); the i-th completion answers the i-th."""
+        """Decode ``requests`` (in chunks of ``max_batch_size`` rows, a request with ``n > 1``
+        taking ``n``); the i-th completion answers the i-th."""
+        return decode_candidates(self._generate, requests)
+
+    def _generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         with self._lock:
             started = time.perf_counter()
             self.last_stats = DecodeStats()

@@ -35,7 +35,7 @@ from structured_agents.errors import (
 )
 from structured_agents.grammar.artifacts import GrammarArtifact
 from structured_agents.kernel.config import KernelConfig, ParsedTurn
-from structured_agents.kernel.engine import Completion, Engine, GenerationRequest
+from structured_agents.kernel.engine import Completion, Engine, GenerationRequest, SamplingParams
 from structured_agents.kernel.execution import execute_calls
 from structured_agents.kernel.generation import EngineCaller
 from structured_agents.kernel.result import RunResult
@@ -201,7 +201,7 @@ class AgentKernel:
             messages=tuple(self.plugin.format_messages(visible, tools)),
             tools=tuple(self.plugin.format_tools(tools)),
             grammar=self._grammar_for(self._grammar_tools(tools, turn)),
-            sampling=self.config.sampling,
+            sampling=self._sampling(state),
             request_id=f"{state.run_id}:{turn}",
         )
         state.turn = turn
@@ -219,6 +219,14 @@ class AgentKernel:
             )
         )
         return request
+
+    def _sampling(self, state: RunState) -> SamplingParams:
+        """The configured sampling, with the texts the run's tools banned added to its bad words."""
+        sampling = self.config.sampling
+        banned = tuple(dict.fromkeys(text for result in state.tool_results for text in result.ban))
+        if not banned:
+            return sampling
+        return replace(sampling, bad_words=tuple(dict.fromkeys((*sampling.bad_words, *banned))))
 
     def tools_for(self, state: RunState) -> list[ToolSchema]:
         """The tools as the run sees them (``KernelConfig.tool_view`` of its inputs)."""

@@ -125,6 +125,7 @@ class RunLifecycle:
             result.output,
             is_error=result.is_error,
             duration_s=time.perf_counter() - started,
+            ban=result.ban,
         )
         rows = self.store.turn_tool_calls(run.run_id, state.turn)
         if not recorded and call_id not in rows:
@@ -149,7 +150,7 @@ class RunLifecycle:
         agent = await self.agent_for(run)
         agent.events.take(run.run_id)
         calls = [rows[call.id] for call in state.pending_calls]
-        results = [ToolResult(row.call_id, row.name, row.output, row.is_error) for row in calls]
+        results = [ToolResult(row.call_id, row.name, row.output, row.is_error, row.ban) for row in calls]
         await agent.kernel.apply_results(state, results)
         events = _tool_events(run.run_id, state.turn, calls) + agent.events.take(run.run_id)
         return self.store.commit_state(run, state, events)

@@ -41,6 +41,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -178,6 +179,7 @@ class ToolCallRow(Base):
     is_error: Mapped[bool] = mapped_column(Boolean, default=False)
     duration_s: Mapped[float] = mapped_column(Float, default=0.0)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    ban: Mapped[list[str]] = mapped_column(JsonType, default=list, server_default=text("'[]'"))
 
 
 class ResultRow(Base):

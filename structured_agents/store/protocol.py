@@ -152,6 +152,7 @@ class Store(Protocol):
         *,
         is_error: bool = False,
         duration_s: float = 0.0,
+        ban: Sequence[str] = (),
     ) -> bool:
         """Record one tool call and its output; False when ``call_id`` is already recorded."""
         ...

@@ -146,6 +146,8 @@ class ToolCallRecord:
     duration_s: float
     created_at: datetime
     """When the call was recorded (its end)."""
+    ban: tuple[str, ...] = ()
+    """Texts the tool banned from the run's next turns (``ToolResult.ban``)."""
 
     @classmethod
     def of(cls, row: ToolCallRow) -> ToolCallRecord:
@@ -160,6 +162,7 @@ class ToolCallRecord:
             row.is_error,
             row.duration_s,
             _utc(row.created_at),
+            tuple(row.ban or ()),
         )
 
 

@@ -7,7 +7,7 @@ A result is upserted on ``run_id``; events are appended.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -101,6 +101,7 @@ class RunLog(Database):
         *,
         is_error: bool = False,
         duration_s: float = 0.0,
+        ban: Sequence[str] = (),
     ) -> bool:
         """Record one tool call and its output; False (and no change) when ``call_id`` is known."""
         values = {
@@ -112,6 +113,7 @@ class RunLog(Database):
             "output": output,
             "is_error": is_error,
             "duration_s": duration_s,
+            "ban": list(ban),
             "created_at": utcnow(),
         }
         stmt = self._insert(ToolCallRow).values(values).on_conflict_do_nothing(index_elements=["call_id"])

@@ -33,7 +33,7 @@ from structured_agents.kernel.result import RunResult
 from structured_agents.patches import file_change
 from structured_agents.tasks.base import read_target, submission
 from structured_agents.tasks.errors import TaskError
-from structured_agents.tasks.protocol import Outcome
+from structured_agents.tasks.protocol import Guidance, Outcome
 from structured_agents.tasks.ruff import ruff_codes, ruff_findings, ruff_safe_fixes
 
 __all__ = ["LINT_KIND", "MODULE_QUALNAME", "FixReport", "LintTask", "apply_line_fixes", "discover_lint_jobs"]
@@ -126,6 +126,10 @@ class LintTask:
     def sample_inputs(self) -> dict[str, Any]:
         """The inputs of a job for a file with one unused import."""
         return {"path": "pkg/module.py", "source": "import os\n", "findings": [dict(_SAMPLE_FINDING)]}
+
+    def guidance(self, termination: str, fixed_texts: Sequence[str]) -> Guidance:
+        """No steering: every job sees the tools as they are."""
+        return Guidance()
 
     def outcome(self, job: JobSpec, result: RunResult, root: Path) -> Outcome:
         """The agent's line fixes and ruff's safe fixes, kept if ruff then finds less."""

@@ -1,8 +1,9 @@
 """The task seam: what a bundle does over a codebase, as a plugin.
 
 A task finds its jobs in a codebase, says what inputs its jobs carry (so a bundle's templates
-and tool bindings can be checked before any job runs), and turns a finished run into an
-:class:`Outcome`: a proposed change (a unified diff, never applied here) with a one-line
+and tool bindings can be checked before any job runs), may steer its runs' model turns
+(:class:`Guidance`: each job's view of the tools, which candidate a turn keeps), and turns a
+finished run into an :class:`Outcome`: a proposed change (a unified diff, never applied here) with a one-line
 summary, or the reason the job failed. ``docstring`` and ``lint`` are one module each
 (:mod:`.docstring`, :mod:`.lint`); a new task is one module plus a bundle, registered with
 :func:`~structured_agents.tasks.registry.register_task`.
@@ -10,16 +11,18 @@ summary, or the reason the job failed. ``docstring`` and ``lint`` are one module
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from structured_agents.jobs.spec import JobSpec
+from structured_agents.kernel.config import Chooser, ToolView
 from structured_agents.kernel.result import RunResult
 from structured_agents.patches import ProposedChange
 from structured_agents.store.models import ResultStatus
 
-__all__ = ["Outcome", "Task"]
+__all__ = ["Guidance", "Outcome", "Task"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +42,16 @@ class Outcome:
     """How the change is stored: ``proposed``, or ``rejected`` when kept only to be looked at."""
 
 
+@dataclass(frozen=True, slots=True)
+class Guidance:
+    """How a task steers its runs' model turns (both optional)."""
+
+    tool_view: ToolView | None = None
+    """How a job's run sees the tools (``KernelConfig.tool_view``)."""
+    choose: Chooser | None = None
+    """Which of a turn's candidates a run keeps (``KernelConfig.choose``)."""
+
+
 class Task(Protocol):
     """One kind of job over a codebase."""
 
@@ -51,6 +64,12 @@ class Task(Protocol):
 
     def sample_inputs(self) -> dict[str, Any]:
         """Inputs shaped like a real job's: what a job binds, for checking templates at load."""
+        ...
+
+    def guidance(self, termination: str, fixed_texts: Sequence[str]) -> Guidance:
+        """How the task steers a bundle's model turns; ``termination`` is the bundle's
+        termination tool and ``fixed_texts`` the texts every prompt of it shows (worked
+        examples, tool descriptions), which a grounded answer should not be copied from."""
         ...
 
     def outcome(self, job: JobSpec, result: RunResult, root: Path) -> Outcome:

@@ -1,8 +1,4 @@
-"""The ``docstring`` task: a docstring for every function, method and class that lacks one.
-
-Discovery: one job per target (below). Outcome: the termination tool's output is
-``{"docstring": TEXT}``; the docstring is set on the target with libcst, and the new module
-must differ from the old one only in docstrings.
+"""Docstring targets: every function, method and class of a codebase that lacks a docstring.
 
 Qualified names follow Python's ``__qualname__``: ``func``, ``Class``, ``Class.method``,
 ``Outer.Inner.method``, and ``outer.<locals>.inner`` for a function or class defined inside a
@@ -17,31 +13,22 @@ with a ``_private`` name in its qualified name (dunder names such as ``__init__`
 from __future__ import annotations
 
 import ast
-import json
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 from structured_agents.jobs.ids import job_id
 from structured_agents.jobs.source import read_source, split_lines
 from structured_agents.jobs.spec import JobSpec
 from structured_agents.jobs.walk import iter_source_files
-from structured_agents.kernel.result import RunResult
-from structured_agents.patches import docstring_change
-from structured_agents.tasks.base import read_target, submission
-from structured_agents.tasks.errors import TaskError
-from structured_agents.tasks.protocol import Outcome
+from structured_agents.tasks.docstring.style import detect_style
 
-__all__ = [
-    "DOCSTRING_KIND",
-    "DocstringTarget",
-    "DocstringTask",
-    "code_without_docstrings",
-    "discover_docstring_jobs",
-    "find_docstring_targets",
-]
+__all__ = ["DOCSTRING_KIND", "DocstringTarget", "Gives", "discover_docstring_jobs", "find_docstring_targets"]
+
+Gives = Literal["returns", "yields"]
+"""What a function hands back that its docstring describes: a value, or the values it yields."""
 
 DOCSTRING_KIND = "docstring"
 logger = logging.getLogger(__name__)
@@ -71,6 +58,9 @@ class DocstringTarget:
     """What a docstring may describe as parameters: a function's parameters (``*args``,
     ``**kwargs`` with their stars; a method's ``self``/``cls`` left out), or a class's
     ``__init__`` parameters and annotated class attributes (dataclass-style fields)."""
+    gives: Gives | None = None
+    """``returns`` for a function that returns a value, ``yields`` for a generator, None for a
+    class, a property, or a function that returns nothing."""
 
     def inputs(self) -> dict[str, object]:
         """The job inputs describing this target."""
@@ -82,7 +72,8 @@ class DocstringTarget:
             "end_line": self.end_line,
             "source": self.segment,
             "docstring": self.docstring,
-            "parameters": list(self.parameters),
+            "parameter_names": list(self.parameters),
+            "gives": self.gives,
         }
 
 
@@ -130,6 +121,31 @@ def _parameters(node: Definition, kind: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function's own body, not of the functions and classes nested in it."""
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            yield child
+            yield from _own_nodes(child)
+
+
+def _gives(node: Definition) -> Gives | None:
+    """What the docstring of ``node`` describes as handed back (see :attr:`DocstringTarget.gives`)."""
+    if isinstance(node, ast.ClassDef):
+        return None
+    if any(
+        _decorator_name(decorator) in ("property", "cached_property") for decorator in node.decorator_list
+    ):
+        return None
+    own = list(_own_nodes(node))
+    if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in own):
+        return "yields"
+    returned = [n for n in own if isinstance(n, ast.Return) and n.value is not None]
+    if any(not (isinstance(n.value, ast.Constant) and n.value.value is None) for n in returned):
+        return "returns"
+    return None
+
+
 def _walk(body: list[ast.stmt], prefix: str, in_class: bool) -> Iterator[tuple[Definition, str, str]]:
     for node in body:
         if isinstance(node, ast.ClassDef):
@@ -173,7 +189,15 @@ def find_docstring_targets(
         segment = "".join(lines[start - 1 : end])
         targets.append(
             DocstringTarget(
-                qualname, kind, node.lineno, start, end, segment, docstring, _parameters(node, kind)
+                qualname,
+                kind,
+                node.lineno,
+                start,
+                end,
+                segment,
+                docstring,
+                _parameters(node, kind),
+                _gives(node),
             )
         )
     return targets
@@ -182,13 +206,15 @@ def find_docstring_targets(
 def discover_docstring_jobs(
     root: Path, *, include_documented: bool = False, include_private: bool = True
 ) -> list[JobSpec]:
-    """One job per target of every Python file under ``root`` that git would not ignore.
+    """One job per target of every Python file under ``root`` that git would not ignore; each
+    job's inputs carry the docstring style the codebase already uses (``style``).
 
     Files that cannot be read, decoded or parsed are logged and skipped.
     """
+    sources = [(relative, read_source(root / relative)) for relative in iter_source_files(root)]
+    style = detect_style(source.text for _, source in sources if source is not None)
     jobs = []
-    for relative in iter_source_files(root):
-        source = read_source(root / relative)
+    for relative, source in sources:
         if source is None:
             continue
         try:
@@ -207,57 +233,7 @@ def discover_docstring_jobs(
                     path=path,
                     qualname=target.qualname,
                     source_hash=source.hash,
-                    inputs={"path": path, **target.inputs()},
+                    inputs={"path": path, "style": style, **target.inputs()},
                 )
             )
     return jobs
-
-
-_SAMPLE_MODULE = "def scale(value: float, factor: float = 2.0) -> float:\n    return value * factor\n"
-
-
-def code_without_docstrings(text: str) -> str:
-    """``ast.dump`` of a module with every module, class and function docstring removed."""
-    tree = ast.parse(text)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            first = node.body[0] if node.body else None
-            if (
-                isinstance(first, ast.Expr)
-                and isinstance(first.value, ast.Constant)
-                and isinstance(first.value.value, str)
-            ):
-                node.body = node.body[1:] or [ast.Pass()]
-    return ast.dump(tree)
-
-
-class DocstringTask:
-    """The ``docstring`` task (see the module docstring)."""
-
-    name = DOCSTRING_KIND
-
-    def discover(self, root: Path, *, overwrite: bool = False) -> list[JobSpec]:
-        """One job per target lacking a docstring (every target with ``overwrite``)."""
-        return discover_docstring_jobs(root, include_documented=overwrite)
-
-    def sample_inputs(self) -> dict[str, Any]:
-        """The inputs of a job for a small function."""
-        target = find_docstring_targets(_SAMPLE_MODULE)[0]
-        return {"path": "pkg/module.py", **target.inputs()}
-
-    def outcome(self, job: JobSpec, result: RunResult, root: Path) -> Outcome:
-        """Set the submitted docstring on the target."""
-        try:
-            docstring = json.loads(submission(result))["docstring"]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise TaskError(f"the submission is not {{'docstring': TEXT}}: {exc}") from exc
-        if not isinstance(docstring, str) or not docstring.strip():
-            raise TaskError("the submitted docstring is empty")
-        original = read_target(job, root)
-        line = job.inputs.get("def_line")
-        change = docstring_change(
-            job.path, original, job.qualname, docstring, line=line if isinstance(line, int) else None
-        )
-        if code_without_docstrings(change.new_text) != code_without_docstrings(original):
-            raise TaskError("the change would alter code, not only the docstring")
-        return Outcome(True, change, summary=docstring.strip().splitlines()[0][:200])

@@ -1,0 +1,127 @@
+"""The ``docstring`` task: a docstring for every function, method and class that lacks one.
+
+Discovery (:mod:`.targets`): one job per target, its inputs carrying the target's source, its
+parameter names, what it hands back (``gives``) and the codebase's docstring style.
+
+Each job's termination tool is shaped to its target (:func:`.grounding.narrow`): the model
+submits a one-line ``description``, a line per real parameter and one for what the target
+returns or yields; the grammar lets it name no parameter the target does not take. Of a turn's
+candidates the best grounded in the target's code is kept (:class:`.grounding.Grounding`).
+
+Outcome: the parts are written out in the codebase's style (:mod:`.style`) and set on the
+target with libcst; the new module must differ from the old one only in docstrings. A
+submission ``{"docstring": TEXT}`` (a bundle that lets the model write the whole text) is
+set as it is.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any, cast
+
+from structured_agents.jobs.spec import JobSpec
+from structured_agents.kernel.result import RunResult
+from structured_agents.patches import docstring_change
+from structured_agents.tasks.base import read_target, submission
+from structured_agents.tasks.docstring.grounding import Grounding, narrow
+from structured_agents.tasks.docstring.style import STYLES, Style, clean_line, format_docstring
+from structured_agents.tasks.docstring.targets import (
+    DOCSTRING_KIND,
+    DocstringTarget,
+    discover_docstring_jobs,
+    find_docstring_targets,
+)
+from structured_agents.tasks.errors import TaskError
+from structured_agents.tasks.protocol import Guidance, Outcome
+
+__all__ = [
+    "DOCSTRING_KIND",
+    "DocstringTarget",
+    "DocstringTask",
+    "code_without_docstrings",
+    "discover_docstring_jobs",
+    "docstring_text",
+    "find_docstring_targets",
+]
+
+_SAMPLE_MODULE = "def scale(value: float, factor: float = 2.0) -> float:\n    return value * factor\n"
+
+
+def code_without_docstrings(text: str) -> str:
+    """``ast.dump`` of a module with every module, class and function docstring removed."""
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def docstring_text(submitted: Mapping[str, Any], inputs: Mapping[str, Any]) -> str:
+    """The docstring a submission stands for: its parts written out in the job's style, or
+    the ``docstring`` it gave whole."""
+    if isinstance(submitted.get("docstring"), str):
+        return str(submitted["docstring"]).strip()
+    summary = clean_line(str(submitted.get("description") or ""))
+    if not summary:
+        return ""
+    described = submitted.get("parameters") or {}
+    described = described if isinstance(described, Mapping) else {}
+    entries = [
+        (str(name), clean_line(str(described.get(str(name).lstrip("*"), ""))))
+        for name in inputs.get("parameter_names") or ()
+    ]
+    kind = inputs.get("gives")
+    gives = (str(kind), clean_line(str(submitted.get(kind) or ""))) if kind in ("returns", "yields") else None
+    style = inputs.get("style")
+    chosen = cast(Style, style) if style in STYLES else "google"
+    return format_docstring(chosen, summary, entries, gives, source=str(inputs.get("source") or ""))
+
+
+class DocstringTask:
+    """The ``docstring`` task (see the module docstring)."""
+
+    name = DOCSTRING_KIND
+
+    def discover(self, root: Path, *, overwrite: bool = False) -> list[JobSpec]:
+        """One job per target lacking a docstring (every target with ``overwrite``)."""
+        return discover_docstring_jobs(root, include_documented=overwrite)
+
+    def sample_inputs(self) -> dict[str, Any]:
+        """The inputs of a job for a small function."""
+        target = find_docstring_targets(_SAMPLE_MODULE)[0]
+        return {"path": "pkg/module.py", "style": "google", **target.inputs()}
+
+    def guidance(self, termination: str, fixed_texts: Sequence[str]) -> Guidance:
+        """Each job's termination tool shaped to its target, its candidates chosen by grounding."""
+        grounding = Grounding.of(termination, fixed_texts)
+        return Guidance(tool_view=partial(narrow, termination=termination), choose=grounding.choose)
+
+    def outcome(self, job: JobSpec, result: RunResult, root: Path) -> Outcome:
+        """Set the submitted docstring on the target."""
+        try:
+            submitted = json.loads(submission(result))
+        except ValueError as exc:
+            raise TaskError(f"the submission is not JSON: {exc}") from exc
+        if not isinstance(submitted, dict):
+            raise TaskError(f"the submission is not an object: {submitted!r}")
+        docstring = docstring_text(submitted, job.inputs)
+        if not docstring:
+            raise TaskError("the submitted docstring is empty")
+        original = read_target(job, root)
+        line = job.inputs.get("def_line")
+        change = docstring_change(
+            job.path, original, job.qualname, docstring, line=line if isinstance(line, int) else None
+        )
+        if code_without_docstrings(change.new_text) != code_without_docstrings(original):
+            raise TaskError("the change would alter code, not only the docstring")
+        return Outcome(True, change, summary=docstring.splitlines()[0][:200])

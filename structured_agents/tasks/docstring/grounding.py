@@ -1,0 +1,110 @@
+"""Docstrings grounded in their target: what each job's model may write, and which of its
+candidates is kept.
+
+:func:`narrow` is the task's tool view: the termination tool of a docstring job takes a
+one-line ``description``, one line per real parameter of the target under ``parameters`` (an
+object whose keys are exactly the target's parameter names, so the grammar lets the model name
+no other), and ``returns`` or ``yields`` only when the target hands something back.
+
+:class:`Grounding` picks among a turn's candidates (``SamplingParams.n``) the one whose words
+come from the target's code rather than from the bundle's fixed texts: it scores the share of
+the summary's words found in the code (identifier parts, strings, comments, the target's name
+and path), and takes points off for words that stand in the worked examples or the tool
+descriptions but not in the code, for any four-word run copied from them, for a summary too
+short or too long, and for repeated words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from structured_agents.kernel.config import ParsedTurn
+from structured_agents.types import ToolSchema
+from structured_agents.words import content_words, word_grams, words
+
+__all__ = ["Grounding", "narrow"]
+
+
+def _strings(value: object) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+
+
+def narrow(tools: Sequence[ToolSchema], inputs: Mapping[str, Any], termination: str) -> list[ToolSchema]:
+    """The tools of one docstring job: ``termination`` shaped to the target (module docstring)."""
+    return [_shaped(tool, inputs) if tool.name == termination else tool for tool in tools]
+
+
+def _shaped(tool: ToolSchema, inputs: Mapping[str, Any]) -> ToolSchema:
+    properties: dict[str, Any] = {
+        "description": {"type": "string", "description": "One line: what the code does."}
+    }
+    style = inputs.get("style")
+    names = [str(name).lstrip("*") for name in inputs.get("parameter_names") or ()]
+    if names and style != "plain":
+        entries = {name: {"type": "string", "description": f"One line: what {name} is."} for name in names}
+        properties["parameters"] = {
+            "type": "object",
+            "properties": entries,
+            "required": names,
+            "additionalProperties": False,
+        }
+    gives = inputs.get("gives")
+    if gives in ("returns", "yields") and style != "plain":
+        properties[gives] = {"type": "string", "description": f"One line: what the code {gives}."}
+    schema = {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+    return ToolSchema(tool.name, tool.description, schema)
+
+
+@dataclass(frozen=True, slots=True)
+class Grounding:
+    """Chooses a docstring job's candidate (see the module docstring)."""
+
+    termination: str
+    """The tool whose call carries the docstring."""
+    fixed_words: frozenset[str]
+    """Words of the bundle's worked examples and tool descriptions."""
+    fixed_grams: frozenset[tuple[str, ...]]
+    """Four-word runs of the same texts."""
+
+    @classmethod
+    def of(cls, termination: str, fixed_texts: Iterable[str]) -> Grounding:
+        """The grounding of a bundle whose fixed texts are ``fixed_texts``."""
+        texts = list(fixed_texts)
+        vocabulary = frozenset(word for text in texts for word in content_words(text))
+        grams = frozenset(gram for text in texts for gram in word_grams(text))
+        return cls(termination, vocabulary, grams)
+
+    def choose(self, inputs: Mapping[str, Any], parsed: Sequence[ParsedTurn | None]) -> int:
+        """The index of the best candidate (the first among equals)."""
+        code = set(words(" ".join(str(inputs.get(key) or "") for key in ("source", "qualname", "path"))))
+        scores = [self.score(turn, code) for turn in parsed]
+        return scores.index(max(scores))
+
+    def score(self, turn: ParsedTurn | None, code: set[str]) -> float:
+        """How well one parsed candidate is grounded in ``code`` (the target's words)."""
+        call = next((c for c in (turn[1] if turn else ()) if c.name == self.termination), None)
+        if call is None:
+            return -100.0
+        summary = str(call.arguments.get("description") or call.arguments.get("docstring") or "")
+        summary_words = content_words(summary)
+        if not summary_words:
+            return -50.0
+        every = " ".join(_strings(call.arguments))
+        leaked = {word for word in words(every) if word in self.fixed_words and word not in code}
+        copied = any(gram in self.fixed_grams for gram in word_grams(every))
+        grounded = sum(word in code for word in summary_words) / len(summary_words)
+        size = len(summary.split())
+        shape = 0.0 if 3 <= size <= 16 else -0.5
+        repeated = len(summary_words) - len(set(summary_words))
+        return 2.0 * grounded - 1.5 * len(leaked) - 4.0 * copied + shape - 0.5 * repeated

@@ -1,0 +1,73 @@
+"""Grounded docstrings: each job's termination tool shaped to its target, and the candidate whose
+words come from the target's code kept over one that borrows the worked examples' words."""
+
+from __future__ import annotations
+
+from structured_agents.tasks.docstring.grounding import Grounding, narrow
+from structured_agents.words import word_grams, words
+from structured_agents.types import ToolCall, ToolSchema
+
+SUBMIT = ToolSchema(
+    "submit_result", "Submit.", {"type": "object", "properties": {"description": {"type": "string"}}}
+)
+OTHER = ToolSchema("read", "Read.", {"type": "object", "properties": {}})
+EXAMPLES = ["Convert a temperature in degrees Celsius to kelvin.", "The stock-keeping unit of the product."]
+SOURCE = "def scientific(value, precision=2):\n    return format_exponent(value, precision)\n"
+INPUTS = {"source": SOURCE, "qualname": "scientific", "path": "humanize/number.py"}
+
+
+def _submit(description: str, **more: object) -> tuple[None, list[ToolCall]]:
+    return None, [ToolCall("submit_result", {"description": description, **more})]
+
+
+def test_words_split_identifiers_and_stem_lightly() -> None:
+    assert words("formatExponent(values) formatted_strings Formats") == words(
+        "format exponent value format string format"
+    )
+    assert len(set(words("format formats formatted formatting"))) == 1
+    assert len(set(words("value values valued"))) == 1 and words("classes") == words("class")
+    assert ("to", "kelvin", "the", "end") in word_grams("Convert to kelvin, the end.")
+
+
+def test_the_tool_of_a_job_takes_exactly_its_parameters_and_what_it_gives() -> None:
+    inputs = {"parameter_names": ["value", "*args"], "gives": "returns", "style": "google"}
+    shaped, other = narrow([SUBMIT, OTHER], inputs, termination="submit_result")
+    assert other is OTHER
+    schema = shaped.parameters
+    assert list(schema["properties"]) == ["description", "parameters", "returns"]
+    assert schema["required"] == ["description", "parameters", "returns"]
+    assert schema["properties"]["parameters"]["required"] == ["value", "args"]
+    assert schema["properties"]["parameters"]["additionalProperties"] is False
+    assert list(
+        narrow([SUBMIT], {"parameter_names": [], "gives": None}, "submit_result")[0].parameters["properties"]
+    ) == ["description"]
+    plain = narrow([SUBMIT], {"parameter_names": ["a"], "gives": "yields", "style": "plain"}, "submit_result")
+    assert list(plain[0].parameters["properties"]) == ["description"]
+
+
+def test_the_grounded_candidate_is_kept_over_a_copy_of_the_examples() -> None:
+    grounding = Grounding.of("submit_result", EXAMPLES)
+    parsed = [
+        None,
+        _submit("Convert a temperature in degrees Celsius to kelvin."),
+        _submit("Format a value in scientific notation with a precision."),
+        (None, [ToolCall("read", {})]),
+        _submit(""),
+    ]
+    assert grounding.choose(INPUTS, parsed) == 2
+    code = set(words(SOURCE))
+    assert grounding.score(parsed[1], code) < grounding.score(parsed[2], code)
+    assert grounding.score(parsed[4], code) < grounding.score(parsed[2], code)
+
+
+def test_borrowed_words_cost_even_in_the_parameter_lines() -> None:
+    grounding = Grounding.of("submit_result", EXAMPLES)
+    clean = _submit("Format the value.", parameters={"value": "The number to format."})
+    borrowed = _submit("Format the value.", parameters={"value": "The temperature of the product."})
+    assert grounding.choose(INPUTS, [borrowed, clean]) == 1
+
+
+def test_among_equals_the_first_is_kept() -> None:
+    grounding = Grounding.of("submit_result", EXAMPLES)
+    same = _submit("Format the value.")
+    assert grounding.choose(INPUTS, [same, same, same]) == 0
