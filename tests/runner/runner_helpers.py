@@ -5,14 +5,16 @@ from __future__ import annotations
 import asyncio
 import re
 import shutil
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping
 from pathlib import Path
+from typing import Any
 
 from structured_agents.bundles import Bundle
 from structured_agents.engines import GenerationRequest, ScriptedEngine, by_run_id
 from structured_agents.observer.protocol import Observer
 from structured_agents.runner import EmbeddedRunner, RunSummary
 from structured_agents.store import Store
+from structured_agents.tasks.docstring import docstring_text
 from structured_agents.types import ToolCall
 
 SAMPLE_PROJECT = Path(__file__).resolve().parents[1] / "fixtures" / "sample_project"
@@ -31,21 +33,36 @@ def target_of(request: GenerationRequest) -> tuple[str, str]:
     return qualname, path
 
 
-def docstring_for(qualname: str) -> str:
-    """The docstring the scripted model writes for ``qualname``."""
-    return f"Summary of {qualname}.\n\nArgs:\n    value: What it takes."
+def docstring_parts(request: GenerationRequest) -> dict[str, object]:
+    """The parts the scripted model submits for the request's target, shaped as the job's own
+    ``submit_result`` asks (its parameters and what it gives back, from the request's tools)."""
+    qualname, _ = target_of(request)
+    [submit] = [tool["function"] for tool in request.tools if tool["function"]["name"] == "submit_result"]
+    properties = submit["parameters"]["properties"]
+    parts: dict[str, object] = {"description": f"Summary of {qualname}."}
+    if "parameters" in properties:
+        parts["parameters"] = {name: f"What {name} is." for name in properties["parameters"]["properties"]}
+    for gives in ("returns", "yields"):
+        if gives in properties:
+            parts[gives] = f"What {qualname} {gives}."
+    return parts
 
 
-def docstring_kept(qualname: str, parameters: Sequence[str]) -> str:
-    """What ``submit_result`` keeps of :func:`docstring_for`: its ``Args`` section describes
-    ``value``, so it goes unless the target takes ``value``."""
-    return docstring_for(qualname) if "value" in parameters else f"Summary of {qualname}."
+def expected_docstring(inputs: Mapping[str, Any]) -> str:
+    """The docstring :func:`submit_docstring` leads to for a job with ``inputs``."""
+    names = [str(name).lstrip("*") for name in inputs.get("parameter_names") or ()]
+    parts: dict[str, object] = {"description": f"Summary of {inputs['qualname']}."}
+    if names and inputs.get("style") != "plain":
+        parts["parameters"] = {name: f"What {name} is." for name in names}
+    gives = inputs.get("gives")
+    if gives and inputs.get("style") != "plain":
+        parts[str(gives)] = f"What {inputs['qualname']} {gives}."
+    return docstring_text(parts, inputs)
 
 
 def submit_docstring(request: GenerationRequest) -> list[ToolCall]:
     """A turn that submits a docstring for the request's target."""
-    qualname, _ = target_of(request)
-    return [ToolCall("submit_result", {"docstring": docstring_for(qualname)})]
+    return [ToolCall("submit_result", docstring_parts(request))]
 
 
 def scripted(bundle: Bundle, *turns: Callable[[GenerationRequest], list[ToolCall]]) -> ScriptedEngine:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from runner_helpers import (
     SAMPLE_PROJECT,
-    docstring_kept,
+    docstring_parts,
+    expected_docstring,
     run_embedded,
     scripted,
     submit_docstring,
@@ -55,9 +56,7 @@ def test_every_target_gets_a_docstring_patch_that_only_changes_docstrings(
         assert code_without_docstrings(patched) == code_without_docstrings(original)
         documented = _docstrings(patched)
         for job in (j for j in targets if j.path == path):
-            parameters = job.inputs["parameters"]
-            assert isinstance(parameters, list)
-            assert documented[job.qualname] == docstring_kept(job.qualname, parameters)
+            assert documented[job.qualname] == expected_docstring(job.inputs)
 
 
 def test_every_event_turn_and_tool_call_is_recorded(
@@ -106,20 +105,18 @@ def test_overwrite_redoes_only_the_documented_targets(
     assert (again.succeeded, again.skipped) == (documented, first.discovered)
 
 
-def _empty(_request: GenerationRequest) -> list[ToolCall]:
-    return [ToolCall("submit_result", {"docstring": "   "})]
+def _empty(request: GenerationRequest) -> list[ToolCall]:
+    return [ToolCall("submit_result", {**docstring_parts(request), "description": "   "})]
 
 
-def test_the_last_turn_may_only_submit(docstring_bundle: Bundle, store: Store, project: Path) -> None:
+def test_an_empty_description_is_refused_and_submitted_again(
+    docstring_bundle: Bundle, store: Store, project: Path
+) -> None:
     engine = scripted(docstring_bundle, _empty, submit_docstring)
 
     summary = run_embedded(docstring_bundle, engine, store, project)
 
     assert summary.failed == 0
-    first, last = engine.requests[0], engine.requests[-1]
-    assert first.grammar is not None and last.grammar is not None
-    assert "read_type_hints" in first.grammar.to_vllm_payload()["structured_outputs"]["grammar"]
-    assert "read_type_hints" not in last.grammar.to_vllm_payload()["structured_outputs"]["grammar"]
     run = store.list_runs(summary.batch_id)[0]
     calls = store.tool_calls(run.id)
     assert [(c.turn, c.is_error) for c in calls] == [(1, True), (2, False)]
@@ -138,27 +135,44 @@ def test_a_job_that_never_submits_fails_with_the_reason(
     assert error.startswith(
         "the agent did not submit a result (the run ended by max_turns; last tool error: "
     )
-    assert error.endswith(
-        "ValueError: the docstring is empty: write a one-line summary of what the code does)"
-    )
+    assert error.endswith("ValueError: the description is empty: write one line saying what the code does)")
     assert store.results(summary.batch_id) == []
 
 
-def test_the_model_may_read_the_type_hints_first(
+def test_each_jobs_submit_result_takes_its_targets_own_parameters(
     docstring_bundle: Bundle, store: Store, project: Path
 ) -> None:
-    def read(_request: GenerationRequest) -> list[ToolCall]:
-        return [ToolCall("read_type_hints", {})]
+    engine = scripted(docstring_bundle)
+    run_embedded(docstring_bundle, engine, store, project)
 
-    summary = run_embedded(
-        docstring_bundle, scripted(docstring_bundle, read, submit_docstring), store, project
+    jobs = {(job.qualname, job.path): job for job in discover_docstring_jobs(project)}
+    for request in engine.requests:
+        job = jobs[target_of(request)]
+        [submit] = [t["function"] for t in request.tools if t["function"]["name"] == "submit_result"]
+        properties = submit["parameters"]["properties"]
+        assert job.inputs["style"] == "plain"  # the sample project's docstrings are one-liners
+        assert list(properties) == ["description"]
+        assert request.sampling.n == 4 and request.grammar is not None
+
+
+def test_in_a_sectioned_style_the_tool_takes_the_targets_parameters_and_what_it_gives(
+    docstring_bundle: Bundle, store: Store, project: Path
+) -> None:
+    (project / "styled.py").write_text(
+        'def documented(a):\n    """Do.\n\n    Args:\n        a: A.\n    """\n\n\n'
+        "def scale(value, *factors):\n    return value\n"
     )
+    engine = scripted(docstring_bundle)
+    summary = run_embedded(docstring_bundle, engine, store, project)
 
     assert summary.failed == 0
-    slugify = next(r for r in store.list_runs(summary.batch_id) if r.qualname == "slugify")
-    hints = store.tool_calls(slugify.id)[0]
-    assert hints.name == "read_type_hints" and not hints.is_error
-    assert '"annotation": "str"' in hints.output and '"returns": "str"' in hints.output
+    [request] = [r for r in engine.requests if target_of(r) == ("scale", "styled.py")]
+    [submit] = [t["function"] for t in request.tools if t["function"]["name"] == "submit_result"]
+    properties = submit["parameters"]["properties"]
+    assert list(properties) == ["description", "parameters", "returns"]
+    assert list(properties["parameters"]["properties"]) == ["value", "factors"]
+    [job] = [j for j in discover_docstring_jobs(project) if (j.qualname, j.path) == ("scale", "styled.py")]
+    assert job.inputs["style"] == "google"
 
 
 def test_the_scripted_model_sees_each_target_once(
