@@ -18,11 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from structured_agents.errors import ConfigError, GrammarError
 from structured_agents.grammar.artifacts import GrammarArtifact, artifact_from_payload
-from structured_agents.kernel.engine import MAX_LOGPROBS, SamplingParams
+from structured_agents.kernel.engine import MAX_CANDIDATES, MAX_LOGPROBS, SamplingParams
 from structured_agents.types import Message, Role, ToolCall, ToolSchema
 
 __all__ = [
-    "MAX_N",
     "ApiError",
     "ChatBody",
     "CompletionBody",
@@ -35,8 +34,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MAX_N = 16
-"""Most choices one request may ask for."""
 _SUPPORTED_CONSTRAINTS = ("grammar", "json", "structural_tag")
 _FIELDS = {"ebnf": "grammar", "json_schema": "json", "structural_tag": "structural_tag"}
 _UNSUPPORTED_CONSTRAINTS = ("regex", "choice", "json_object")
@@ -76,7 +73,7 @@ class _Body(BaseModel):
     stop: str | list[str] | None = None
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
     structured_outputs: dict[str, Any] | None = None
-    n: int = Field(default=1, ge=1, le=MAX_N)
+    n: int = Field(default=1, ge=1, le=MAX_CANDIDATES)
     stream: bool = False
     stream_options: StreamOptions | None = None
 
