@@ -19,6 +19,7 @@ from types import TracebackType
 from structured_agents.errors import StructuredAgentsError
 from structured_agents.kernel.engine import Completion, GenerationRequest
 from structured_agents.kernel.streaming import GenerationStream, StreamDelta, StreamingEngine
+from structured_agents.serve.isolation import is_grammar_failure
 from structured_agents.serve.schemas import ApiError
 
 __all__ = ["Choice", "Choices", "check_completion"]
@@ -59,7 +60,9 @@ class Choice:
         except StopAsyncIteration:
             pass
         except StructuredAgentsError as exc:
-            raise _failure(str(exc), grammar=False, grammar_param=None) from exc
+            raise _failure(
+                str(exc), grammar=is_grammar_failure(exc), grammar_param=self._grammar_param
+            ) from exc
         if self.stream.done() and not self.stream.cancelled:
             check_completion(self.stream.result(), self._grammar_param)
 
@@ -75,7 +78,9 @@ class Choice:
         try:
             completion = await asyncio.wrap_future(self.stream.future)
         except StructuredAgentsError as exc:
-            raise _failure(str(exc), grammar=False, grammar_param=None) from exc
+            raise _failure(
+                str(exc), grammar=is_grammar_failure(exc), grammar_param=self._grammar_param
+            ) from exc
         return check_completion(completion, self._grammar_param)
 
 
