@@ -38,9 +38,12 @@ SAMPLING = "vllm/sampling_params.py"
 OUTPUTS = "vllm/outputs.py"
 LLM = "vllm/entrypoints/llm.py"
 ENGINE_ARGS = "vllm/engine/arg_utils.py"
+LLM_ENGINE = "vllm/v1/engine/llm_engine.py"
+LOGPROBS = "vllm/logprobs.py"
 
-# Snapshot key -> (source file, class); a key ending in ".__init__" records the parameters of
-# the class's own ``__init__`` rather than its annotated fields.
+# Snapshot key -> (source file, class); a key "Class.method" records the parameters of that
+# method (``.__init__``: the class's own ``__init__``) rather than its annotated fields; an
+# enum records its member names; "LLM.attributes" the ``self.X`` that ``LLM.__init__`` sets.
 CLASSES: dict[str, tuple[str, str]] = {
     "SamplingParams": (SAMPLING, "SamplingParams"),
     "StructuredOutputsParams": (SAMPLING, "StructuredOutputsParams"),
@@ -48,6 +51,12 @@ CLASSES: dict[str, tuple[str, str]] = {
     "RequestOutput.__init__": (OUTPUTS, "RequestOutput"),
     "LLM.__init__": (LLM, "LLM"),
     "EngineArgs": (ENGINE_ARGS, "EngineArgs"),
+    "LLM.attributes": (LLM, "LLM"),
+    "LLMEngine.add_request": (LLM_ENGINE, "LLMEngine"),
+    "LLMEngine.step": (LLM_ENGINE, "LLMEngine"),
+    "LLMEngine.abort_request": (LLM_ENGINE, "LLMEngine"),
+    "RequestOutputKind": (SAMPLING, "RequestOutputKind"),
+    "Logprob": (LOGPROBS, "Logprob"),
 }
 
 
@@ -85,11 +94,40 @@ def init_fields(cls: ast.ClassDef) -> dict[str, str]:
     return fields
 
 
-def init_params(cls: ast.ClassDef) -> list[str]:
-    """The parameters of the class's own ``__init__`` that can be passed by name, in order."""
+def init_params(cls: ast.ClassDef, method: str = "__init__") -> list[str]:
+    """The parameters of the class's own ``method`` that can be passed by name, in order."""
+    for node in cls.body:
+        if isinstance(node, ast.FunctionDef) and node.name == method:
+            return [a.arg for a in [*node.args.args, *node.args.kwonlyargs] if a.arg != "self"]
+    raise SystemExit(f"{cls.name}.{method} not found")
+
+
+def enum_members(cls: ast.ClassDef) -> list[str]:
+    """The member names of an ``Enum`` class, in order."""
+    return [
+        t.id
+        for node in cls.body
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    ]
+
+
+SELF = "self"
+
+
+def init_attributes(cls: ast.ClassDef) -> list[str]:
+    """The ``self.X`` attributes the class's ``__init__`` assigns, in order."""
     for node in cls.body:
         if isinstance(node, ast.FunctionDef) and node.name == "__init__":
-            return [a.arg for a in [*node.args.args, *node.args.kwonlyargs] if a.arg != "self"]
+            found: list[str] = []
+            for sub in ast.walk(node):
+                targets = sub.targets if isinstance(sub, ast.Assign) else []
+                own = [
+                    t.attr for t in targets if isinstance(t, ast.Attribute) and ast.unparse(t.value) == "self"
+                ]
+                found += [name for name in own if name not in found]
+            return found
     raise SystemExit(f"{cls.name}.__init__ not found")
 
 
@@ -127,8 +165,13 @@ def snapshot(wheel: Path) -> dict[str, object]:
     for key, (source, name) in CLASSES.items():
         cls = _find_class(trees[source], name, source)
         entry: dict[str, object] = {"source": f"{source}:{name}"}
-        if key.endswith(".__init__"):
-            entry["fields"] = init_params(cls)
+        member = key.partition(".")[2]
+        if member == "attributes":
+            entry["fields"] = init_attributes(cls)
+        elif member:
+            entry["fields"] = init_params(cls, member)
+        elif any(ast.unparse(base) == "Enum" for base in cls.bases):
+            entry["fields"] = enum_members(cls)
         else:
             fields = init_fields(cls)
             entry["fields"] = list(fields)

@@ -32,6 +32,7 @@ from structured_agents.grammar import (
 )
 from structured_agents.kernel import AgentKernel, KernelConfig, RunResult, RunState
 from structured_agents.kernel.engine import Completion, Engine, GenerationRequest, SamplingParams
+from structured_agents.kernel.streaming import GenerationStream, StreamingEngine
 from structured_agents.observer import Observer, RecordingObserver
 from structured_agents.plugins import ModelPlugin, available_plugins, get_plugin, register_plugin
 from structured_agents.types import Message, TokenUsage, ToolCall, ToolResult, ToolSchema
@@ -66,6 +67,7 @@ __all__ = [
     "Engine",
     "EngineError",
     "GenerationRequest",
+    "GenerationStream",
     "GrammarArtifact",
     "GrammarConfig",
     "GrammarConfigError",
@@ -85,6 +87,7 @@ __all__ = [
     "RunState",
     "SamplingParams",
     "ScriptedEngine",
+    "StreamingEngine",
     "StructuralTagGrammar",
     "StructuredAgentsError",
     "TokenUsage",

@@ -91,7 +91,13 @@ class ServeSettings(BaseModel):
     plugin: str = "function_gemma"
     """Model plugin that renders chat requests into the model's prompt and parses tool calls."""
     batch_wait_ms: float = Field(default=10.0, ge=0)
-    """How long the batcher waits for more requests after the first one of a batch."""
+    """How long the batcher waits for more requests after the first one of a batch (engines
+    that do not stream; the others admit each request between decode steps)."""
+    api_key: SecretStr | None = None
+    """Bearer token every ``/v1`` request must send (``Authorization: Bearer KEY``), as
+    ``vllm serve --api-key``; None serves without a key (keep ``host`` on loopback then)."""
+    max_body_bytes: int = Field(default=1 << 20, ge=1)
+    """Largest request body accepted, in bytes; larger ones get a 413."""
 
 
 class WorkerSettings(BaseModel):

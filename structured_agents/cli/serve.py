@@ -1,6 +1,8 @@
 """``sa serve``: run the OpenAI-compatible endpoint over the configured engine.
 
-Options left out fall back to the settings (``SA_ENGINE__*``, ``SA_SERVE__*``). FastAPI,
+Options left out fall back to the settings (``SA_ENGINE__*``, ``SA_SERVE__*``); the API key
+and the body limit are settings only (``SA_SERVE__API_KEY``, ``SA_SERVE__MAX_BODY_BYTES``), so
+the key never shows in a process list. FastAPI,
 uvicorn and the engine are imported only when the command runs, so ``sa --help`` stays fast.
 """
 
@@ -60,6 +62,8 @@ def serve(
             defaults=settings.engine.sampling(),
             max_batch_size=settings.engine.max_batch_size,
             batch_wait_ms=settings.serve.batch_wait_ms,
+            api_key=api_key.get_secret_value() if (api_key := settings.serve.api_key) is not None else None,
+            max_body_bytes=settings.serve.max_body_bytes,
         )
     except StructuredAgentsError as exc:
         typer.echo(f"sa serve: {exc}", err=True)

@@ -1,10 +1,15 @@
-"""Coalesce many callers' requests into batched ``generate`` calls of one engine.
+"""Feed many callers' requests to one engine: continuously when it streams, else in batches.
 
 Agents run concurrently (asyncio tasks, threads, a server's requests) and each asks for one
-model turn at a time. :class:`BatchingEngine` queues those requests and a single worker thread
-feeds them to the inner engine in batches: it takes what is waiting, waits up to
-``max_wait_s`` for more, and flushes at ``max_batch_size``. The inner engine is only ever
-called from that thread, so engines that are not thread-safe (vLLM, transformers) are safe.
+model turn at a time. :class:`BatchingEngine` is itself a
+:class:`~structured_agents.kernel.streaming.StreamingEngine`, whatever the inner engine is:
+
+* an inner engine that streams (transformers, vLLM) gets every request at once through its own
+  ``submit``: its step loop admits each between decode steps, so the batch stays full;
+* any other engine is fed in flushes: a single worker thread takes what is waiting, waits up
+  to ``max_wait_s`` for more, stops at ``max_batch_size``, and calls ``generate``; each
+  request's stream then gets its whole text as one delta. The inner engine is only ever called
+  from that thread, so engines that are not thread-safe are safe.
 """
 
 from __future__ import annotations
@@ -13,20 +18,20 @@ import queue
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import Future
 
 from structured_agents.errors import ConfigError, EngineError
 from structured_agents.kernel.engine import Completion, Engine, GenerationRequest
+from structured_agents.kernel.streaming import GenerationStream, StreamDelta, StreamingEngine
 
 __all__ = ["BatchingEngine"]
-
-_Item = tuple[GenerationRequest, "Future[Completion]"]
 
 
 class BatchingEngine:
     """An :class:`Engine` that batches concurrent callers' requests into one inner engine."""
 
     def __init__(self, inner: Engine, *, max_batch_size: int = 8, max_wait_s: float = 0.02) -> None:
+        """``max_batch_size`` and ``max_wait_s`` shape the flushes of an inner engine that does
+        not stream (one that streams batches by its own settings)."""
         if max_batch_size < 1:
             raise ConfigError(f"BatchingEngine.max_batch_size must be >= 1, got {max_batch_size}")
         if max_wait_s < 0:
@@ -35,31 +40,48 @@ class BatchingEngine:
         self.max_batch_size = max_batch_size
         self.max_wait_s = max_wait_s
         self.batch_sizes: list[int] = []
-        """Size of every batch sent to the inner engine, in order."""
-        self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
+        """Size of every batch sent to the inner engine, in order; for an inner engine that
+        streams, each completion's ``batch_size`` (the mean rows of the steps it took part in)."""
+        self._streaming = inner if isinstance(inner, StreamingEngine) else None
+        self._queue: queue.SimpleQueue[GenerationStream | None] = queue.SimpleQueue()
         self._closed = False
         self._worker = threading.Thread(target=self._run, name="batching-engine", daemon=True)
-        self._worker.start()
+        if self._streaming is None:
+            self._worker.start()
 
-    def submit(self, request: GenerationRequest) -> Future[Completion]:
-        """Queue one request; the future resolves when its batch is decoded."""
+    @property
+    def continuous(self) -> bool:
+        """Whether requests go straight to an inner engine that batches continuously."""
+        return self._streaming is not None
+
+    def submit(self, request: GenerationRequest) -> GenerationStream:
+        """Queue one request; its stream ends when it is decoded."""
         if self._closed:
             raise EngineError("BatchingEngine is closed")
-        future: Future[Completion] = Future()
-        self._queue.put((request, future))
-        return future
+        if self._streaming is not None:
+            stream = self._streaming.submit(request)
+            stream.add_done_callback(self._record)
+            return stream
+        stream = GenerationStream(request)
+        self._queue.put(stream)
+        return stream
+
+    def _record(self, stream: GenerationStream) -> None:
+        if not stream.cancelled and stream.future.exception() is None:
+            self.batch_sizes.append(stream.result().batch_size)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         """Queue ``requests`` (they may share batches with other callers) and wait for all."""
-        futures = [self.submit(request) for request in requests]
-        return [future.result() for future in futures]
+        streams = [self.submit(request) for request in requests]
+        return [stream.result() for stream in streams]
 
     def close(self) -> None:
         """Finish the queued work and stop the worker thread."""
         if not self._closed:
             self._closed = True
-            self._queue.put(None)
-            self._worker.join()
+            if self._worker.is_alive():
+                self._queue.put(None)
+                self._worker.join()
 
     def __enter__(self) -> BatchingEngine:
         return self
@@ -67,7 +89,7 @@ class BatchingEngine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _collect(self, first: _Item) -> tuple[list[_Item], bool]:
+    def _collect(self, first: GenerationStream) -> tuple[list[GenerationStream], bool]:
         batch = [first]
         deadline = time.monotonic() + self.max_wait_s
         while len(batch) < self.max_batch_size:
@@ -88,12 +110,10 @@ class BatchingEngine:
             if first is None:
                 return
             batch, stop = self._collect(first)
-            # a caller that gave up (a cancelled asyncio task) cancelled its future: drop it; the
-            # others can no longer be cancelled, so setting their results below cannot fail
-            batch = [(request, future) for request, future in batch if future.set_running_or_notify_cancel()]
+            batch = [stream for stream in batch if not stream.cancelled]  # callers that gave up
             if not batch:
                 continue
-            requests = [request for request, _ in batch]
+            requests = [stream.request for stream in batch]
             self.batch_sizes.append(len(batch))
             try:
                 completions = self.inner.generate(requests)
@@ -107,8 +127,10 @@ class BatchingEngine:
                 if not isinstance(exc, EngineError):
                     error = EngineError(f"batch of {len(batch)} failed: {exc}")
                     error.__cause__ = exc
-                for _, future in batch:
-                    future.set_exception(error)
+                for stream in batch:
+                    stream.fail(error)
                 continue
-            for (_, future), completion in zip(batch, completions, strict=True):
-                future.set_result(completion)
+            for stream, completion in zip(batch, completions, strict=True):
+                if completion.finish_reason != "error" and completion.text:
+                    stream.push(StreamDelta(completion.text, logprobs=completion.logprobs))
+                stream.finish(completion)

@@ -35,7 +35,7 @@ import xgrammar
 
 from structured_agents.kernel.engine import SamplingParams
 
-__all__ = ["GrammarMasker", "VocabIndex", "penalize", "select_tokens"]
+__all__ = ["GrammarMasker", "VocabIndex", "penalize", "select_tokens", "top_logprobs"]
 
 _CANDIDATES = 64
 """How many of a greedy constrained row's best tokens are tried before its whole row is masked."""
@@ -80,17 +80,36 @@ class GrammarMasker:
         """``vocab_size`` is the bitmask width (the model's logit width or more); the matchers
         end on ``stop_token_ids`` once their grammar is complete. With ``vocab``, a row whose
         grammar forces a continuation offers the tokens that start it (:meth:`forced`)."""
-        stops = list(stop_token_ids)
-        self._matchers = [
-            None if grammar is None else xgrammar.GrammarMatcher(grammar, override_stop_tokens=stops)
-            for grammar in grammars
-        ]
+        self._stops = list(stop_token_ids)
+        self._matchers: list[xgrammar.GrammarMatcher | None] = []
         self.vocab_size = vocab_size
         self._bitmask = xgrammar.allocate_token_bitmask(max(1, len(grammars)), vocab_size)
         self._batch = xgrammar.BatchGrammarMatcher(max_threads)
         self._vocab = vocab
         self._taken: dict[int, int] = {}
         """Rows whose matcher :meth:`first_accepted` already advanced, with the token."""
+        for grammar in grammars:
+            self.add(grammar)
+
+    def __len__(self) -> int:
+        return len(self._matchers)
+
+    def add(
+        self, grammar: xgrammar.CompiledGrammar | None, *, stop_token_ids: Sequence[int] | None = None
+    ) -> None:
+        """A new last row, under ``grammar`` (None: unconstrained), ending on ``stop_token_ids``
+        (default: the masker's); rows join between steps."""
+        stops = self._stops if stop_token_ids is None else list(stop_token_ids)
+        matcher = None if grammar is None else xgrammar.GrammarMatcher(grammar, override_stop_tokens=stops)
+        self._matchers.append(matcher)
+        if len(self._matchers) > self._bitmask.shape[0]:
+            rows = 2 * len(self._matchers)
+            self._bitmask = xgrammar.allocate_token_bitmask(rows, self.vocab_size)
+
+    def keep(self, rows: Sequence[int]) -> None:
+        """Keep only ``rows``, in that order (rows that finished leave between steps)."""
+        self._matchers = [self._matchers[row] for row in rows]
+        self._taken.clear()
 
     def constrained(self, row: int) -> bool:
         """Whether batch row ``row`` decodes under a grammar."""
@@ -174,13 +193,43 @@ def penalize(
     logits: torch.Tensor, generated: Sequence[Sequence[int]], params: Sequence[SamplingParams]
 ) -> None:
     """Apply each row's ``frequency_penalty`` to ``logits`` in place: a token's logit loses the
-    penalty once per time the row already generated it."""
+    penalty once per time the row already generated it (one scatter over the whole batch)."""
+    rows: list[int] = []
+    ids: list[int] = []
+    amounts: list[float] = []
+    width = logits.shape[-1]
     for k, (tokens, sampling) in enumerate(zip(generated, params, strict=True)):
         if sampling.frequency_penalty and tokens:
-            ids, counts = torch.unique(torch.tensor(tokens, dtype=torch.long), return_counts=True)
-            inside = ids < logits.shape[-1]
-            ids, counts = ids[inside].to(logits.device), counts[inside].to(logits.device)
-            logits[k, ids] -= sampling.frequency_penalty * counts.to(logits.dtype)
+            inside = [t for t in tokens if t < width]
+            rows += [k] * len(inside)
+            ids += inside
+            amounts += [-sampling.frequency_penalty] * len(inside)
+    if rows:
+        index = (torch.tensor(rows, device=logits.device), torch.tensor(ids, device=logits.device))
+        logits.index_put_(
+            index, torch.tensor(amounts, dtype=logits.dtype, device=logits.device), accumulate=True
+        )
+
+
+def top_logprobs(
+    logits: torch.Tensor, tokens: Sequence[int], counts: Sequence[int]
+) -> list[list[tuple[int, float]]]:
+    """For each row of ``logits``: the chosen token's log probability, then its ``counts[k]`` most
+    likely alternatives, as ``(token, logprob)`` (rows with a negative count get nothing)."""
+    wanted = [k for k, count in enumerate(counts) if count >= 0]
+    out: list[list[tuple[int, float]]] = [[] for _ in counts]
+    if not wanted:
+        return out
+    logprobs = torch.log_softmax(logits[wanted].float(), dim=-1)
+    chosen = logprobs[torch.arange(len(wanted)), torch.tensor([tokens[k] for k in wanted])].tolist()
+    most = max(counts[k] for k in wanted)
+    best = torch.topk(logprobs, most, dim=-1) if most else None
+    for j, k in enumerate(wanted):
+        out[k].append((tokens[k], float(chosen[j])))
+        if best is not None and counts[k]:
+            ids, values = best.indices[j, : counts[k]].tolist(), best.values[j, : counts[k]].tolist()
+            out[k] += [(int(i), float(v)) for i, v in zip(ids, values, strict=True)]
+    return out
 
 
 def select_tokens(

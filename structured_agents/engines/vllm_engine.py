@@ -1,9 +1,13 @@
-"""In-process vLLM engine (the ``[gpu]`` extra): one ``LLM.generate`` call per batch.
+"""In-process vLLM engine (the ``[gpu]`` extra), batching continuously through vLLM's step engine.
 
 Each request becomes one ``vllm.SamplingParams`` carrying its own grammar as
-``StructuredOutputsParams(**artifact.to_vllm_payload()["structured_outputs"])``, and the whole
-batch is decoded by a single ``LLM.generate(prompts, params_list)`` call, so vLLM schedules
-every agent's turn together under its own grammar (XGrammar backend).
+``StructuredOutputsParams(**artifact.to_vllm_payload()["structured_outputs"])`` and
+``output_kind=RequestOutputKind.DELTA``. ``submit`` hands it to the engine's step loop
+(:mod:`structured_agents.engines.step_loop`), whose thread adds it to vLLM's own
+``LLMEngine`` (``LLM.llm_engine.add_request``) between ``step()`` calls
+(:mod:`structured_agents.engines.vllm_stepper`): vLLM schedules every agent's turn together
+under its own grammar (XGrammar backend), requests join and leave its batch at every step, and
+each step's new text streams out. ``generate(requests)`` submits all and waits for all.
 
 What is and is not tested here
 ------------------------------
@@ -16,53 +20,32 @@ constructor does. The pure parts are unit-tested without vLLM:
   produce keyword arguments whose names are checked against the real ``LLM.__init__`` /
   ``EngineArgs``, ``SamplingParams`` and ``StructuredOutputsParams`` fields, snapshotted from
   the vLLM 0.33 wheel's source (``scripts/snapshot_vllm.py``);
-* :func:`to_completion` maps objects with vLLM's ``RequestOutput``/``CompletionOutput``
-  attribute names (also checked against the snapshot) to :class:`Completion`.
+* :class:`~structured_agents.engines.vllm_stepper.VLLMStepper` is driven in the tests by a
+  stand-in ``LLMEngine`` whose ``add_request``/``step``/``abort_request`` parameters, and the
+  ``RequestOutput``/``CompletionOutput``/``Logprob`` attributes it returns, are checked against
+  the snapshot, as are ``LLM.llm_engine`` and ``RequestOutputKind.DELTA``.
 
 Not tested: loading a model, the decode itself, and vLLM's own validation of the values.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
+from structured_agents.engines.step_loop import StepLoop
+from structured_agents.engines.vllm_stepper import VLLMPending, VLLMStepper, refusal
 from structured_agents.errors import EngineError
 from structured_agents.grammar.artifacts import GrammarArtifact
-from structured_agents.kernel.engine import Completion, FinishReason, GenerationRequest
-from structured_agents.types import TokenUsage
+from structured_agents.kernel.engine import Completion, GenerationRequest
+from structured_agents.kernel.streaming import GenerationStream
 
 __all__ = [
     "VLLMEngine",
     "build_llm_kwargs",
     "build_sampling_kwargs",
     "build_structured_outputs_kwargs",
-    "to_completion",
 ]
-
-_FINISH_REASONS: dict[str | None, FinishReason] = {None: "stop", "stop": "stop", "length": "length"}
-"""vLLM's finish reasons (stop, length, abort, error, repetition) as ours; the rest are errors."""
-
-
-class VLLMCompletionOutput(Protocol):
-    """The attributes of ``vllm.outputs.CompletionOutput`` this module reads."""
-
-    @property
-    def text(self) -> str: ...
-    @property
-    def token_ids(self) -> Sequence[int]: ...
-    @property
-    def finish_reason(self) -> str | None: ...
-
-
-class VLLMRequestOutput(Protocol):
-    """The attributes of ``vllm.outputs.RequestOutput`` this module reads."""
-
-    @property
-    def prompt_token_ids(self) -> Sequence[int] | None: ...
-    @property
-    def outputs(self) -> Sequence[VLLMCompletionOutput]: ...
 
 
 def build_llm_kwargs(
@@ -103,34 +86,15 @@ def build_sampling_kwargs(request: GenerationRequest) -> dict[str, Any]:
         "seed": sampling.seed,
         "stop": list(sampling.stop) or None,
         "frequency_penalty": sampling.frequency_penalty,
+        "logprobs": sampling.logprobs,
     }
 
 
-def to_completion(
-    request: GenerationRequest, output: VLLMRequestOutput, *, latency_s: float, batch_size: int
-) -> Completion:
-    """Map vLLM's output for ``request`` to a :class:`Completion` (first sample only; ``n`` is 1)."""
-    if not output.outputs:
-        raise EngineError(f"vLLM returned no output for request_id={request.request_id}")
-    sample = output.outputs[0]
-    finish: FinishReason = _FINISH_REASONS.get(sample.finish_reason, "error")
-    return Completion(
-        request_id=request.request_id,
-        text=sample.text,
-        usage=TokenUsage(
-            prompt_tokens=len(output.prompt_token_ids or ()), completion_tokens=len(sample.token_ids)
-        ),
-        finish_reason=finish,
-        latency_s=latency_s,
-        batch_size=batch_size,
-        metadata={} if finish != "error" else {"vllm_finish_reason": sample.finish_reason},
-    )
-
-
 class VLLMEngine:
-    """An :class:`Engine` over an in-process ``vllm.LLM`` with the XGrammar structured-output backend.
+    """An :class:`Engine` (streaming) over an in-process ``vllm.LLM`` with the XGrammar backend.
 
-    Not thread-safe (neither is ``LLM.generate``): one engine per worker process.
+    ``submit`` and ``generate`` may be called from any thread; vLLM itself only ever runs on the
+    engine's loop thread. One engine per process (it owns the GPU).
     """
 
     def __init__(
@@ -144,7 +108,7 @@ class VLLMEngine:
     ) -> None:
         try:
             import vllm
-            from vllm.sampling_params import StructuredOutputsParams
+            from vllm.sampling_params import RequestOutputKind, StructuredOutputsParams
         except ImportError as exc:
             raise EngineError(
                 "the vllm engine needs vLLM and a GPU: install the [gpu] extra "
@@ -152,39 +116,45 @@ class VLLMEngine:
             ) from exc
         kwargs = build_llm_kwargs(model, dtype=dtype, max_num_seqs=max_num_seqs, seed=seed, **llm_kwargs)
         try:
-            self._llm = vllm.LLM(**kwargs)
+            llm = vllm.LLM(**kwargs)
         except Exception as exc:
             raise EngineError(f"vLLM could not load model {model!r}: {exc}") from exc
         self._sampling_params = vllm.SamplingParams
         self._structured_outputs_params = StructuredOutputsParams
+        self._delta = RequestOutputKind.DELTA
+        self._loop: StepLoop[VLLMPending] = StepLoop(
+            VLLMStepper(llm.llm_engine, max_num_seqs=max_num_seqs), name="vllm-engine"
+        )
+        self._llm = llm
         self.model = model
 
-    def _params(self, index: int, request: GenerationRequest) -> Any:
+    def _params(self, request: GenerationRequest) -> Any:
         structured = build_structured_outputs_kwargs(request.grammar)
+        return self._sampling_params(
+            **build_sampling_kwargs(request),
+            output_kind=self._delta,
+            structured_outputs=None if structured is None else self._structured_outputs_params(**structured),
+        )
+
+    def submit(self, request: GenerationRequest) -> GenerationStream:
+        """Queue ``request`` for vLLM's next step; its stream gets each step's new text."""
+        stream = GenerationStream(request)
+        stream.on_cancel(self._loop.wake)
         try:
-            return self._sampling_params(
-                **build_sampling_kwargs(request),
-                structured_outputs=None
-                if structured is None
-                else self._structured_outputs_params(**structured),
-            )
+            params = self._params(request)
         except Exception as exc:  # vLLM validates on construction (VLLMValidationError, ValueError)
-            raise EngineError(f"vLLM rejected the sampling params of request {index}: {exc}") from exc
+            stream.finish(
+                refusal(request, f"vLLM rejected the sampling params of {request.request_id}: {exc}")
+            )
+            return stream
+        self._loop.put(VLLMPending(stream, params))
+        return stream
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
-        """Decode the whole batch in one ``LLM.generate`` call."""
-        if not requests:
-            return []
-        params = [self._params(index, request) for index, request in enumerate(requests)]
-        start = time.perf_counter()
-        try:
-            outputs = self._llm.generate([r.prompt for r in requests], params, use_tqdm=False)
-        except Exception as exc:
-            raise EngineError(f"vLLM failed to generate a batch of {len(requests)}: {exc}") from exc
-        latency = time.perf_counter() - start
-        if len(outputs) != len(requests):
-            raise EngineError(f"vLLM returned {len(outputs)} outputs for {len(requests)} requests")
-        return [
-            to_completion(request, output, latency_s=latency, batch_size=len(requests))
-            for request, output in zip(requests, outputs, strict=True)
-        ]
+        """Decode ``requests`` with whatever else is in flight; the i-th completion answers the i-th."""
+        streams = [self.submit(request) for request in requests]
+        return [stream.result() for stream in streams]
+
+    def close(self) -> None:
+        """Finish the requests in flight, then stop the loop thread."""
+        self._loop.close()

@@ -32,6 +32,11 @@ class GrammarConfig:
     plugin's string markers (``<escape>`` for FunctionGemma); ``json``: per-tool keys, strings
     as JSON strings."""
 
+    require_calls: bool = True
+    """Whether the response must hold a call (OpenAI's ``tool_choice="required"``); False lets
+    the model answer in text and call tools only when it opens a call (``tool_choice="auto"``).
+    Only ``structural_tag`` mode builds the optional form (its triggered tags)."""
+
     def __post_init__(self) -> None:
         if self.mode not in get_args(GrammarMode):
             raise ConfigError(
@@ -41,6 +46,10 @@ class GrammarConfig:
             raise ConfigError(
                 f"GrammarConfig.args_format must be one of {list(get_args(ArgsFormat))}, "
                 f"got {self.args_format!r}"
+            )
+        if not self.require_calls and self.mode != "structural_tag":
+            raise ConfigError(
+                f"GrammarConfig.require_calls=False needs mode='structural_tag', got mode={self.mode!r}"
             )
         if not isinstance(self.allow_parallel_calls, bool):
             raise ConfigError(

@@ -13,7 +13,6 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +23,7 @@ from jsonschema.exceptions import best_match
 from structured_agents.bundles import Bundle
 from structured_agents.engines.batching import BatchingEngine
 from structured_agents.kernel.engine import Completion, Engine, GenerationRequest
+from structured_agents.kernel.streaming import GenerationStream
 from structured_agents.plugins.protocol import ModelPlugin
 from structured_agents.types import ToolCall, ToolSchema
 
@@ -170,10 +170,10 @@ def measure(
     finished: list[float] = [0.0] * len(batch)
     with BatchingEngine(engine, max_batch_size=batch_size) as batching:
         started = time.perf_counter()
-        futures = [batching.submit(request) for request in batch]
-        for index, future in enumerate(futures):
-            future.add_done_callback(_record_time(finished, index))
-        completions = [future.result() for future in futures]
+        streams = [batching.submit(request) for request in batch]
+        for index, stream in enumerate(streams):
+            stream.add_done_callback(_record_time(finished, index))
+        completions = [stream.result() for stream in streams]
     latencies = tuple(max(done - started, 0.0) for done in finished)
     tools = {schema.name: schema for schema in bundle.tools.tools()}
     kind = next((r.grammar.kind for r in batch if r.grammar is not None), None)
@@ -187,8 +187,8 @@ def measure(
     )
 
 
-def _record_time(times: list[float], index: int) -> Callable[[Future[Completion]], None]:
-    def record(_: Future[Completion]) -> None:
+def _record_time(times: list[float], index: int) -> Callable[[GenerationStream], None]:
+    def record(_: GenerationStream) -> None:
         times[index] = time.perf_counter()
 
     return record

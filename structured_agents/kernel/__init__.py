@@ -1,5 +1,6 @@
-"""The agent kernel: the loop, its configuration, the engine seam it calls, history strategies,
-state and result. Engines implement :class:`Engine` from below; the kernel imports none of them."""
+"""The agent kernel: the loop, its configuration, the engine seam it calls (and its optional
+streaming capability), history strategies, state and result. Engines implement :class:`Engine`
+from below; the kernel imports none of them."""
 
 from structured_agents.kernel.config import KernelConfig
 from structured_agents.kernel.engine import (
@@ -8,6 +9,7 @@ from structured_agents.kernel.engine import (
     FinishReason,
     GenerationRequest,
     SamplingParams,
+    TokenLogprob,
 )
 from structured_agents.kernel.history import (
     HistoryStrategy,
@@ -19,6 +21,7 @@ from structured_agents.kernel.history import (
 from structured_agents.kernel.loop import AgentKernel
 from structured_agents.kernel.result import RunResult
 from structured_agents.kernel.state import Phase, RunState
+from structured_agents.kernel.streaming import GenerationStream, StreamDelta, StreamingEngine, streaming
 
 __all__ = [
     "AgentKernel",
@@ -26,6 +29,7 @@ __all__ = [
     "Engine",
     "FinishReason",
     "GenerationRequest",
+    "GenerationStream",
     "HistoryStrategy",
     "KeepAll",
     "KernelConfig",
@@ -34,6 +38,10 @@ __all__ = [
     "RunState",
     "SamplingParams",
     "SlidingWindow",
+    "StreamDelta",
+    "StreamingEngine",
     "TokenBudget",
+    "TokenLogprob",
     "approx_tokens",
+    "streaming",
 ]

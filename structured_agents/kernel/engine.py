@@ -17,10 +17,20 @@ from structured_agents.errors import ConfigError
 from structured_agents.grammar.artifacts import GrammarArtifact
 from structured_agents.types import JsonDict, TokenUsage
 
-__all__ = ["Candidate", "Completion", "Engine", "FinishReason", "GenerationRequest", "SamplingParams"]
+__all__ = [
+    "Candidate",
+    "Completion",
+    "Engine",
+    "FinishReason",
+    "GenerationRequest",
+    "SamplingParams",
+    "TokenLogprob",
+]
 
 MAX_CANDIDATES = 16
 """Most candidates one request may ask for (``SamplingParams.n``)."""
+MAX_LOGPROBS = 20
+"""Most alternatives a request may ask to see per token (OpenAI's ``top_logprobs`` bound)."""
 
 FinishReason = Literal["stop", "length", "grammar", "error"]
 
@@ -51,6 +61,10 @@ class SamplingParams:
     """Texts the output must not contain (vLLM's ``bad_words``): an engine that supports them
     bans, at each step, the token that would complete one of them (as its tokenizer splits it,
     with and without a leading space)."""
+    logprobs: int | None = None
+    """Report each generated token's log probability with this many most likely alternatives
+    (0 to 20; 0: the chosen token alone); None reports none. Log probabilities are the model's
+    own (before penalties and grammar masks), as vLLM reports them by default."""
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
@@ -67,6 +81,20 @@ class SamplingParams:
             raise ConfigError(f"SamplingParams.n must be in [1, {MAX_CANDIDATES}], got {self.n}")
         if any(not word.strip() for word in self.bad_words):
             raise ConfigError(f"SamplingParams.bad_words must be non-blank texts, got {self.bad_words!r}")
+        if self.logprobs is not None and not 0 <= self.logprobs <= MAX_LOGPROBS:
+            raise ConfigError(f"SamplingParams.logprobs must be in [0, {MAX_LOGPROBS}], got {self.logprobs}")
+
+
+@dataclass(frozen=True, slots=True)
+class TokenLogprob:
+    """One generated token with its log probability and the most likely alternatives."""
+
+    token_id: int
+    token: str
+    """The token's text (decoded alone; a piece of a multi-byte character may read as U+FFFD)."""
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+    """The most likely tokens at this position as ``(text, logprob)``, best first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +140,10 @@ class Completion:
     latency_s: float = 0.0
     """Wall time of the ``generate`` call that produced this completion."""
     batch_size: int = 1
-    """How many requests were decoded together in that call."""
+    """How many requests were decoded together in that call (engines that batch continuously:
+    the mean number of rows in the decode steps this request took part in, rounded)."""
+    logprobs: tuple[TokenLogprob, ...] = ()
+    """Per generated token of ``text``, when the request asked for ``logprobs``."""
     metadata: dict[str, Any] = field(default_factory=dict)
     candidates: tuple[Candidate, ...] = ()
     """Every candidate of a request with ``n > 1``, in order; empty for one."""

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from structured_agents.errors import GrammarError
 from structured_agents.kernel.engine import Completion, Engine, GenerationRequest
+from structured_agents.kernel.streaming import StreamingEngine
 
 __all__ = ["FailureIsolatingEngine", "is_grammar_failure"]
 
@@ -28,6 +29,11 @@ class FailureIsolatingEngine:
 
     def __init__(self, inner: Engine) -> None:
         self.inner = inner
+
+    @staticmethod
+    def around(inner: Engine) -> Engine:
+        """``inner`` when it streams (it fails requests one by one already), else this wrapper."""
+        return inner if isinstance(inner, StreamingEngine) else FailureIsolatingEngine(inner)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         """The inner engine's completions; when the batch fails, each request decoded alone."""

@@ -1,10 +1,11 @@
 """Request bodies of ``sa serve`` and their translation to engine requests.
 
 The bodies follow vLLM's OpenAI-compatible server: the OpenAI fields this server honours
-(``max_tokens``, ``temperature``, ``top_p``, ``seed``, ``stop``, ``frequency_penalty``) plus vLLM's
-``structured_outputs`` object. Fields it does not know are ignored with a warning, as vLLM
-does. Everything that cannot be served raises :class:`ApiError` (HTTP 400 with a message
-naming the field).
+(``max_tokens``, ``temperature``, ``top_p``, ``seed``, ``stop``, ``frequency_penalty``, ``n``,
+``stream`` with ``stream_options.include_usage``, ``logprobs``; for chat also ``top_logprobs``,
+``tools``, ``tool_choice`` and ``parallel_tool_calls``) plus vLLM's ``structured_outputs``
+object. Fields it does not know are ignored with a warning, as vLLM does. Everything that
+cannot be served raises :class:`ApiError` (HTTP 400 with a message naming the field).
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from structured_agents.errors import ConfigError, GrammarError
 from structured_agents.grammar.artifacts import GrammarArtifact, artifact_from_payload
-from structured_agents.kernel.engine import SamplingParams
+from structured_agents.kernel.engine import MAX_CANDIDATES, MAX_LOGPROBS, SamplingParams
 from structured_agents.types import Message, Role, ToolCall, ToolSchema
 
 __all__ = [
     "ApiError",
     "ChatBody",
     "CompletionBody",
+    "StreamOptions",
+    "constraint_field",
     "grammar_from_body",
     "messages_from_openai",
     "tools_from_openai",
@@ -32,6 +35,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _SUPPORTED_CONSTRAINTS = ("grammar", "json", "structural_tag")
+_FIELDS = {"ebnf": "grammar", "json_schema": "json", "structural_tag": "structural_tag"}
 _UNSUPPORTED_CONSTRAINTS = ("regex", "choice", "json_object")
 _ROLES: dict[str, Role] = {
     "system": "system",
@@ -52,6 +56,12 @@ class ApiError(Exception):
         self.param = param
 
 
+class StreamOptions(BaseModel):
+    """OpenAI's ``stream_options``."""
+
+    include_usage: bool = False
+
+
 class _Body(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -63,17 +73,23 @@ class _Body(BaseModel):
     stop: str | list[str] | None = None
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
     structured_outputs: dict[str, Any] | None = None
-    n: int = 1
+    n: int = Field(default=1, ge=1, le=MAX_CANDIDATES)
     stream: bool = False
+    stream_options: StreamOptions | None = None
 
     def check(self) -> None:
-        """Refuse what this server cannot do; warn about ignored fields."""
-        if self.stream:
-            raise ApiError("stream=true is not supported by sa serve", param="stream")
-        if self.n != 1:
-            raise ApiError(f"n must be 1, got {self.n}", param="n")
+        """Warn about ignored fields."""
         if self.model_extra:
             log.warning("ignoring unsupported request fields: %s", sorted(self.model_extra))
+
+    @property
+    def include_usage(self) -> bool:
+        """Whether a stream ends with a usage chunk."""
+        return self.stream_options is not None and self.stream_options.include_usage
+
+    def logprob_count(self) -> int | None:
+        """Alternatives to report per token (None: no logprobs)."""
+        return None
 
     def token_budget(self) -> int | None:
         """The most tokens the request allows (``None``: the server's default)."""
@@ -93,15 +109,20 @@ class _Body(BaseModel):
                 frequency_penalty=(
                     defaults.frequency_penalty if self.frequency_penalty is None else self.frequency_penalty
                 ),
+                logprobs=self.logprob_count(),
             )
         except ConfigError as exc:
             raise ApiError(str(exc)) from exc
 
 
 class CompletionBody(_Body):
-    """``POST /v1/completions``: one prompt or a list of prompts (one choice each)."""
+    """``POST /v1/completions``: one prompt or a list of prompts (``n`` choices each)."""
 
     prompt: str | list[str]
+    logprobs: int | None = Field(default=None, ge=0, le=MAX_LOGPROBS)
+
+    def logprob_count(self) -> int | None:
+        return self.logprobs
 
 
 class ChatBody(_Body):
@@ -109,10 +130,19 @@ class ChatBody(_Body):
 
     messages: list[dict[str, Any]] = Field(min_length=1)
     tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool = True
     max_completion_tokens: int | None = Field(default=None, ge=1)
+    logprobs: bool = False
+    top_logprobs: int | None = Field(default=None, ge=0, le=MAX_LOGPROBS)
 
     def token_budget(self) -> int | None:
         return self.max_completion_tokens or self.max_tokens
+
+    def logprob_count(self) -> int | None:
+        if self.top_logprobs is not None and not self.logprobs:
+            raise ApiError("top_logprobs needs logprobs=true", param="top_logprobs")
+        return (self.top_logprobs or 0) if self.logprobs else None
 
 
 def grammar_from_body(structured_outputs: dict[str, Any] | None) -> GrammarArtifact | None:
@@ -134,7 +164,14 @@ def grammar_from_body(structured_outputs: dict[str, Any] | None) -> GrammarArtif
     try:
         return artifact_from_payload(structured_outputs)
     except (GrammarError, ValueError) as exc:  # ValueError: structural_tag/json strings that are not JSON
-        raise ApiError(f"invalid structured_outputs: {exc}", param="structured_outputs") from exc
+        given = [k for k in _SUPPORTED_CONSTRAINTS if structured_outputs.get(k) is not None]
+        param = f"structured_outputs.{given[0]}" if len(given) == 1 else "structured_outputs"
+        raise ApiError(f"invalid {param}: {exc}", param=param) from exc
+
+
+def constraint_field(artifact: GrammarArtifact) -> str:
+    """The ``structured_outputs`` field a client sets for ``artifact`` (``structured_outputs.json``...)."""
+    return f"structured_outputs.{_FIELDS[artifact.kind]}"
 
 
 def _text(content: Any, where: str) -> str | None:

@@ -8,25 +8,26 @@ from ``tests/data/vllm_api.json``, which ``scripts/snapshot_vllm.py`` extracted 
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from structured_agents.engines.step_loop import StepLoop
 from structured_agents.engines.vllm_engine import (
-    VLLMCompletionOutput,
     VLLMEngine,
-    VLLMRequestOutput,
     build_llm_kwargs,
     build_sampling_kwargs,
     build_structured_outputs_kwargs,
-    to_completion,
 )
+from structured_agents.engines.vllm_stepper import VLLMPending, VLLMStepper
 from structured_agents.errors import EngineError
 from structured_agents.grammar.artifacts import (
     EBNFGrammar,
@@ -36,6 +37,7 @@ from structured_agents.grammar.artifacts import (
     artifact_from_payload,
 )
 from structured_agents.kernel.engine import GenerationRequest, SamplingParams
+from structured_agents.kernel.streaming import GenerationStream
 
 API: dict[str, Any] = json.loads((Path(__file__).parents[1] / "data" / "vllm_api.json").read_text())
 # Class -> its public init field names (for "X.__init__": the parameters of its own __init__).
@@ -76,6 +78,7 @@ def test_sampling_kwargs_are_real_sampling_params_fields() -> None:
         "seed": 7,
         "stop": ["</s>"],
         "frequency_penalty": 0.5,
+        "logprobs": None,
     }
 
 
@@ -117,46 +120,120 @@ def test_llm_kwargs_are_real_llm_or_engine_args() -> None:
     assert "seed" not in build_llm_kwargs("m")  # vLLM keeps its own default seed
 
 
-def test_output_protocols_read_real_vllm_attributes() -> None:
-    assert _members(VLLMCompletionOutput) <= set(SNAPSHOT["CompletionOutput"])
-    assert _members(VLLMRequestOutput) <= set(SNAPSHOT["RequestOutput.__init__"])
+class FakeLogprob:  # vllm.logprobs.Logprob
+    def __init__(self, logprob: float, rank: int | None, decoded_token: str | None) -> None:
+        self.logprob, self.rank, self.decoded_token = logprob, rank, decoded_token
 
 
 @dataclass
-class _Sample:  # the attributes of vllm.outputs.CompletionOutput that to_completion reads
+class FakeSample:  # vllm.outputs.CompletionOutput (DELTA: only what this step added)
+    index: int
     text: str
     token_ids: Sequence[int]
-    finish_reason: str | None
+    cumulative_logprob: float | None
+    logprobs: list[dict[int, FakeLogprob]] | None
+    finish_reason: str | None = None
 
 
 @dataclass
-class _Output:  # the attributes of vllm.outputs.RequestOutput that to_completion reads
-    prompt_token_ids: Sequence[int] | None
-    outputs: Sequence[_Sample]
+class FakeOutput:  # vllm.outputs.RequestOutput
+    request_id: str
+    prompt: str | None
+    prompt_token_ids: list[int] | None
+    prompt_logprobs: None
+    outputs: list[FakeSample]
+    finished: bool
 
 
-def test_to_completion_maps_text_usage_and_finish_reason() -> None:
-    request = GenerationRequest(prompt="p", request_id="r1")
-    output = _Output(prompt_token_ids=[1, 2, 3, 4], outputs=[_Sample("call:read", [9, 9], "length")])
-    completion = to_completion(request, output, latency_s=0.5, batch_size=3)
-    assert completion.request_id == "r1"
-    assert completion.text == "call:read"
-    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (4, 2)
-    assert (completion.finish_reason, completion.latency_s, completion.batch_size) == ("length", 0.5, 3)
+class FakeLLMEngine:
+    """Stands in for ``LLMEngine`` with the snapshot's method parameters: each request writes its
+    prompt back one character per step, then finishes with ``length`` (or ``abort``)."""
+
+    def __init__(self) -> None:
+        self.requests: dict[str, tuple[str, Any]] = {}
+        self.aborted: list[str] = []
+        self.steps = 0
+
+    def add_request(self, request_id: str, prompt: Any, params: Any) -> str:
+        if prompt == "refuse":
+            raise ValueError("Invalid grammar")
+        self.requests[request_id] = (prompt, params)
+        return request_id
+
+    def abort_request(self, request_ids: list[str], internal: bool = False) -> None:
+        self.aborted += request_ids
+        for request_id in request_ids:
+            del self.requests[request_id]
+
+    def step(self) -> list[FakeOutput]:
+        self.steps += 1
+        outputs = []
+        for request_id, (prompt, params) in list(self.requests.items()):
+            char, rest = prompt[0], prompt[1:]
+            self.requests[request_id] = (rest, params)
+            top = {ord(char): FakeLogprob(-0.1, 1, char), 0: FakeLogprob(-2.5, 2, "?")}
+            logprobs = [top] if params["logprobs"] is not None else None
+            sample = FakeSample(0, char, [ord(char)], None, logprobs, None if rest else "length")
+            outputs.append(FakeOutput(request_id, None, [1, 2, 3], None, [sample], not rest))
+            if not rest:
+                del self.requests[request_id]
+        return outputs
 
 
-@pytest.mark.parametrize(("vllm_reason", "ours"), [("stop", "stop"), (None, "stop"), ("abort", "error")])
-def test_to_completion_finish_reasons(vllm_reason: str | None, ours: str) -> None:
-    output = _Output(prompt_token_ids=None, outputs=[_Sample("", [], vllm_reason)])
-    completion = to_completion(GenerationRequest(prompt="p"), output, latency_s=0.0, batch_size=1)
-    assert completion.finish_reason == ours
-    if ours == "error":
-        assert completion.metadata == {"vllm_finish_reason": vllm_reason}
+def test_the_stand_ins_use_vllm_names() -> None:
+    for method in ("add_request", "step", "abort_request"):
+        params = [p for p in inspect.signature(getattr(FakeLLMEngine, method)).parameters if p != "self"]
+        assert params == SNAPSHOT[f"LLMEngine.{method}"][: len(params)], method
+    assert {f.name for f in fields(FakeSample)} <= set(SNAPSHOT["CompletionOutput"])
+    assert {f.name for f in fields(FakeOutput)} <= set(SNAPSHOT["RequestOutput.__init__"])
+    assert list(inspect.signature(FakeLogprob).parameters) == SNAPSHOT["Logprob"]
+    assert "llm_engine" in SNAPSHOT["LLM.attributes"] and "DELTA" in SNAPSHOT["RequestOutputKind"]
+    assert {"output_kind", "logprobs"} <= set(SNAPSHOT["SamplingParams"])
 
 
-def test_to_completion_without_samples_is_an_engine_error() -> None:
-    with pytest.raises(EngineError, match="no output"):
-        to_completion(GenerationRequest(prompt="p"), _Output([1], []), latency_s=0.0, batch_size=1)
+def _submit(loop: StepLoop[VLLMPending], request: GenerationRequest) -> GenerationStream:
+    stream = GenerationStream(request)
+    stream.on_cancel(loop.wake)
+    loop.put(VLLMPending(stream, build_sampling_kwargs(request)))
+    return stream
+
+
+def test_stepper_streams_deltas_and_finishes_requests_that_join_between_steps() -> None:
+    core = FakeLLMEngine()
+    loop: StepLoop[VLLMPending] = StepLoop(VLLMStepper(core, max_num_seqs=4), name="vllm-test")
+    scored = SamplingParams(max_new_tokens=8, logprobs=1)
+    first = _submit(loop, GenerationRequest(prompt="abcdef", request_id="r1", sampling=scored))
+    deltas = iter(first)
+    assert next(deltas).text == "a"
+    second = _submit(loop, GenerationRequest(prompt="xy", request_id="r2"))
+    assert "".join(d.text for d in second) == "xy"
+    assert "".join(["a", *(d.text for d in deltas)]) == "abcdef"
+    done = first.result()
+    assert (done.text, done.finish_reason, done.usage.prompt_tokens, done.usage.completion_tokens) == (
+        "abcdef",
+        "length",
+        3,
+        6,
+    )
+    assert [(t.token, t.logprob, t.top) for t in done.logprobs[:1]] == [
+        ("a", -0.1, (("a", -0.1), ("?", -2.5)))
+    ]
+    refused = _submit(loop, GenerationRequest(prompt="refuse", grammar=EBNFGrammar("root ::= (")))
+    assert refused.result().finish_reason == "error" and refused.result().metadata["grammar_error"] is True
+    loop.close()
+
+
+def test_a_cancelled_request_is_aborted_in_vllm() -> None:
+    core = FakeLLMEngine()
+    loop: StepLoop[VLLMPending] = StepLoop(VLLMStepper(core, max_num_seqs=4), name="vllm-test")
+    stream = _submit(loop, GenerationRequest(prompt="x" * 10_000, request_id="long"))
+    next(iter(stream))
+    stream.cancel()
+    deadline = time.monotonic() + 10
+    while "long" not in core.aborted and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert core.aborted == ["long"] and core.steps < 10_000
+    loop.close()
 
 
 def test_importing_the_module_does_not_import_vllm() -> None:

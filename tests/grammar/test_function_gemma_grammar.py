@@ -498,3 +498,12 @@ def test_render_tool_calls_follows_the_last_grammar(mode: str, args_format: str,
     assert accepts(artifact, text), text
     _, parsed = plugin.parse_response(text)
     assert [(c.name, c.arguments) for c in parsed] == [("locate", {"line": 3, "path": 'a "b" {c}'})]
+
+
+def test_optional_calls_allow_text_and_calls_where_the_model_opens_one() -> None:
+    config = GrammarConfig(mode="structural_tag", require_calls=False, allow_parallel_calls=False)
+    artifact = FunctionGemmaPlugin().build_grammar(TOOLS, config)
+    call = render(config, [MINIMAL])
+    assert accepts(artifact, "No tool is needed here.")
+    assert accepts(artifact, "Let me look. " + call)
+    assert not accepts(artifact, "Let me look. <start_function_call>call:no_such_tool{}<end_function_call>")

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xgrammar.testing import _is_grammar_accept_string
 
+from structured_agents.errors import ConfigError
 from structured_agents.grammar.artifacts import GrammarArtifact, JsonSchemaGrammar, StructuralTagGrammar
 from structured_agents.grammar.config import ArgsFormat, GrammarConfig
 from structured_agents.plugins.qwen import QwenPlugin
@@ -349,3 +350,12 @@ def test_round_trip_structural_tag_parallel(pairs: list[tuple[ToolSchema, ToolCa
 @given(pair=_tool_and_call())
 def test_round_trip_json_schema(parallel: bool, pair: tuple[ToolSchema, ToolCall]) -> None:
     _assert_round_trip(GrammarConfig(mode="json_schema", allow_parallel_calls=parallel), [pair])
+
+
+def test_optional_calls_allow_text_and_calls_where_the_model_opens_one() -> None:
+    _, artifact = _grammar(GrammarConfig(mode="structural_tag", require_calls=False))
+    assert _accepts(artifact, "It is sunny, no tool needed.")
+    assert _accepts(artifact, "Let me check. " + _xml("finish"))
+    assert not _accepts(artifact, "Let me check. <tool_call>\n<function=nope>\n</function>\n</tool_call>")
+    with pytest.raises(ConfigError, match="require_calls=False needs mode='structural_tag'"):
+        GrammarConfig(mode="ebnf", require_calls=False)

@@ -7,7 +7,8 @@ Every :class:`GrammarConfig` field is read:
     else (no text, no whitespace between calls). ``structural_tag``: XGrammar triggered tags on
     ``<start_function_call>``, one tag per tool (``begin`` holds the tool name, ``content`` is
     the tool's argument grammar, ``end`` is ``}<end_function_call>``); the response must start
-    with a call (``at_least_one``). With parallel calls, free text may follow a call and
+    with a call (``at_least_one``) unless ``require_calls`` is False (text, and calls where the
+    model opens one). With parallel calls, free text may follow a call and
     separate calls (the parser returns it as content); without, the response is exactly one
     call. ``json_schema``: a JSON document, ``{"tool_calls": [CALL, ...]}`` (at least one)
     with parallel calls or a bare ``CALL`` without, where ``CALL`` is
@@ -112,7 +113,7 @@ def function_gemma_structural_tag(tools: Sequence[ToolSchema], config: GrammarCo
             "type": "triggered_tags",
             "triggers": [START_CALL],
             "tags": tags,
-            "at_least_one": True,
+            "at_least_one": config.require_calls,
             "stop_after_first": not config.allow_parallel_calls,
         },
     }

@@ -12,7 +12,9 @@ Qwen3-Coder chat template, one call per block::
     </tool_call>
 
 Blocks are separated by ``"\\n"`` as the template writes them; with parallel calls off exactly
-one block is allowed, and no free text is allowed around the blocks. The call's begin string is
+one block is allowed, and no free text is allowed around the blocks. With
+``GrammarConfig.require_calls`` False the response is free text in which each ``<tool_call>``
+opens one such block (XGrammar triggered tags). The call's begin string is
 the one of XGrammar's ``qwen_3_coder`` builder; its end string has no leading newline because
 the last ``</parameter>\\n`` already wrote it (so a call without arguments is
 ``<function=NAME>\\n</function>``, as the template renders it); whitespace between parameters
@@ -49,6 +51,7 @@ from structured_agents.types import JsonDict, ToolSchema
 __all__ = [
     "CALL_END",
     "CALL_SEPARATOR",
+    "CALL_TRIGGER",
     "arguments_schema",
     "build_json_schema",
     "build_structural_tag",
@@ -58,6 +61,8 @@ __all__ = [
 ]
 
 CALL_END = "</function>\n</tool_call>"
+CALL_TRIGGER = "<tool_call>"
+"""Where every call begins (the trigger of the optional-calls form)."""
 CALL_SEPARATOR = "\n"
 _FORBIDDEN_IN_NAMES = (">", "\n", "\r")
 
@@ -200,6 +205,14 @@ def build_structural_tag(tools: Sequence[ToolSchema], config: GrammarConfig) -> 
         "at_least_one": True,
         "stop_after_first": not config.allow_parallel_calls,
     }
+    if not config.require_calls:  # free text; a call wherever the model opens one
+        calls = {
+            "type": "triggered_tags",
+            "triggers": [CALL_TRIGGER],
+            "tags": tags,
+            "at_least_one": False,
+            "stop_after_first": not config.allow_parallel_calls,
+        }
     return StructuralTagGrammar({"type": "structural_tag", "format": calls})
 
 

@@ -1,0 +1,166 @@
+"""The decoding state of the transformers engine: rows join and leave between decode steps.
+
+:class:`TransformersStepper` is the :class:`~structured_agents.engines.step_loop.Stepper` the
+engine's loop thread drives. ``admit`` prefills new rows (grouped by similar prompt length, so
+little of a prefill is padding) and joins their KV caches to the batch's
+(:class:`~structured_agents.engines.kv_batch.KVBatch`); ``step`` picks every live row's next
+token (frequency penalties for the whole batch in one scatter, then
+:func:`~structured_agents.engines.logits.select_tokens` under each row's grammar), advances the
+rows, streams their settled text, finishes the rows that end, drops them (and cancelled rows)
+from the cache, and runs one forward pass for the rest.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from structured_agents.engines.kv_batch import KVBatch
+from structured_agents.engines.logits import GrammarMasker, penalize, select_tokens, top_logprobs
+from structured_agents.engines.rows import Row
+from structured_agents.errors import EngineError
+from structured_agents.kernel.engine import TokenLogprob
+from structured_agents.kernel.streaming import StreamDelta
+
+if TYPE_CHECKING:
+    from structured_agents.engines.transformers_engine import TransformersEngine
+
+__all__ = ["TransformersStepper", "prefill_groups"]
+
+_PAD_SLACK = 1.5
+"""A prefill group takes the next (longer) prompt while it is at most this times its shortest."""
+
+
+def prefill_groups(rows: Sequence[Row], *, slack: float = _PAD_SLACK, extra: int = 32) -> list[list[Row]]:
+    """``rows`` by prompt length, in groups whose longest prompt is at most ``slack`` times the
+    shortest plus ``extra`` tokens (so a group's left padding stays small)."""
+    groups: list[list[Row]] = []
+    for row in sorted(rows, key=lambda r: len(r.prompt_ids)):
+        if groups and len(row.prompt_ids) <= slack * len(groups[-1][0].prompt_ids) + extra:
+            groups[-1].append(row)
+        else:
+            groups.append([row])
+    return groups
+
+
+class TransformersStepper:
+    """Live rows, their cache and pending logits; driven from the engine's loop thread only."""
+
+    def __init__(self, engine: TransformersEngine) -> None:
+        self.engine = engine
+        self.rows: list[Row] = []
+        self.kv = KVBatch()
+        self.logits: torch.Tensor | None = None
+        """``[rows, vocab]``: the logits each row picks its next token from."""
+        self.masker = GrammarMasker(
+            [], vocab_size=engine.vocab_size, stop_token_ids=engine.stop_token_ids, vocab=engine.vocab
+        )
+
+    def room(self) -> int:
+        return self.engine.max_batch_size - len(self.rows)
+
+    def live(self) -> int:
+        return len(self.rows)
+
+    def abort(self, error: EngineError) -> None:
+        for row in self.rows:
+            if row.stream is not None:
+                row.stream.fail(error)
+        self._keep([])
+
+    @torch.inference_mode()
+    def admit(self, pending: list[Row]) -> None:
+        for group in prefill_groups(pending):
+            clock = time.perf_counter()
+            logits, cache, mask, next_pos = self._prefill(group)
+            self.engine.stats.prefill_s += time.perf_counter() - clock
+            self.kv.join(cache, mask, next_pos)
+            self.logits = logits if self.logits is None else torch.cat([self.logits, logits])
+            for row in group:
+                self.masker.add(row.grammar, stop_token_ids=row.stop_token_ids)
+                self.rows.append(row)
+
+    def _prefill(self, rows: list[Row]) -> tuple[torch.Tensor, Any, torch.Tensor, torch.Tensor]:
+        from transformers import DynamicCache
+
+        width = max(len(row.prompt_ids) for row in rows)
+        ids = torch.full((len(rows), width), self.engine.pad_token_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for j, row in enumerate(rows):
+            ids[j, width - len(row.prompt_ids) :] = torch.tensor(row.prompt_ids)
+            mask[j, width - len(row.prompt_ids) :] = 1
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        cache = DynamicCache(config=self.engine.model.config)
+        logits = self.engine.forward(ids, mask, positions, cache)
+        return logits, cache, mask, positions[:, -1:] + 1
+
+    @torch.inference_mode()
+    def step(self) -> None:
+        self._keep([k for k, row in enumerate(self.rows) if row.stream is None or not row.stream.cancelled])
+        if self.logits is None or not self.rows:
+            return
+        stats, rows, logits = self.engine.stats, self.rows, self.logits
+        clock = time.perf_counter()
+        params = [row.request.sampling for row in rows]
+        counts = [-1 if p.logprobs is None else p.logprobs for p in params]
+        raw = logits.clone() if any(count >= 0 for count in counts) else None
+        penalize(logits, [row.tokens for row in rows], params)
+        tokens = select_tokens(logits, range(len(rows)), self.masker, params, [r.generator for r in rows])
+        logprobs = top_logprobs(raw, tokens, counts) if raw is not None else [[] for _ in rows]
+        stats.select_s += time.perf_counter() - clock
+        for k, (row, token) in enumerate(zip(rows, tokens, strict=True)):
+            self._advance(row, k, token, logprobs[k])
+        stats.steps += 1
+        stats.row_steps += len(rows)
+        keep = [k for k, row in enumerate(rows) if not row.finished]
+        for row in rows:
+            if row.finished and row.stream is not None:
+                row.stream.finish(row.completion(latency_s=time.perf_counter() - row.submitted))
+        self._keep(keep)
+        if not self.rows:
+            return
+        clock = time.perf_counter()
+        self.kv.grow()
+        fed = torch.tensor([tokens[k] for k in keep]).unsqueeze(1)
+        self.logits = self.engine.forward(fed, self.kv.mask, self.kv.next_pos, self.kv.cache)
+        self.kv.advance()
+        stats.decode_s += time.perf_counter() - clock
+
+    def _keep(self, keep: list[int]) -> None:
+        if len(keep) == len(self.rows):
+            return
+        self.rows = [self.rows[k] for k in keep]
+        self.kv.keep(keep)
+        self.masker.keep(keep)
+        self.logits = self.logits[keep] if self.logits is not None and keep else None
+
+    def _advance(self, row: Row, k: int, token: int, logprobs: list[tuple[int, float]]) -> None:
+        clock = time.perf_counter()
+        accepted = self.masker.accept(k, token)
+        terminated = accepted and self.masker.is_terminated(k)
+        self.engine.stats.accept_s += time.perf_counter() - clock
+        before = len(row.tokens)
+        row.advance(
+            token,
+            accepted=accepted,
+            terminated=terminated,
+            constrained=self.masker.constrained(k),
+            stop_token_ids=row.stop_token_ids,
+            decode=self.engine.decode_text,
+        )
+        row.steps += 1
+        row.rows_seen += len(self.rows)
+        added = tuple(row.tokens[before:])
+        scored: tuple[TokenLogprob, ...] = ()
+        if logprobs and added:
+            text = self.engine.decode_text
+            top = tuple((text([i]), value) for i, value in logprobs[1:])
+            scored = (TokenLogprob(token, text([token]), logprobs[0][1], top),)
+            row.logprobs.append(scored[0])
+        if row.stream is not None and row.streams_text:
+            fresh = row.delta(self.engine.decode_text)
+            if fresh or added:
+                row.stream.push(StreamDelta(fresh, added, scored))
