@@ -4,8 +4,8 @@ words come from the target's code kept over one that borrows the worked examples
 from __future__ import annotations
 
 from structured_agents.tasks.docstring.grounding import Grounding, narrow
-from structured_agents.words import word_grams, words
 from structured_agents.types import ToolCall, ToolSchema
+from structured_agents.words import word_grams, words
 
 SUBMIT = ToolSchema(
     "submit_result", "Submit.", {"type": "object", "properties": {"description": {"type": "string"}}}
