@@ -140,7 +140,8 @@ def test_every_sa_variable_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None
         with monkeypatch.context() as env:
             for key, value in environment.items():
                 if key.startswith("SA_"):
-                    env.setenv(key, re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", str(value)))
+                    value = re.sub(r"\$\{\w+:?-([^}]*)\}", r"\1", str(value))  # the default
+                    env.setenv(key, re.sub(r"\$\{\w+:?\?[^}]*\}", "a-value-the-user-must-set", value))
             load_settings()  # raises ConfigError on an unknown or invalid SA_ variable
         assert any(key.startswith("SA_") for key in environment) or name in ("redis", "postgres"), name
 
