@@ -10,13 +10,15 @@ decode ``n`` identical rows: it is decoded once and its output repeated.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from structured_agents.kernel.engine import Candidate, Completion, GenerationRequest
+from structured_agents.kernel.streaming import GenerationStream
 from structured_agents.types import TokenUsage
 
-__all__ = ["decode_candidates", "stable_seed"]
+__all__ = ["decode_candidates", "stable_seed", "submit_candidates"]
 
 
 def stable_seed(request: GenerationRequest) -> int:
@@ -57,4 +59,41 @@ def decode_candidates(
     for request, group in zip(requests, rows, strict=True):
         gathered.append(_gather(request, outputs[start : start + len(group)]))
         start += len(group)
+    return gathered
+
+
+def submit_candidates(
+    submit: Callable[[GenerationRequest], GenerationStream], request: GenerationRequest
+) -> GenerationStream:
+    """``submit(request)`` for one candidate; for ``n > 1`` a stream that completes, with every
+    candidate gathered, when each candidate's own stream has (it streams no text itself).
+    Cancelling it cancels them all."""
+    rows = _rows(request)
+    if len(rows) == 1 and request.sampling.n == 1:
+        return submit(request)
+    streams = [submit(row) for row in rows]
+    gathered = GenerationStream(request)
+
+    def cancel_all() -> None:
+        for stream in streams:
+            stream.cancel()
+
+    gathered.on_cancel(cancel_all)
+    left = [len(streams)]
+    lock = threading.Lock()
+
+    def done(_stream: GenerationStream) -> None:
+        with lock:
+            left[0] -= 1
+            if left[0]:
+                return
+        try:
+            outputs = [stream.result() for stream in streams]
+        except BaseException as exc:  # a candidate failed or was cancelled: so is the request
+            gathered.fail(exc)
+            return
+        gathered.finish(_gather(request, outputs))
+
+    for stream in streams:
+        stream.add_done_callback(done)
     return gathered

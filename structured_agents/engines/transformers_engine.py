@@ -47,7 +47,7 @@ from typing import Any
 import torch
 import xgrammar
 
-from structured_agents.engines.candidates import decode_candidates
+from structured_agents.engines.candidates import decode_candidates, submit_candidates
 from structured_agents.engines.logits import VocabIndex
 from structured_agents.engines.model_store import ModelStore
 from structured_agents.engines.rows import Row
@@ -224,14 +224,12 @@ class TransformersEngine:
     # -- submit and generate ----------------------------------------------------------------------
 
     def submit(self, request: GenerationRequest) -> GenerationStream:
-        """Queue ``request`` (one candidate: ``n`` is 1); its stream gets each step's settled
-        text, then its completion."""
-        if request.sampling.n != 1:
-            raise EngineError(
-                f"TransformersEngine.submit streams one candidate, request {request.request_id} asks "
-                f"n={request.sampling.n}: submit n requests (seeds seed + i), or call generate"
-            )
-        return self._submit(request, 0, streams_text=True)
+        """Queue ``request``; its stream gets each step's settled text, then its completion.
+        A request with ``n > 1`` is decoded as ``n`` rows (seeds ``seed + i``), its stream
+        carrying no text, only the completion with every candidate."""
+        if request.sampling.n == 1:
+            return self._submit(request, 0, streams_text=True)
+        return submit_candidates(lambda row: self._submit(row, 0, streams_text=False), request)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         """Decode ``requests`` with whatever else is in flight (a request with ``n > 1`` as ``n``

@@ -1,28 +1,30 @@
 """Calling a synchronous engine from the kernel's event loop.
 
-An engine with ``submit(request) -> Future`` (``BatchingEngine``) is awaited through its
-future: no thread waits, and concurrent runs share its batches. Any other engine is called in
-an executor, by default a private one-thread executor, since engines need not be thread-safe.
+An engine with ``submit(request)`` (a streaming engine, ``BatchingEngine``) is awaited through
+the stream's future: no thread waits, and concurrent runs share its batches. Any other engine is
+called in an executor, by default a private one-thread executor, since engines need not be
+thread-safe.
 Every failure leaves here as an :class:`EngineError` naming the engine and the request.
 """
 
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Protocol, runtime_checkable
 
 from structured_agents.errors import EngineError
 from structured_agents.kernel.engine import Completion, Engine, GenerationRequest
+from structured_agents.kernel.streaming import GenerationStream
 
 __all__ = ["EngineCaller"]
 
 
 @runtime_checkable
 class _Submitter(Protocol):
-    """Engines that queue one request and hand back a future (``BatchingEngine``)."""
+    """Engines that queue one request and hand back its stream (``BatchingEngine``)."""
 
-    def submit(self, request: GenerationRequest) -> Future[Completion]: ...
+    def submit(self, request: GenerationRequest) -> GenerationStream: ...
 
 
 class EngineCaller:
@@ -38,7 +40,7 @@ class EngineCaller:
         name = type(self.engine).__name__
         try:
             if isinstance(self.engine, _Submitter):
-                completions = [await asyncio.wrap_future(self.engine.submit(request))]
+                completions = [await asyncio.wrap_future(self.engine.submit(request).future)]
             else:
                 loop = asyncio.get_running_loop()
                 completions = await loop.run_in_executor(self._pool(), self.engine.generate, [request])
