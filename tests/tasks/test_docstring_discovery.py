@@ -147,7 +147,7 @@ def test_parameters_are_what_a_docstring_may_describe() -> None:
         "Empty": (),
         "free": ("self", "flag"),  # a function's first parameter is a real one, whatever its name
     }
-    assert find_docstring_targets(source)[0].inputs()["parameters"] == [
+    assert find_docstring_targets(source)[0].inputs()["parameter_names"] == [
         "x",
         "y",
         "*rest",
