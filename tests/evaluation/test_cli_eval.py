@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tiny_package import CORE, build_sdist
+from eval_tiny_package import CORE, build_sdist
 from typer.testing import CliRunner
 
 from structured_agents.cli.main import app
