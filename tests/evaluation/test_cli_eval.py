@@ -85,7 +85,9 @@ def test_sa_eval_docstring_scores_what_the_agent_wrote_against_the_originals(
     result = _eval(monkeypatch, _scripted, *args, "--work-dir", str(work), "--concurrency", "2")
 
     assert result.exit_code == 0, result.output
-    [package] = json.loads(out.read_text())["packages"]
+    report = json.loads(out.read_text())
+    assert report["partial"] is False and report["bundle"] == "docstring 1.0"
+    [package] = report["packages"]
     assert (package["package"], package["candidates"], package["targets"]) == ("tinypkg==0.1.0", 5, 5)
     assert (package["documented"], package["documented_rate"]) == (3, 0.6)
     by_name = {target["qualname"]: target for target in package["results"]}
