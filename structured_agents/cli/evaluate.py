@@ -9,7 +9,8 @@ Without packages, the task's default set (``evaluation.DEFAULT_PACKAGES``) is us
 are downloaded once (``pip download``) and cached; ``--from-dir`` takes them from a folder of
 sdists or wheels instead, with no network. Prints a table per task (fits 100 columns), one line
 per package as it finishes, and with ``--json`` every target's result (``-``: standard output,
-the table then going to standard error). Exit codes: 0 done, 2 usage, configuration or
+the table then going to standard error; a file is also written after each package, marked
+``"partial": true`` until the end). Exit codes: 0 done, 2 usage, configuration or
 package error.
 """
 
@@ -21,7 +22,7 @@ import sys
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -48,7 +49,19 @@ def _engine_label(settings: EngineSettings) -> str:
     return f"{settings.name}{where} ({settings.model or 'default model'})"
 
 
-def _progress(console: Console) -> Callable[[PackageResult], None]:
+def _write_json(json_out: str, data: dict[str, Any]) -> None:
+    text = json.dumps(data, indent=2) + "\n"
+    if json_out == "-":
+        sys.stdout.write(text)
+    else:
+        Path(json_out).write_text(text, encoding="utf-8")
+
+
+def _progress(console: Console, task: str, json_out: str | None) -> Callable[[PackageResult], None]:
+    """Print a line per package as it is done; with a ``--json`` file, rewrite it each time
+    (``"partial": true``) so an interrupted evaluation keeps what it measured."""
+    done: list[dict[str, Any]] = []
+
     def report(result: PackageResult) -> None:
         failed = sum(result.failures.values())
         console.print(
@@ -56,6 +69,9 @@ def _progress(console: Console) -> Callable[[PackageResult], None]:
             f"{result.wall_s:.0f} s",
             highlight=False,
         )
+        done.append(result.to_dict())
+        if json_out is not None and json_out != "-":
+            _write_json(json_out, {"task": task, "partial": True, "packages": done})
 
     return report
 
@@ -108,15 +124,13 @@ def evaluate(
         )
         console.print(f"sa eval {task.value}: {', '.join(map(str, specs))}", highlight=False)
         report = asyncio.run(
-            run_evaluation(setup, lambda: create_engine(settings.engine), _progress(console))
+            run_evaluation(
+                setup, lambda: create_engine(settings.engine), _progress(console, task.value, json_out)
+            )
         )
     except StructuredAgentsError as exc:
         console.print(f"[red]sa eval:[/red] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
     console.print(render_report(report))
     if json_out is not None:
-        data = json.dumps(report.to_dict(), indent=2)
-        if json_out == "-":
-            sys.stdout.write(data + "\n")
-        else:
-            Path(json_out).write_text(data + "\n", encoding="utf-8")
+        _write_json(json_out, report.to_dict())

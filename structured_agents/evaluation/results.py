@@ -268,6 +268,7 @@ class EvalReport:
         """A JSON-ready dict."""
         return {
             "task": self.task,
+            "partial": False,
             "bundle": self.bundle,
             "bundle_path": self.bundle_path,
             "engine": self.engine,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tiny_package import CORE, build_sdist
+from eval_tiny_package import CORE, build_sdist
 from typer.testing import CliRunner
 
 from structured_agents.cli.main import app
@@ -23,21 +23,22 @@ from structured_agents.types import ToolCall
 ENGINE = "eval-tests"
 cli = CliRunner()
 
-ANSWERS = {
-    "add": "Add two numbers.\n\nArgs:\n    a: The first number.\n    b: The second number.",
-    "shout": "Return the text in upper case.",
-    "is_missing": "",
-    "Greeter": "A last-in, first-out stack of items.",  # a worked example's answer: refused
-    "Greeter.greet": "Push the greeting onto the stack.",
+ANSWERS: dict[str, dict[str, object]] = {
+    "add": {"description": "Add two numbers.", "parameters": {"a": "The first number.", "b": "The second."}},
+    "shout": {"description": "Return the text in upper case."},
+    "is_missing": {"description": ""},
+    # a worked example's line: refused as a copy
+    "Greeter": {"description": "Convert a temperature in degrees Celsius to kelvin."},
+    "Greeter.greet": {"description": "Set the thermostat to the inventory levels."},
 }
-"""What the scripted model submits for each target (every turn)."""
+"""The parts the scripted model submits for each target (every turn)."""
 
 Turn = Callable[[GenerationRequest], list[ToolCall]]
 
 
 def _docstring_turn(request: GenerationRequest) -> list[ToolCall]:
     qualname = re.findall(r"Write the docstring of \w+ (\S+) in \S+\.", request.prompt)[-1]
-    return [ToolCall("submit_result", {"docstring": ANSWERS[qualname]})]
+    return [ToolCall("submit_result", dict(ANSWERS[qualname]))]
 
 
 def _lint_script(_key: Hashable) -> list[Turn]:
@@ -85,16 +86,18 @@ def test_sa_eval_docstring_scores_what_the_agent_wrote_against_the_originals(
     result = _eval(monkeypatch, _scripted, *args, "--work-dir", str(work), "--concurrency", "2")
 
     assert result.exit_code == 0, result.output
-    [package] = json.loads(out.read_text())["packages"]
+    report = json.loads(out.read_text())
+    assert report["partial"] is False and report["bundle"].startswith("docstring ")
+    [package] = report["packages"]
     assert (package["package"], package["candidates"], package["targets"]) == ("tinypkg==0.1.0", 5, 5)
     assert (package["documented"], package["documented_rate"]) == (3, 0.6)
     by_name = {target["qualname"]: target for target in package["results"]}
-    assert by_name["add"]["written"] == ANSWERS["add"] and by_name["add"]["rouge_l"] == 1.0
+    assert by_name["add"]["written"].startswith("Add two numbers.") and by_name["add"]["rouge_l"] == 1.0
     assert by_name["add"]["parameters"] == {"entries": 2, "entries_real": 2, "real": 2, "real_documented": 2}
     assert by_name["add"]["leaked"] == []
     assert by_name["shout"]["rouge_l"] == pytest.approx(4 / 6)
-    assert by_name["Greeter.greet"]["rouge_l"] == pytest.approx(2 / 11)  # "the" in common
-    assert {"push", "stack"} <= set(by_name["Greeter.greet"]["leaked"])
+    assert by_name["Greeter.greet"]["rouge_l"] == pytest.approx(1 / 3)  # "to the" in common
+    assert {"thermostat", "inventory"} <= set(by_name["Greeter.greet"]["leaked"])
     assert by_name["Greeter"]["written"] is None and by_name["Greeter"]["failure"] == "copy refused"
     assert by_name["Greeter"]["copy_refusals"] == 2
     assert by_name["is_missing"]["written"] is None and by_name["is_missing"]["error"]
@@ -102,11 +105,14 @@ def test_sa_eval_docstring_scores_what_the_agent_wrote_against_the_originals(
     assert sum(package["failures"].values()) == 2 and package["failures"]["copy refused"] == 1
 
     patched = (work / "tinypkg-0.1.0" / "code" / "tinypkg" / "core.py").read_text()
-    assert patched.startswith('"""Small helpers') and '"""Push the greeting onto the stack."""' in patched
+    assert (
+        patched.startswith('"""Small helpers')
+        and '"""Set the thermostat to the inventory levels."""' in patched
+    )
     assert "Greets people" not in patched and "Tell whether" not in patched
     assert '"""' not in (work / "tinypkg-0.1.0" / "code" / "docs" / "conf.py").read_text()
     assert "tinypkg==0.1.0" in result.output and "60%" in result.output
-    assert "copy refused ×1" in result.output and "stack ×1" in result.output
+    assert "copy refused ×1" in result.output and "thermostat ×1" in result.output
     assert max(len(line) for line in result.output.splitlines()) <= 100
 
 

@@ -8,7 +8,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from tiny_package import build_sdist
+from eval_tiny_package import build_sdist
 
 from structured_agents.evaluation import EvaluationError, parse_spec
 from structured_agents.evaluation.fetch import archive_matches, fetch_package, package_cache
