@@ -140,7 +140,10 @@ def _root_lock(root: Path) -> Iterator[None]:
     except ImportError:  # pragma: no cover - Windows: no lock
         yield
         return
-    fd = os.open(root, os.O_RDONLY)
+    try:
+        fd = os.open(root, os.O_RDONLY)
+    except OSError as exc:
+        raise PatchError(f"the codebase root {root} cannot be opened: {exc}") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -242,3 +242,5 @@ def test_one_apply_at_a_time_per_codebase(project: Path) -> None:
     finally:
         os.close(fd)
     assert apply_patches(project, [patch]).run_ids("applied") == ["r"]
+    with pytest.raises(PatchError, match=r"the codebase root .*gone cannot be opened"):
+        apply_patches(project / "gone", [patch])
