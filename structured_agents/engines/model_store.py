@@ -292,7 +292,9 @@ class ModelStore:
         except ConfigError:
             raise
         except EngineError as exc:  # the conversion finished but its result failed the checks
-            raise EngineError(f"converting model {source.name!r} gave a broken model: {exc}") from exc
+            raise EngineError(
+                f"converting model {source.name!r} into {entry} failed its check: {exc}"
+            ) from exc
         except Exception as exc:
             raise EngineError(f"converting model {source.name!r} into {entry} failed: {exc}") from exc
         finally:

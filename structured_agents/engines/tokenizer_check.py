@@ -107,7 +107,7 @@ def verify_tokenizer(model_dir: Path, check: TokenizerCheck) -> None:
         problems = [f"it does not load or encode: {type(exc).__name__}: {exc}"]
     if problems:
         raise EngineError(
-            f"the tokenizer in {model_dir} (transformers {transformers.__version__}) is broken: "
+            f"its tokenizer, loaded with transformers {transformers.__version__}, is broken: "
             + "; ".join(problems)
             + f". Install {required_transformers()} and load the model again."
         )

@@ -95,7 +95,7 @@ def test_an_interrupted_conversion_leaves_no_entry_and_no_partial_dir(tmp_path: 
 
 def test_a_conversion_failing_its_checks_is_refused_and_not_kept(tmp_path: Path) -> None:
     store = ModelStore(tmp_path)
-    with pytest.raises(EngineError, match=r"converting model 'fake' gave a broken model: .*all ones"):
+    with pytest.raises(EngineError, match=r"converting model 'fake' into .* failed its check: .*all ones"):
         store.ensure(FakeSource(broken=True), "float32")
     assert [p.name for p in (tmp_path / "models" / "fake").iterdir()] == [".lock"]
     assert store.conversions == 0
@@ -132,7 +132,7 @@ def test_a_broken_entry_from_before_the_checks_is_rebuilt_on_load(tmp_path: Path
 
 def test_a_broken_entry_is_refused_when_the_conversion_is_broken_too(tmp_path: Path) -> None:
     _unchecked_entry(tmp_path, broken=True)
-    with pytest.raises(EngineError, match="gave a broken model"):
+    with pytest.raises(EngineError, match="failed its check"):
         ModelStore(tmp_path).ensure(FakeSource(broken=True), "float32")
     assert [p.name for p in (tmp_path / "models" / "fake").iterdir()] == [".lock"]  # nothing broken kept
 
