@@ -9,9 +9,11 @@
 ``sa run`` needs no service: the engine comes from the settings (``SA_ENGINE__*``, by default
 the embedded CPU model), the store is the SQLite file in the user data directory unless
 ``--db`` (or ``SA_DATABASE_URL``) names another. It never changes the codebase: each job's
-change is stored as a diff, which ``sa diff`` shows and ``sa apply`` applies. Ctrl-C stops
+change is stored as a diff, which ``sa diff`` shows and ``sa apply`` applies (each file's
+outcome recorded before the next file is touched; a patch that could not be written stays
+proposed; an interrupted apply is reconciled by the next, see ``patches.apply``). Ctrl-C stops
 cleanly; the same command resumes. Exit codes: 0 all jobs succeeded, 1 some failed (or some
-patches were refused), 2 usage or configuration error, 130 interrupted.
+patches were refused or not written), 2 usage or configuration error, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from structured_agents.errors import StructuredAgentsError
 from structured_agents.store import RecordNotFoundError, ResultRecord, ResultStatus, SqlStore, Store
 
 if TYPE_CHECKING:
+    from structured_agents.patches import FileReport
     from structured_agents.runner.embedded import RunSummary
 
 __all__ = ["apply", "diff", "register", "run"]
@@ -191,26 +194,40 @@ def apply(
                 f"Apply {len(proposed)} change(s) to {files} file(s) under {root}?"
             ):
                 raise typer.Exit(1)
-            report = apply_patches(root, proposed)
-            by_status: dict[ResultStatus, list[str]] = {}
-            for run_id, status in report.result_statuses().items():
-                by_status.setdefault(cast(ResultStatus, status), []).append(run_id)
-            for status, run_ids in by_status.items():
-                store.set_result_status(run_ids, status)
+            report = apply_patches(root, proposed, record=lambda file: _record(store, file))
     except StructuredAgentsError as exc:
         raise _fail("apply", exc) from exc
-    for file_report in report.files:
-        mark = "[green]written[/green]" if file_report.written else "[red]unchanged[/red]"
-        console.print(f"{mark} {file_report.path}", highlight=False, soft_wrap=True)
-        for outcome in file_report.outcomes:
-            if outcome.status != "applied":
-                console.print(
-                    f"    {outcome.status}: {outcome.run_id[:12]} {outcome.detail}", highlight=False
-                )
-    applied = len(report.run_ids("applied"))
+    applied, failed = len(report.run_ids("applied")), len(report.run_ids("failed"))
     console.print(f"{applied} of {len(proposed)} change(s) applied", highlight=False, soft_wrap=True)
+    if failed:
+        console.print(
+            f"{failed} could not be written and are still proposed: fix the cause and run "
+            f"`sa apply {batch_id}{_db_flag(db)}` again",
+            highlight=False,
+            soft_wrap=True,
+        )
     if applied < len(proposed):
         raise typer.Exit(1)
+
+
+def _record(store: Store, file: FileReport) -> None:
+    """Store one file's outcome, then print it; applied ones last (see ``patches.apply``)."""
+    by_status: dict[str, list[str]] = {}
+    for run_id, status in file.result_statuses().items():
+        by_status.setdefault(status, []).append(run_id)
+    for status in ("stale", "rejected", "applied"):
+        if by_status.get(status):
+            store.set_result_status(by_status[status], cast(ResultStatus, status))
+    if file.written:
+        mark = "[green]written[/green]"
+    elif file.run_ids("applied"):
+        mark = "[green]already applied[/green]"
+    else:
+        mark = "[red]unchanged[/red]"
+    console.print(f"{mark} {file.path}", highlight=False, soft_wrap=True)
+    for outcome in file.outcomes:
+        if outcome.status != "applied":
+            console.print(f"    {outcome.status}: {outcome.run_id[:12]} {outcome.detail}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

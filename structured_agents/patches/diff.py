@@ -24,6 +24,7 @@ __all__ = [
     "ParsedDiff",
     "apply_edits",
     "diff_edits",
+    "hunk_edits",
     "make_diff",
     "parse_diff",
     "split_keepends",
@@ -79,6 +80,8 @@ class Edit:
     start: int
     end: int
     lines: tuple[str, ...]
+    old: tuple[str, ...] = ()
+    """The original lines ``[start, end)`` as the diff states them (what a revert puts back)."""
 
 
 def _strip_prefix(header: str, marker: str) -> str:
@@ -122,26 +125,34 @@ def parse_diff(diff: str) -> ParsedDiff:
     return ParsedDiff(_strip_prefix(lines[0], "--- "), _strip_prefix(lines[1], "+++ "), tuple(hunks))
 
 
+def hunk_edits(parsed: ParsedDiff) -> list[Edit]:
+    """The edits of a diff as its hunks state them, not checked against any file."""
+    edits: list[Edit] = []
+    for hunk in parsed.hunks:
+        position = hunk.old_start - 1 if hunk.old_count else hunk.old_start
+        removed: list[str] = []
+        added: list[str] = []
+        for line in (*hunk.lines, " "):  # a final context line flushes the last change
+            if line[0] == " " and (removed or added):
+                edits.append(Edit(position - len(removed), position, tuple(added), tuple(removed)))
+                removed, added = [], []
+            if line[0] == " ":
+                position += 1
+            elif line[0] == "-":
+                position += 1
+                removed.append(line[1:])
+            else:
+                added.append(line[1:])
+    return edits
+
+
 def diff_edits(original: Sequence[str], parsed: ParsedDiff) -> list[Edit]:
     """The edits of a diff, each hunk checked against ``original`` lines."""
-    edits: list[Edit] = []
     for hunk in parsed.hunks:
         start = hunk.old_start - 1 if hunk.old_count else hunk.old_start
         if list(original[start : start + hunk.old_count]) != hunk.old_lines():
             raise PatchError(f"hunk at original line {hunk.old_start} does not match the file")
-        position, removed = start, 0
-        added: list[str] = []
-        for line in (*hunk.lines, " "):  # a final context line flushes the last change
-            if line[0] == " " and (removed or added):
-                edits.append(Edit(position - removed, position, tuple(added)))
-                removed, added = 0, []
-            if line[0] == " ":
-                position += 1
-            elif line[0] == "-":
-                position, removed = position + 1, removed + 1
-            else:
-                added.append(line[1:])
-    return edits
+    return hunk_edits(parsed)
 
 
 def apply_edits(original: Sequence[str], edit_sets: Iterable[Sequence[Edit]]) -> str:

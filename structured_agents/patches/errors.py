@@ -6,7 +6,8 @@
     └── PatchError          a change cannot be made or applied (target not found or ambiguous,
                             a diff that does not parse or does not match, overlapping edits)
 
-``apply_patches`` does not raise for a stale, invalid or conflicting patch: it reports it.
+``apply_patches`` does not raise for a stale, invalid, conflicting or unwritable patch: it
+reports it. It raises ``PatchError`` only when another apply holds the codebase's lock.
 """
 
 from __future__ import annotations

@@ -23,6 +23,10 @@ PYM015   an input type with no JSON-schema equivalent (see :mod:`.schema`)
 PYM016   two declarations (inputs or externals) of one name
 PYM017   ``try``/``except*`` (exception groups)
 PYM018   ``async for`` and async comprehensions
+PYM019   running code built at run time: the names ``exec``, ``eval``, ``compile``,
+         ``__import__`` and ``__builtins__`` (called, aliased or rebound), the attributes
+         ``.__import__``/``.__builtins__``, and ``getattr``/``setattr``/``hasattr``/``delattr``
+         with one of those names as a string literal
 PYM020   an ``@external`` with a body (only a docstring and ``...`` are allowed)
 PYM021   an ``@external`` that is not a top-level ``async def`` with that one decorator
 PYM022   an ``@external`` parameter without annotation, or ``*args``/``**kwargs``
@@ -34,7 +38,10 @@ PYM031   two scripts of one tool name in a registry folder (the first one is kep
 =======  ==================================================================================
 
 Monty itself runs some of these (classes, lambdas, ``global``); the Grail format keeps them
-out so tools stay small, declarative and portable across sandbox versions.
+out so tools stay small, declarative and portable across sandbox versions. PYM019 is a static
+check of what the source spells out: Monty runs ``exec`` and ``eval`` (within its own limits
+and modules; it has no ``compile``, ``__import__`` or ``__builtins__``), so a script that reaches
+them another way (a name computed at run time) still runs only what the sandbox allows.
 """
 
 from __future__ import annotations
@@ -52,6 +59,9 @@ from structured_agents.pym.schema import UnsupportedAnnotation, annotation_schem
 __all__ = ["CheckResult", "check_source"]
 
 ALLOWED_IMPORTS = frozenset({"grail", "typing", "__future__"})
+DYNAMIC_CODE = frozenset({"exec", "eval", "compile", "__import__", "__builtins__"})
+"""Names that run (or reach what runs) code built at run time (PYM019)."""
+_ATTRIBUTE_FUNCTIONS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
 GRAIL_NAMES = frozenset({"Input", "external"})
 _FORBIDDEN: dict[type[ast.AST], tuple[str, str]] = {
     ast.ClassDef: ("PYM002", "class definitions are not supported"),
@@ -83,6 +93,24 @@ class CheckResult:
 
 def _is_input_call(node: ast.AST | None) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Input"
+
+
+def _dynamic_code(node: ast.AST) -> str | None:
+    """The PYM019 name ``node`` uses, if any."""
+    if isinstance(node, ast.Name) and node.id in DYNAMIC_CODE:
+        return node.id
+    if isinstance(node, ast.Attribute) and node.attr in DYNAMIC_CODE and node.attr.startswith("__"):
+        return node.attr
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _ATTRIBUTE_FUNCTIONS
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and node.args[1].value in DYNAMIC_CODE
+    ):
+        return str(node.args[1].value)
+    return None
 
 
 def _is_ellipsis(stmt: ast.stmt) -> bool:
@@ -249,6 +277,9 @@ class _Checker:
         forbidden = _FORBIDDEN.get(type(node))
         if forbidden is not None:
             self.report(*forbidden, node)
+        elif (dynamic := _dynamic_code(node)) is not None:
+            message = f"{dynamic!r} is not allowed: a tool may not run code it builds at run time"
+            self.report("PYM019", message, node)
         elif isinstance(node, ast.comprehension) and node.is_async:
             self.report("PYM018", "async comprehensions are not supported", node.target)
         elif isinstance(node, ast.Import):

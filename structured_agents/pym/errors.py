@@ -8,7 +8,8 @@
         └── PymRunError              also a ToolExecutionError: the script ran and failed
             ├── PymExecutionError    the script raised (NameError, ValueError, ...) or crashed
             ├── PymExternalError     a host function (read_file, run_ruff, ...) refused or failed
-            ├── PymLimitError        memory, duration, recursion, timeout or external-call limit
+            ├── PymLimitError        memory, duration, recursion, timeout, request timeout or
+            │                        external-call limit (the one hit, with what was measured)
             └── PymOutputError       the result is not JSON-serialisable or is too large
 
 Locations are 1-based lines and columns of the user's ``.pym`` file.
@@ -121,7 +122,8 @@ class PymExternalError(PymRunError):
 
 
 class PymLimitError(PymRunError):
-    """The script hit a limit; ``limit`` names it (memory, duration, recursion, timeout, ...)."""
+    """The script hit a limit; ``limit`` names the one hit: ``memory``, ``duration``, ``recursion``,
+    ``external_calls``, ``timeout`` (the run's wall clock) or ``request_timeout`` (the pool's)."""
 
     def __init__(self, message: str, *, limit: str, path: str = "", line: int = 0, column: int = 0) -> None:
         self.limit = limit

@@ -100,6 +100,8 @@ class _Run:
         self.tasks: dict[int, asyncio.Task[ExternalSettledResult]] = {}
         self.failures: list[PymExternalError] = []
         self.calls = 0
+        self.step_started = time.perf_counter()
+        """When the latest blocking sandbox step began (a limit error says how long it ran)."""
 
     async def offload(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run a blocking pool call in the runner's threads."""
@@ -113,6 +115,7 @@ class _Run:
 
     def step(self, fn: Callable[..., SyncSnapshot], *args: Any, **kwargs: Any) -> SyncSnapshot:
         """One blocking step; the session is returned to the pool when the feed ends."""
+        self.step_started = time.perf_counter()
         try:
             snapshot = fn(*args, **kwargs)
         except BaseException:
@@ -245,11 +248,17 @@ class PymRunner:
                     snapshot = await run.offload(run.start, inputs, limits, stdout)
                     value = await run.drive(snapshot)
             except MontyError as exc:
-                raise sandbox_error(exc, script, limits, run.failures) from None
+                step_s = time.perf_counter() - run.step_started
+                raise sandbox_error(
+                    exc, script, limits, run.failures, step_s=step_s, request_timeout_s=self.request_timeout
+                ) from None
             except TimeoutError:
                 if not scope.expired():
                     raise
-                raise sandbox_error(None, script, limits, run.failures) from None
+                run_s = time.perf_counter() - started
+                raise sandbox_error(
+                    None, script, limits, run.failures, step_s=run_s, request_timeout_s=self.request_timeout
+                ) from None
             finally:
                 run.cleanup()
         data, text = json_output(value, script, limits)

@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import ast
+import fcntl
 import os
 import shutil
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from structured_agents.jobs import source_hash
-from structured_agents.patches import Patch, apply_patches, docstring_change, file_change, write_atomic
+from structured_agents.patches import (
+    Patch,
+    PatchError,
+    apply_patches,
+    docstring_change,
+    file_change,
+    write_atomic,
+)
 from structured_agents.patches.docstring import set_docstring
 from structured_agents.store import SqlStore
 from structured_agents.tasks.docstring import discover_docstring_jobs
@@ -151,3 +160,87 @@ def test_results_from_the_store_apply(project: Path, tmp_path: Path) -> None:
     ]
     assert len(documented) == len(jobs) + 3  # Shape, Shape.describe and Rectangle already had one
     assert os.listdir(project / "geometry") == os.listdir(SAMPLE / "geometry")
+
+
+def test_a_read_only_file_is_not_written_and_its_patch_stays_retryable(project: Path) -> None:
+    path = project / "utils.py"
+    patch = doc_patch(project, "utils.py", "slugify", "Slug.", "r")
+    before = path.read_bytes()
+    path.chmod(0o444)
+    (file_report,) = apply_patches(project, [patch]).files
+    assert not file_report.written and path.read_bytes() == before
+    (outcome,) = file_report.outcomes
+    assert outcome.status == "failed" and "read-only (mode 0444)" in outcome.detail
+    assert file_report.result_statuses() == {"r": "proposed"}  # nothing to record: tried again next time
+    path.chmod(0o644)
+    assert apply_patches(project, [patch]).run_ids("applied") == ["r"]
+    assert '"""Slug."""' in path.read_text()
+
+
+def _unwritable(directory: Path) -> bool:
+    """Make ``directory`` refuse new files (chmod, or ``chattr +i`` for root); whether it does."""
+    directory.chmod(0o555)
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "+i", str(directory)], capture_output=True, check=False)
+    try:
+        (directory / ".probe").touch()
+    except OSError:
+        return True
+    (directory / ".probe").unlink()
+    return False
+
+
+def test_a_write_that_fails_leaves_the_file_and_the_patch_retryable(project: Path) -> None:
+    directory = project / "geometry"
+    patch = doc_patch(project, "geometry/shapes.py", "scale", "Scale.", "r")
+    before = (directory / "shapes.py").read_bytes()
+    try:
+        if not _unwritable(directory):
+            pytest.skip("this user can write into any directory (root without chattr)")
+        (file_report,) = apply_patches(project, [patch]).files
+    finally:
+        subprocess.run(["chattr", "-i", str(directory)], capture_output=True, check=False)
+        directory.chmod(0o755)
+    (outcome,) = file_report.outcomes
+    assert outcome.status == "failed" and "could not be written" in outcome.detail
+    assert (directory / "shapes.py").read_bytes() == before
+    assert apply_patches(project, [patch]).run_ids("applied") == ["r"]
+
+
+def test_a_file_already_holding_its_patches_is_applied_not_stale(project: Path) -> None:
+    path = "geometry/shapes.py"
+    first = doc_patch(project, path, "Circle", "One.", "a-first")
+    rival = doc_patch(project, path, "Circle", "Two.", "b-rival")
+    other = doc_patch(project, path, "scale", "Scale.", "c-other")
+    unparsable = file_change(path, (project / path).read_text(), "def broken(:\n").as_patch("d-broken")
+    patches = [first, rival, other, unparsable]
+    written = apply_patches(project, patches)  # as if killed before its outcome was recorded
+    text = (project / path).read_bytes()
+    assert written.result_statuses() == {
+        "a-first": "applied",
+        "b-rival": "rejected",
+        "c-other": "applied",
+        "d-broken": "rejected",
+    }
+    (again,) = apply_patches(project, patches).files
+    assert not again.written and (project / path).read_bytes() == text
+    assert again.result_statuses() == written.result_statuses()
+    assert {o.detail for o in again.outcomes if o.status == "applied"} == {
+        "already in the file (an earlier apply was interrupted after writing it)"
+    }
+    (project / path).write_bytes(text + b"\n# edited since\n")
+    assert sorted(apply_patches(project, patches).run_ids("stale")) == [p.run_id for p in patches]
+
+
+def test_one_apply_at_a_time_per_codebase(project: Path) -> None:
+    patch = doc_patch(project, "utils.py", "slugify", "Slug.", "r")
+    fd = os.open(project, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # what a running apply holds
+        with pytest.raises(PatchError, match="another apply is running under"):
+            apply_patches(project, [patch])
+    finally:
+        os.close(fd)
+    assert apply_patches(project, [patch]).run_ids("applied") == ["r"]
+    with pytest.raises(PatchError, match=r"the codebase root .*gone cannot be opened"):
+        apply_patches(project / "gone", [patch])

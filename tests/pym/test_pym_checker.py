@@ -45,6 +45,12 @@ REJECTED = [
     ("PYM017", 1, 1, "try:\n    pass\nexcept* ValueError:\n    pass\n"),
     ("PYM018", 2, 5, "async def f(y):\n    async for x in y:\n        pass\n"),
     ("PYM018", 2, 25, "async def f(y):\n    return [x async for x in y]\n"),
+    ("PYM019", 1, 1, 'exec("import os")\n'),
+    ("PYM019", 1, 5, "e = eval\n"),
+    ("PYM019", 2, 12, 'def f(code):\n    return compile(code, "f", "exec")\n'),
+    ("PYM019", 1, 5, 'm = __import__("os")\n'),
+    ("PYM019", 1, 5, 'f = getattr(obj, "exec")\n'),
+    ("PYM019", 1, 5, "b = x.__builtins__\n"),
     ("PYM020", 3, 5, "@external\nasync def f(a: int) -> int:\n    return a\n"),
     ("PYM021", 2, 1, "@external\ndef f(a: int) -> int: ...\n"),
     ("PYM021", 2, 6, "def outer():\n    @external\n    async def f(a: int) -> int: ...\n"),
@@ -148,3 +154,8 @@ def test_allowed_constructs_pass() -> None:
         '''
     )
     assert check_source(source).diagnostics == []
+
+
+def test_dynamic_code_names_only_where_they_are_used_as_such() -> None:
+    source = 'note = "exec and eval"\nvalue = record.eval\nname = getattr(record, "compile_all")\n'
+    assert check_source(source, "t.pym").diagnostics == []

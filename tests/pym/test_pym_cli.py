@@ -43,6 +43,17 @@ def test_check_valid_folder_and_grants(cli: CliRunner, tmp_path: Path) -> None:
     assert cli.invoke(app, ["pym", "check", str(script), "--grant", "write_file"]).exit_code == 0
 
 
+def test_check_refuses_code_built_at_run_time(cli: CliRunner, tmp_path: Path) -> None:
+    script = tmp_path / "sneaky.pym"
+    script.write_text('"""Looks harmless."""\nexec("import os")\nrun = getattr(tools, "eval")\n')
+    result = cli.invoke(app, ["pym", "check", str(script)])
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        f"{script}:2:1: PYM019 'exec' is not allowed: a tool may not run code it builds at run time",
+        f"{script}:3:7: PYM019 'eval' is not allowed: a tool may not run code it builds at run time",
+    ]
+
+
 def test_run_prints_json(cli: CliRunner) -> None:
     result = cli.invoke(
         app, ["pym", "run", str(FIXTURES / "tools" / "kinds.pym"), "--inputs", '{"name": "x", "count": "2"}']
@@ -60,6 +71,17 @@ def test_run_externals_need_grant_and_workspace(cli: CliRunner, tmp_path: Path) 
     assert denied.exit_code == 1 and denied.stderr.startswith("PymCheckError:\n")
     granted = cli.invoke(app, [*args, "--grant", "read_file"])
     assert granted.exit_code == 0 and json.loads(granted.stdout) == {"path": "f.txt", "lines": 2}
+
+
+def test_run_names_the_time_limit_of_an_operation_the_sandbox_cannot_interrupt(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    script = tmp_path / "power.pym"
+    script.write_text("x = 10 ** 10 ** 7\nx > 0\n")
+    result = cli.invoke(app, ["pym", "run", str(script)])  # the default limits: 5 s, timeout 30 s
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"PymLimitError: {script}: execution time limit of 5s exceeded (")
+    assert "timeout" not in result.stderr
 
 
 def test_run_typed_errors_exit_1(cli: CliRunner) -> None:

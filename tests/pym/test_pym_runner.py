@@ -86,7 +86,8 @@ async def test_ungranted_external_fails_before_running(runner: PymRunner, tmp_pa
 async def test_memory_limit_then_next_call_works(runner: PymRunner) -> None:
     with pytest.raises(PymLimitError) as info:
         await runner.run(fixture("memory_bomb"), {}, limits=FAST)
-    assert info.value.limit == "memory" and "memory limit of 16 MiB exceeded" in str(info.value)
+    assert info.value.limit == "memory" and "memory limit of 16 MiB exceeded (" in str(info.value)
+    assert "bytes > 16777216 bytes)" in str(info.value)  # Monty's measured size against the limit
     assert (await runner.run(fixture("kinds"), {"name": "after"})).value["name"] == "after"
 
 
@@ -94,7 +95,26 @@ async def test_endless_loop_is_stopped_then_next_call_works(runner: PymRunner) -
     with pytest.raises(PymLimitError) as info:
         await runner.run(fixture("forever"), {}, limits=FAST)
     assert info.value.limit == "duration"
-    assert "execution time limit of 0.3s exceeded" in str(info.value)
+    assert "execution time limit of 0.3s exceeded (" in str(info.value)  # with Monty's measured time
+    assert "timeout" not in str(info.value)
+    assert (await runner.run(fixture("kinds"), {"name": "after"})).value["name"] == "after"
+
+
+async def test_an_operation_the_sandbox_cannot_interrupt_is_named_as_the_time_limit(
+    runner: PymRunner, make_script: Make
+) -> None:
+    # One bigint power: Monty cannot stop inside it (16 s on a 2-core machine); its pool kills the
+    # worker 1 s past the execution time limit, long before the run's wall-clock timeout.
+    script = make_script("x = 10 ** 10 ** 7\nx > 0\n")
+    limits = PymLimits(duration_s=0.5, timeout_s=60.0)
+    with pytest.raises(PymLimitError) as info:
+        await runner.run(script, {}, limits=limits)
+    message = str(info.value)
+    assert info.value.limit == "duration" and info.value.line == 0
+    assert "execution time limit of 0.5s exceeded" in message and "cannot interrupt" in message
+    assert "timeout" not in message and "60" not in message
+    stopped_after = float(message.rsplit("stopped after ", 1)[1].removesuffix("s)"))
+    assert limits.duration_s < stopped_after < limits.timeout_s
     assert (await runner.run(fixture("kinds"), {"name": "after"})).value["name"] == "after"
 
 

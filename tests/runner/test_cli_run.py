@@ -137,3 +137,29 @@ def test_sa_apply_asks_first(project: Path, db_url: str) -> None:
 
     assert declined.exit_code == 1 and "Apply 19 change(s) to 4 file(s)" in declined.output
     assert (project / "utils.py").read_bytes() == (SAMPLE_PROJECT / "utils.py").read_bytes()
+
+
+def test_sa_apply_leaves_a_patch_it_could_not_write_proposed_and_applies_it_next_time(
+    project: Path, db_url: str
+) -> None:
+    _run(project, db_url)
+    read_only = project / "utils.py"
+    read_only.chmod(0o444)
+
+    failed = cli.invoke(app, ["apply", "latest", "--yes", "--db", db_url])
+
+    assert failed.exit_code == 1, failed.output
+    assert "unchanged utils.py" in failed.output and "read-only (mode 0444)" in failed.output
+    assert "5 could not be written and are still proposed" in failed.output
+    assert "14 of 19 change(s) applied" in failed.output
+    assert read_only.read_bytes() == (SAMPLE_PROJECT / "utils.py").read_bytes()
+    with SqlStore(db_url) as store:
+        statuses = {r.target_path: r.status for r in store.results(store.list_batches()[0].id)}
+    assert statuses["utils.py"] == "proposed" and statuses["geometry/shapes.py"] == "applied"
+
+    read_only.chmod(0o644)
+    retried = cli.invoke(app, ["apply", "latest", "--yes", "--db", db_url])
+
+    assert retried.exit_code == 0, retried.output
+    assert "written utils.py" in retried.output and "5 of 5 change(s) applied" in retried.output
+    assert '"""Summary of slugify.' in read_only.read_text()
