@@ -118,6 +118,7 @@ class LintTask:
     """The ``lint`` task (see the module docstring)."""
 
     name = LINT_KIND
+    option_names: frozenset[str] = frozenset()
 
     def discover(self, root: Path, *, overwrite: bool = False) -> list[JobSpec]:
         """One job per file with findings (``overwrite`` changes nothing: findings are the work)."""
@@ -131,7 +132,7 @@ class LintTask:
         """No steering: every job sees the tools as they are."""
         return Guidance()
 
-    def outcome(self, job: JobSpec, result: RunResult, root: Path) -> Outcome:
+    def outcome(self, job: JobSpec, result: RunResult, root: Path, options: Mapping[str, Any]) -> Outcome:
         """The agent's line fixes and ruff's safe fixes, kept if ruff then finds less."""
         submission(result)
         fixes = []
