@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tiny_package import CORE, build_sdist
+from tiny_package import build_sdist
 from typer.testing import CliRunner
 
 from structured_agents.cli.main import app
@@ -41,10 +41,8 @@ def _docstring_turn(request: GenerationRequest) -> list[ToolCall]:
 
 
 def _lint_script(_key: Hashable) -> list[Turn]:
-    line = CORE.splitlines().index("    return value == None") + 1
-
-    def fix(_request: GenerationRequest) -> list[ToolCall]:
-        return [ToolCall("apply_fix", {"line": line, "old": "== None", "replacement": "is None"})]
+    def fix(_request: GenerationRequest) -> list[ToolCall]:  # E711 in is_missing, ruff's unsafe fix
+        return [ToolCall("accept_fix", {"id": 1})]
 
     def submit(_request: GenerationRequest) -> list[ToolCall]:
         return [ToolCall("submit_result", {})]
