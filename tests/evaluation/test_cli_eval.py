@@ -127,6 +127,19 @@ def test_sa_eval_lint_compares_ruff_alone_with_the_agent_and_runs_the_tests(
     assert "3/0" in result.output
 
 
+def test_sa_eval_lint_with_the_packages_tests_as_the_check(
+    monkeypatch: pytest.MonkeyPatch, archives: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "eval.json"
+    args = ["lint", "tinypkg==0.1.0", "--from-dir", str(archives), "--json", str(out), "--check-tests"]
+    result = _eval(monkeypatch, _scripted_lint, *args)
+
+    assert result.exit_code == 0, result.output
+    [package] = json.loads(out.read_text())["packages"]
+    assert "-m pytest" in package["check"] and package["findings"]["agent"] == 0
+    assert package["tests"]["agent"]["passed"] == 3 and package["tests"]["agent"]["failed"] == 0
+
+
 def test_sa_eval_refuses_an_unpinned_or_missing_package(
     monkeypatch: pytest.MonkeyPatch, archives: Path
 ) -> None:
