@@ -4,6 +4,8 @@
 
     sa enqueue BUNDLE PATH          PATH: a codebase (the bundle's task discovers the jobs) or a
                                     JSON Lines file of jobs; prints the batch id
+          [--check CMD]             lint: a command the proposals must still pass (run by the
+                                    workers that finish runs, on a copy of the codebase)
     sa status BATCH [--watch]       runs of the batch by status (live with --watch)
     sa runs [--batch B] [--status S]
     sa show RUN                     a run, its turns, tool calls and result
@@ -28,9 +30,11 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from structured_agents.cli.check_option import CheckOption, CheckTimeoutOption, task_options
 from structured_agents.errors import StructuredAgentsError
 from structured_agents.settings import load_settings
 from structured_agents.store import RUN_STATUSES, BatchCounts, RunStatus, SqlStore, Store
+from structured_agents.tasks.check import DEFAULT_TIMEOUT_S
 
 __all__ = ["register"]
 
@@ -51,6 +55,8 @@ def enqueue(
     bundle: Annotated[Path, typer.Argument(help="Bundle directory (or its bundle.yaml).")],
     path: Annotated[Path, typer.Argument(help="Codebase root, or a .jsonl file of jobs.")],
     root: Annotated[Path | None, typer.Option(help="Codebase of a jobs file (default: its dir).")] = None,
+    check: CheckOption = None,
+    check_timeout: CheckTimeoutOption = DEFAULT_TIMEOUT_S,
 ) -> None:
     """Queue a batch of jobs for the workers; prints the batch id."""
     from structured_agents.workers.celery_app import app
@@ -58,12 +64,13 @@ def enqueue(
     from structured_agents.workers.enqueue import read_jobs_file
 
     try:
+        options = task_options(check, check_timeout)
         with _store() as store:
             if path.is_file():
                 jobs = read_jobs_file(path)
-                done = enqueue_jobs(store, app, bundle, root or path.parent, jobs)
+                done = enqueue_jobs(store, app, bundle, root or path.parent, jobs, task_options=options)
             else:
-                done = enqueue_jobs(store, app, bundle, path)
+                done = enqueue_jobs(store, app, bundle, path, task_options=options)
     except StructuredAgentsError as exc:
         raise _fail("enqueue", exc) from exc
     typer.echo(done.batch_id)

@@ -3,7 +3,7 @@
 ::
 
     sa eval docstring [NAME==VERSION ...] [--limit N] [--engine NAME] [--json FILE]
-    sa eval lint [NAME==VERSION ...] [--from-dir DIR] [--bundle PATH] [--work-dir DIR]
+    sa eval lint [NAME==VERSION ...] [--from-dir DIR] [--bundle PATH] [--work-dir DIR] [--check-tests]
 
 Without packages, the task's default set (``evaluation.DEFAULT_PACKAGES``) is used. Archives
 are downloaded once (``pip download``) and cached; ``--from-dir`` takes them from a folder of
@@ -100,6 +100,9 @@ def evaluate(
     work_dir: Annotated[
         Path | None, typer.Option(help="Keep the scratch copies here (an empty or new folder).")
     ] = None,
+    check_tests: Annotated[
+        bool, typer.Option(help="lint: the package's own tests are the check the agent's changes must pass.")
+    ] = False,
 ) -> None:
     """Measure a bundle on real packages: their docstrings stripped and written again, or their
     ruff findings fixed; scored against the originals."""
@@ -121,6 +124,7 @@ def evaluate(
             limit=limit,
             concurrency=concurrency,
             work_dir=work_dir,
+            check_tests=check_tests,
         )
         console.print(f"sa eval {task.value}: {', '.join(map(str, specs))}", highlight=False)
         report = asyncio.run(

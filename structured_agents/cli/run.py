@@ -3,6 +3,7 @@
 ::
 
     sa run BUNDLE PATH [--overwrite] [--concurrency N] [--db URL] [--engine NAME]
+           [--check CMD [--check-timeout S]]
     sa diff RUN_OR_BATCH [--plain] [--all]      (``latest``: the newest batch)
     sa apply BATCH [--yes]
 
@@ -26,9 +27,12 @@ import typer
 from rich.console import Console
 from rich.syntax import Syntax
 
+from structured_agents.cli.check_option import CheckOption, CheckTimeoutOption, task_options
 from structured_agents.cli.engine_option import EngineOption, settings_with_engine
 from structured_agents.errors import StructuredAgentsError
 from structured_agents.store import RecordNotFoundError, ResultRecord, ResultStatus, SqlStore, Store
+from structured_agents.tasks import check_task_options
+from structured_agents.tasks.check import DEFAULT_TIMEOUT_S
 
 if TYPE_CHECKING:
     from structured_agents.patches import FileReport
@@ -64,6 +68,8 @@ def run(
     concurrency: Annotated[int, typer.Option(min=1, help="Agents running at once (one batch).")] = 8,
     db: DbOption = None,
     engine: EngineOption = None,
+    check: CheckOption = None,
+    check_timeout: CheckTimeoutOption = DEFAULT_TIMEOUT_S,
 ) -> None:
     """Run a bundle over a codebase on this machine; results are stored as diffs."""
     from structured_agents.bundles import load_bundle
@@ -73,6 +79,8 @@ def run(
     try:
         settings = settings_with_engine(engine)
         loaded = load_bundle(bundle)
+        options = task_options(check, check_timeout)
+        check_task_options(loaded.manifest.task, options)
         root = path.resolve()
         jobs = loaded.discover_jobs(root, overwrite=overwrite)
         store = SqlStore(db or settings.database_url)
@@ -88,7 +96,7 @@ def run(
                     concurrency=concurrency,
                     progress=progress,
                 )
-                summary = asyncio.run(runner.run(root, jobs, overwrite=overwrite))
+                summary = asyncio.run(runner.run(root, jobs, overwrite=overwrite, task_options=options))
             _print_summary(store, summary, db)
     except KeyboardInterrupt:
         console.print("[yellow]interrupted:[/yellow] running jobs went back to the queue.")

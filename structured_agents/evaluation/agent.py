@@ -9,6 +9,7 @@ error, timing), its tool calls, and what became of its patch.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,16 +89,17 @@ async def run_agent(
     *,
     store_path: Path,
     concurrency: int,
+    task_options: Mapping[str, object] | None = None,
 ) -> AgentRun:
     """Run ``jobs`` of ``bundle`` over ``root`` and apply the proposed patches to ``root``.
 
     ``engine`` is shared between runs and stays open; the store is a new SQLite file at
-    ``store_path`` (outside ``root``).
+    ``store_path`` (outside ``root``); ``task_options`` are the batch's (the lint task's check).
     """
     started = time.monotonic()
     with SqlStore(f"sqlite:///{store_path}") as store:
         runner = EmbeddedRunner(bundle, engine, store, concurrency=concurrency)
-        summary = await runner.run(root, jobs)
+        summary = await runner.run(root, jobs, task_options=task_options)
         report = apply_patches(root, store.results(summary.batch_id, "proposed"))
         outcomes = {o.run_id: o for file in report.files for o in file.outcomes}
         records = tuple(

@@ -58,6 +58,8 @@ class EvalSetup:
     concurrency: int = 8
     work_dir: Path | None = None
     """Where the scratch copies go (kept); None: a temporary folder, removed after."""
+    check_tests: bool = False
+    """Lint: the package's own tests are the check the agent's changes must pass."""
 
 
 async def _package(
@@ -75,7 +77,14 @@ async def _package(
             label, project, work, bundle, engine, vocabulary, limit=setup.limit, concurrency=setup.concurrency
         )
     return await evaluate_lint(
-        label, project, work, bundle, engine, limit=setup.limit, concurrency=setup.concurrency
+        label,
+        project,
+        work,
+        bundle,
+        engine,
+        limit=setup.limit,
+        concurrency=setup.concurrency,
+        check_tests=setup.check_tests,
     )
 
 

@@ -21,9 +21,14 @@ from structured_agents.engines import BatchingEngine
 from structured_agents.evaluation.agent import run_agent
 from structured_agents.evaluation.errors import EvaluationError
 from structured_agents.evaluation.layout import has_ruff_config, package_files
-from structured_agents.evaluation.package_tests import run_package_tests
+from structured_agents.evaluation.package_tests import (
+    TESTS_TIMEOUT_S,
+    pytest_check_command,
+    run_package_tests,
+)
 from structured_agents.evaluation.packages import spread
 from structured_agents.evaluation.results import LintJobResult, LintPackageResult
+from structured_agents.tasks.check import CheckCommand
 from structured_agents.tasks.ruff import ruff_findings
 
 __all__ = ["FIXED_RULES", "evaluate_lint", "ruff_fix", "ruff_version"]
@@ -74,8 +79,11 @@ async def evaluate_lint(
     *,
     limit: int | None,
     concurrency: int,
+    check_tests: bool = False,
 ) -> LintPackageResult:
-    """Evaluate the lint bundle on the unpacked ``project`` in the scratch folder ``work``."""
+    """Evaluate the lint bundle on the unpacked ``project`` in the scratch folder ``work``;
+    with ``check_tests``, the package's tests are the lint task's check command (when they all
+    pass as released), so a change that breaks them is dropped."""
     released = work / "released"
     shutil.copytree(project, released)
     config = "own" if has_ruff_config(released) else "fixed"
@@ -89,11 +97,20 @@ async def evaluate_lint(
     ruff_fix(by_ruff, files)
     chosen = set(files)
     jobs = [job for job in bundle.discover_jobs(by_agent) if job.path in chosen]
-    run = await run_agent(
-        bundle, engine, by_agent, jobs, store_path=work / "store.db", concurrency=concurrency
-    )
     tests_before = run_package_tests(released)
     usable = tests_before.usable
+    check = None
+    if check_tests and usable and tests_before.failed == 0:
+        check = CheckCommand(pytest_check_command(released), TESTS_TIMEOUT_S)
+    run = await run_agent(
+        bundle,
+        engine,
+        by_agent,
+        jobs,
+        store_path=work / "store.db",
+        concurrency=concurrency,
+        task_options=check.to_options() if check is not None else None,
+    )
     return LintPackageResult(
         package=label,
         ruff_config=config,
@@ -111,4 +128,5 @@ async def evaluate_lint(
         tests_ruff=run_package_tests(by_ruff) if usable else None,
         tests_agent=run_package_tests(by_agent) if usable else None,
         wall_s=run.wall_s,
+        check=check.command if check is not None else "",
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -22,7 +23,7 @@ from typing import Any, Literal
 
 from structured_agents.evaluation.layout import source_root
 
-__all__ = ["TESTS_TIMEOUT_S", "TestsOutcome", "run_package_tests"]
+__all__ = ["TESTS_TIMEOUT_S", "TestsOutcome", "pytest_check_command", "run_package_tests"]
 
 TESTS_TIMEOUT_S = 300
 """Longest one run of a package's tests may take."""
@@ -77,10 +78,22 @@ def _counts(output: str) -> dict[str, int]:
     return counts
 
 
+_PYTEST = ("-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=")
+"""pytest as the evaluation runs it (see the module docstring)."""
+
+
+def pytest_check_command(root: Path) -> str:
+    """The project's tests as the lint task's check command (``sa eval lint --check-tests``):
+    run as :func:`run_package_tests` runs them, from whatever folder holds a copy of the
+    project, stopping at the first failure (only pass or fail counts)."""
+    source = source_root(root).relative_to(root).as_posix()
+    variables = f"PYTHONPATH={shlex.quote(source)} PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 PYTHONDONTWRITEBYTECODE=1"
+    return f"{variables} {shlex.join([sys.executable, *_PYTEST, '-x', '--rootdir', '.'])}"
+
+
 def run_package_tests(root: Path) -> TestsOutcome:
     """Run the tests of the project at ``root`` (see the module docstring)."""
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts="]
-    command += ["--rootdir", str(root)]
+    command = [sys.executable, *_PYTEST, "--rootdir", str(root)]
     path = [str(source_root(root)), os.environ.get("PYTHONPATH", "")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p)}
     env |= {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}

@@ -202,6 +202,8 @@ class LintPackageResult:
     """None when the tests are not usable as released (then they are not run again)."""
     tests_agent: TestsOutcome | None
     wall_s: float
+    check: str = ""
+    """The check command the agent's changes had to pass (``--check-tests``), or empty."""
     task: str = field(default="lint", init=False)
 
     @property
@@ -235,6 +237,7 @@ class LintPackageResult:
                 "ruff_only": self.tests_ruff.to_dict() if self.tests_ruff else None,
                 "agent": self.tests_agent.to_dict() if self.tests_agent else None,
             },
+            "check": self.check,
             "wall_s": self.wall_s,
             "seconds_per_job": self.seconds_per_job,
             "jobs": [job.to_dict() for job in self.jobs],

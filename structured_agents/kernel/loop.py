@@ -38,6 +38,7 @@ from structured_agents.kernel.config import KernelConfig, ParsedTurn
 from structured_agents.kernel.engine import Completion, Engine, GenerationRequest, SamplingParams
 from structured_agents.kernel.execution import execute_calls
 from structured_agents.kernel.generation import EngineCaller
+from structured_agents.kernel.repeats import note_repeated_failures
 from structured_agents.kernel.result import RunResult
 from structured_agents.kernel.state import Phase, RunState
 from structured_agents.observer.composite import CompositeObserver
@@ -340,7 +341,9 @@ class AgentKernel:
         """Add the turn's results to the history and decide whether the run goes on.
 
         Emits ``TurnComplete``, then ``KernelEnd`` when the termination tool succeeded
-        (its output is the run's output) or the turn was the last one allowed.
+        (its output is the run's output) or the turn was the last one allowed. A failed call
+        that repeats an earlier failed one word for word reaches the history with a note
+        saying so (:mod:`.repeats`).
         """
         _expect(state, "tools")
         by_id = {result.call_id: result for result in results}
@@ -352,7 +355,9 @@ class AgentKernel:
                 f"the pending calls {[call.id for call in pending]}"
             )
         ordered = [by_id[call.id] for call in pending]
-        state.messages.extend(Message.tool(result) for result in ordered)
+        state.messages.extend(
+            Message.tool(result) for result in note_repeated_failures(state, pending, ordered)
+        )
         state.tool_results.extend(ordered)
         state.pending_calls = []
         await self._turn_complete(state, ordered)

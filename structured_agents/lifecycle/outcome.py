@@ -24,7 +24,7 @@ def outcome_of(task: str | None, run: StoredRun, state: RunState) -> Outcome:
     if task is not None:
         result = RunResult.from_state(state)
         try:
-            return get_task(task).outcome(run.job, result, Path(run.root_path))
+            return get_task(task).outcome(run.job, result, Path(run.root_path), run.options)
         except (TaskError, PatchError) as exc:
             return Outcome(False, error=str(exc))
     if state.termination in ("termination_tool", "no_tool_calls"):

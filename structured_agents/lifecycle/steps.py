@@ -19,6 +19,7 @@ error.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -165,7 +166,9 @@ class RunLifecycle:
             self.close(run, "failed", state.error)
             return "failed"
         agent = await self.agent_for(run)
-        outcome = outcome_of(agent.bundle.manifest.task, run, state)
+        # off the event loop: a task's outcome may take a while (lint runs ruff and the
+        # batch's check command), and the embedded runner's other runs go on meanwhile
+        outcome = await asyncio.to_thread(outcome_of, agent.bundle.manifest.task, run, state)
         store_outcome(self.store, run, outcome)
         status: FinalStatus = "succeeded" if outcome.succeeded else "failed"
         self.close(run, status, outcome.error)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +41,7 @@ from structured_agents.lifecycle import BatchAgent, EventBuffer, ModelTurn, RunL
 from structured_agents.observer.protocol import Observer
 from structured_agents.runner.progress import RunProgress
 from structured_agents.store import BatchRecord, FinalStatus, Store, StoredRun, StoreError
+from structured_agents.tasks import check_task_options
 
 __all__ = ["EmbeddedRunner", "RunSummary"]
 
@@ -119,12 +120,25 @@ class EmbeddedRunner:
                 return batch
         return self.store.create_batch(manifest.name, manifest.version, str(root), options)
 
-    async def run(self, root: Path, jobs: list[JobSpec], *, overwrite: bool = False) -> RunSummary:
-        """Queue ``jobs`` (found under ``root``) and run every queued job of the batch."""
+    async def run(
+        self,
+        root: Path,
+        jobs: list[JobSpec],
+        *,
+        overwrite: bool = False,
+        task_options: Mapping[str, object] | None = None,
+    ) -> RunSummary:
+        """Queue ``jobs`` (found under ``root``) and run every queued job of the batch;
+        ``task_options`` (the lint task's ``check``...) are stored with the batch for its task."""
         started = time.monotonic()
         self._tokens = 0
         root = root.resolve()
-        options: dict[str, object] = {"bundle": str(self.bundle.path), "overwrite": overwrite}
+        check_task_options(self.bundle.manifest.task, task_options or {})
+        options: dict[str, object] = {
+            **(task_options or {}),
+            "bundle": str(self.bundle.path),
+            "overwrite": overwrite,
+        }
         batch = self._batch(root, options)
         self.store.add_jobs(batch.id, jobs)
         queued = {run.id for run in self.store.list_runs(batch.id, "queued")}

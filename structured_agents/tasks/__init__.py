@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from structured_agents.tasks.errors import TaskError
 from structured_agents.tasks.protocol import Outcome, Task
-from structured_agents.tasks.registry import available_tasks, get_task, register_task
+from structured_agents.tasks.registry import available_tasks, check_task_options, get_task, register_task
 
-__all__ = ["Outcome", "Task", "TaskError", "available_tasks", "get_task", "register_task"]
+__all__ = [
+    "Outcome",
+    "Task",
+    "TaskError",
+    "available_tasks",
+    "check_task_options",
+    "get_task",
+    "register_task",
+]

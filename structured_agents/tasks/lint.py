@@ -1,65 +1,86 @@
-"""The ``lint`` task: for each file with ruff findings, the agent's line fixes plus ruff's own.
+"""The ``lint`` task: go on where ruff's safe fixes stop, one job per file with ruff findings.
 
-Discovery: one job per Python file with findings, carrying its source and findings.
+Discovery applies ruff's safe fixes (``ruff check --fix``, through stdin: nothing is written)
+to each file with findings and lists what they leave as the job's candidates
+(:func:`~structured_agents.tasks.lint_fixes.candidates`): a finding with a fix ruff does not
+apply alone (``--unsafe-fixes``) carries that fix, to accept or reject; one without a fix
+names a line the agent may rewrite. The job's inputs: ``path``, ``source`` (the text after
+ruff's safe fixes, which every line number and offset refers to), ``findings`` (the
+candidates), ``fix_ids`` and ``edit_lines`` (the ids and lines the tools may name: the
+grammar's enums: :func:`~structured_agents.tasks.lint_fixes.lint_tool_view`). A file whose findings ruff's
+safe fixes remove entirely is a job too, with no candidate: its result is ruff's fixes.
 
-A proposal is ``{"line": N, "old": TEXT, "new": TEXT}`` (an ``apply_fix`` result): replace the
-first ``old`` on line ``N`` of the file as the job read it (1-based) with ``new``. A fix whose
-``old`` was the line's whole text and whose ``new`` is empty deletes the line (an unused import
-goes away instead of leaving a blank line). Several fixes of one line apply in order; a fix
-whose ``old`` is no longer on its line is skipped and reported.
-
-Outcome: the agent's fixes, then the fixes ruff itself calls safe (``ruff check --fix``: an
-unused import...) on top. They are kept when the result parses and ruff then reports fewer
-findings than with its own safe fixes alone (ruff reports nothing but the syntax error of a
-file that does not parse, hence the parse check). Otherwise ruff's safe fixes alone are the
-result, when they remove a finding; when they do not either, the proposal is kept as a
-*rejected* result and the job fails.
+Outcome: the agent's decisions (the last one per fix or line) become changes; which are kept
+is :func:`~structured_agents.tasks.lint_verdict.judge`'s (fewer findings, compiles, the
+batch's ``check`` command passes). The summary reports the counts, e.g.
+``ruff 12 -> 5 (ruff --fix alone: 7); agent: 4 proposed, 3 kept, 1 failed the check (E501
+line 40); left: E501, E741``.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from structured_agents.jobs.ids import job_id
-from structured_agents.jobs.source import read_source, split_lines
+from structured_agents.jobs.source import read_source
 from structured_agents.jobs.spec import JobSpec
 from structured_agents.jobs.walk import iter_source_files
 from structured_agents.kernel.result import RunResult
 from structured_agents.patches import file_change
 from structured_agents.tasks.base import read_target, submission
+from structured_agents.tasks.check import CHECK_OPTION, CHECK_TIMEOUT_OPTION, CheckCommand
 from structured_agents.tasks.errors import TaskError
+from structured_agents.tasks.lint_fixes import Change, candidates, fix_change, line_change, lint_tool_view
+from structured_agents.tasks.lint_verdict import judge
 from structured_agents.tasks.protocol import Guidance, Outcome
-from structured_agents.tasks.ruff import ruff_codes, ruff_findings, ruff_safe_fixes
+from structured_agents.tasks.ruff import ruff_diagnostics, ruff_findings, ruff_safe_fixes
 
-__all__ = ["LINT_KIND", "MODULE_QUALNAME", "FixReport", "LintTask", "apply_line_fixes", "discover_lint_jobs"]
+__all__ = ["LINT_KIND", "MODULE_QUALNAME", "LintTask", "agent_changes", "discover_lint_jobs", "lint_inputs"]
 
 LINT_KIND = "lint"
 MODULE_QUALNAME = "<module>"
 """The qualified name of whole-file jobs."""
-_SAMPLE_FINDING = {
-    "code": "F401",
-    "message": "`os` imported but unused",
-    "line": 1,
-    "column": 8,
-    "end_line": 1,
-    "end_column": 10,
-    "fixable": True,
+_SAMPLE_SOURCE = "def ready(flag):\n    if flag == True:\n        return 1\n"
+_SAMPLE_DIAGNOSTIC = {
+    "code": "E712",
+    "message": "Avoid equality comparisons to `True`; use `flag:` for truth checks",
+    "location": {"row": 2, "column": 8},
+    "end_location": {"row": 2, "column": 21},
+    "fix": {
+        "applicability": "unsafe",
+        "message": "Replace with `flag`",
+        "edits": [
+            {"content": "flag", "location": {"row": 2, "column": 8}, "end_location": {"row": 2, "column": 21}}
+        ],
+    },
 }
 
 
+def lint_inputs(path: str, fixed: str, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
+    """A lint job's inputs for ``path``, whose text after ruff's safe fixes is ``fixed`` and
+    ruff's findings on it ``diagnostics``."""
+    found = candidates(fixed, diagnostics)
+    return {
+        "path": path,
+        "source": fixed,
+        "findings": found,
+        "fix_ids": [finding["id"] for finding in found if finding["fix"] is not None],
+        "edit_lines": sorted({finding["line"] for finding in found if finding["fix"] is None}),
+    }
+
+
 def discover_lint_jobs(root: Path) -> list[JobSpec]:
-    """One job per file with findings; the job's inputs hold the file's source and findings."""
+    """One job per file with findings (see the module docstring)."""
     files = [path.as_posix() for path in iter_source_files(root)]
     jobs = []
-    for path, findings in sorted(ruff_findings(root, files).items()):
+    for path in sorted(ruff_findings(root, files)):
         source = read_source(root / path)
         if source is None:
             continue
+        fixed = ruff_safe_fixes(root, path, source.text)
         jobs.append(
             JobSpec(
                 job_id=job_id(LINT_KIND, path, MODULE_QUALNAME, source.text),
@@ -67,118 +88,73 @@ def discover_lint_jobs(root: Path) -> list[JobSpec]:
                 path=path,
                 qualname=MODULE_QUALNAME,
                 source_hash=source.hash,
-                inputs={"path": path, "source": source.text, "findings": findings},
+                inputs=lint_inputs(path, fixed, ruff_diagnostics(root, path, fixed)),
             )
         )
     return jobs
 
 
-@dataclass(frozen=True, slots=True)
-class FixReport:
-    """What :func:`apply_line_fixes` did."""
-
-    text: str
-    """The fixed text."""
-    applied: tuple[Mapping[str, Any], ...]
-    """The fixes that changed the text, in order."""
-    skipped: tuple[str, ...]
-    """Why each other fix was left out."""
-
-
-def _line_ending(line: str) -> str:
-    for ending in ("\r\n", "\n", "\r"):
-        if line.endswith(ending):
-            return ending
-    return ""
-
-
-def apply_line_fixes(original: str, fixes: Sequence[Mapping[str, Any]]) -> FixReport:
-    """Apply ``fixes`` (see the module docstring) to ``original``."""
-    lines: list[str | None] = list(split_lines(original))
-    applied: list[Mapping[str, Any]] = []
-    skipped: list[str] = []
-    for fix in fixes:
-        number, old, new = fix.get("line"), str(fix.get("old", "")), str(fix.get("new", ""))
-        if not isinstance(number, int) or not 1 <= number <= len(lines) or not old:
-            skipped.append(f"fix {dict(fix)}: no such line, or nothing to replace")
+def agent_changes(inputs: Mapping[str, Any], result: RunResult) -> list[Change]:
+    """The changes the agent's decisions make, in line order: each accepted fix and rewritten
+    line, the last decision about each fix or line counting."""
+    findings = {f["id"]: f for f in inputs.get("findings") or () if isinstance(f, Mapping)}
+    codes = {f["line"]: f["code"] for f in findings.values() if f.get("fix") is None}
+    accepted: dict[int, bool] = {}
+    lines: dict[int, str] = {}
+    for tool_result in result.tool_results:
+        if tool_result.is_error or tool_result.name not in ("accept_fix", "reject_fix", "replace_line"):
             continue
-        line = lines[number - 1]
-        if line is None or old not in line:
-            skipped.append(f"line {number}: {old!r} is not on the line (any more)")
-            continue
-        ending = _line_ending(line)
-        body = line[: len(line) - len(ending)]
-        changed = body.replace(old, new, 1)
-        lines[number - 1] = None if not changed.strip() and old.strip() == body.strip() else changed + ending
-        applied.append(fix)
-    return FixReport("".join(line for line in lines if line is not None), tuple(applied), tuple(skipped))
+        try:
+            output = json.loads(tool_result.output)
+        except ValueError as exc:
+            raise TaskError(f"{tool_result.name} returned no JSON: {tool_result.output[:200]!r}") from exc
+        if "accepted" in output or "rejected" in output:
+            accepted[int(output.get("accepted", output.get("rejected")))] = "accepted" in output
+        elif "line" in output:
+            lines[int(output["line"])] = str(output.get("new", ""))
+    source = str(inputs.get("source", ""))
+    changes = [fix_change(findings[i]) for i, yes in accepted.items() if yes and i in findings]
+    changes += [line_change(source, n, new, codes.get(n, "?")) for n, new in lines.items()]
+    found = [change for change in changes if change is not None]
+    return sorted(found, key=lambda change: min(start for start, _, _ in change.edits))
 
 
 class LintTask:
     """The ``lint`` task (see the module docstring)."""
 
     name = LINT_KIND
+    option_names = frozenset({CHECK_OPTION, CHECK_TIMEOUT_OPTION})
 
     def discover(self, root: Path, *, overwrite: bool = False) -> list[JobSpec]:
         """One job per file with findings (``overwrite`` changes nothing: findings are the work)."""
         return discover_lint_jobs(root)
 
     def sample_inputs(self) -> dict[str, Any]:
-        """The inputs of a job for a file with one unused import."""
-        return {"path": "pkg/module.py", "source": "import os\n", "findings": [dict(_SAMPLE_FINDING)]}
+        """The inputs of a job for a file with one comparison to ``True``."""
+        return lint_inputs("pkg/module.py", _SAMPLE_SOURCE, [dict(_SAMPLE_DIAGNOSTIC)])
 
     def guidance(self, termination: str, fixed_texts: Sequence[str]) -> Guidance:
-        """No steering: every job sees the tools as they are."""
-        return Guidance()
+        """Each job's fix ids and lines as its tools' enums (:func:`.lint_fixes.lint_tool_view`)."""
+        return Guidance(tool_view=lint_tool_view)
 
-    def outcome(self, job: JobSpec, result: RunResult, root: Path) -> Outcome:
-        """The agent's line fixes and ruff's safe fixes, kept if ruff then finds less."""
+    def outcome(self, job: JobSpec, result: RunResult, root: Path, options: Mapping[str, Any]) -> Outcome:
+        """Ruff's safe fixes and the agent's changes that hold (see the module docstring)."""
         submission(result)
-        fixes = []
-        for tool_result in result.tool_results:
-            if tool_result.name == "apply_fix" and not tool_result.is_error:
-                try:
-                    fixes.append(json.loads(tool_result.output))
-                except ValueError as exc:
-                    raise TaskError(f"apply_fix returned no JSON: {tool_result.output[:200]!r}") from exc
+        check = CheckCommand.from_options(options)
         original = read_target(job, root)
-        report = apply_line_fixes(original, fixes)
-        path = job.path
-        before = ruff_codes(root, path, original)
-        by_ruff = ruff_safe_fixes(root, path, original)
-        left_by_ruff = ruff_codes(root, path, by_ruff)
-        if report.text == original:  # the agent changed nothing: ruff alone, already checked
-            proposed, left = by_ruff, left_by_ruff
-        else:
-            proposed = ruff_safe_fixes(root, path, report.text)
-            left = ruff_codes(root, path, proposed)
-        problem = _lint_problem(original, report, proposed, left, left_by_ruff)
-        if problem is None:  # the agent's fixes do better than ruff alone
-            return Outcome(True, file_change(path, original, proposed), _lint_summary(before, left))
-        if len(left_by_ruff) < len(before):  # ruff's own fixes alone, the agent's dropped
-            summary = f"{_lint_summary(before, left_by_ruff)}; ruff's fixes only: the agent's {problem}"
-            return Outcome(True, file_change(path, original, by_ruff), summary)
-        if proposed == original:
-            raise TaskError(f"nothing changes the file: the agent's {problem}")
-        change = file_change(path, original, proposed)
-        error = f"rejected: the agent's {problem}"
-        return Outcome(False, change, _lint_summary(before, left), error=error, result_status="rejected")
-
-
-def _lint_problem(
-    original: str, report: FixReport, proposed: str, left: list[str], left_by_ruff: list[str]
-) -> str | None:
-    """Why the agent's fixes (``report``, then ruff's, giving ``proposed``) are not kept, or None."""
-    if report.text == original:
-        return f"fixes change nothing ({'; '.join(report.skipped) or 'none proposed'})"
-    try:
-        ast.parse(proposed)
-    except (SyntaxError, ValueError) as exc:
-        return f"fixes leave a file that is not valid Python ({exc})"
-    if len(left) >= len(left_by_ruff):
-        return f"fixes leave {len(left)} finding(s), ruff's own fixes alone {len(left_by_ruff)}"
-    return None
-
-
-def _lint_summary(before: list[str], after: list[str]) -> str:
-    return f"ruff findings {len(before)} -> {len(after)} ({', '.join(after) or 'none left'})"
+        by_ruff = ruff_safe_fixes(root, job.path, original)
+        if by_ruff != job.inputs.get("source"):
+            raise TaskError(
+                f"ruff's safe fixes of {job.path} differ from those discovery saw (another ruff "
+                "version or configuration?): discover the jobs again"
+            )
+        changes = agent_changes(job.inputs, result)
+        verdict = judge(root, job.path, original, by_ruff, changes, check)
+        summary = verdict.summary(len(changes))
+        if verdict.problem is not None:
+            error = f"rejected: {verdict.problem}"
+            change = file_change(job.path, original, by_ruff)
+            return Outcome(False, change, summary, error=error, result_status="rejected")
+        if verdict.text == original:
+            raise TaskError(f"nothing changes the file: {summary}")
+        return Outcome(True, file_change(job.path, original, verdict.text), summary)

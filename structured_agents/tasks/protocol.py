@@ -11,7 +11,7 @@ summary, or the reason the job failed. ``docstring`` and ``lint`` are one module
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -58,6 +58,10 @@ class Task(Protocol):
     name: str
     """The task's name: a bundle's ``task:`` and its jobs' ``kind``."""
 
+    option_names: frozenset[str]
+    """The batch options :meth:`outcome` reads (``lint``: ``check``, ``check_timeout_s``); a
+    batch given another is refused (:func:`~structured_agents.tasks.registry.check_task_options`)."""
+
     def discover(self, root: Path, *, overwrite: bool = False) -> list[JobSpec]:
         """The jobs of this task in the codebase at ``root`` (``overwrite``: redo done work too)."""
         ...
@@ -72,7 +76,8 @@ class Task(Protocol):
         examples, tool descriptions), which a grounded answer should not be copied from."""
         ...
 
-    def outcome(self, job: JobSpec, result: RunResult, root: Path) -> Outcome:
-        """The change a finished run proposes; raises ``TaskError`` (or ``PatchError``) to fail
-        the job with that message. Never writes the user's files."""
+    def outcome(self, job: JobSpec, result: RunResult, root: Path, options: Mapping[str, Any]) -> Outcome:
+        """The change a finished run proposes, given its batch's ``options``; raises
+        ``TaskError`` (or ``PatchError``) to fail the job with that message. Never writes the
+        user's files."""
         ...

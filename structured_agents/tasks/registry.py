@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from structured_agents.named import Named
 from structured_agents.tasks.errors import TaskError
 from structured_agents.tasks.protocol import Task
 
-__all__ = ["available_tasks", "get_task", "register_task"]
+__all__ = ["available_tasks", "check_task_options", "get_task", "register_task"]
 
 TaskFactory = Callable[[], Task]
 
@@ -36,3 +37,16 @@ def get_task(name: str) -> Task:
     """A new instance of the task registered as ``name`` (case-insensitive); ``TaskError``
     naming the known tasks otherwise."""
     return _TASKS.get(name)
+
+
+def check_task_options(task: str | None, options: Mapping[str, Any]) -> None:
+    """``TaskError`` naming each of ``options`` the task ``task`` does not read (any, for a
+    bundle without a task: ``task`` None)."""
+    if not options:
+        return
+    names = get_task(task).option_names if task is not None else frozenset()
+    unknown = sorted(set(options) - names)
+    if unknown:
+        who = f"the {task} task" if task is not None else "a bundle without a task"
+        takes = ", ".join(sorted(names)) or "none"
+        raise TaskError(f"{who} takes no option {', '.join(unknown)} (it takes: {takes})")

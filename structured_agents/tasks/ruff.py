@@ -20,7 +20,7 @@ from typing import Any
 from structured_agents.jobs.errors import DiscoveryError
 from structured_agents.tasks.errors import TaskError
 
-__all__ = ["ruff_codes", "ruff_findings", "ruff_safe_fixes"]
+__all__ = ["ruff_codes", "ruff_diagnostics", "ruff_findings", "ruff_safe_fixes"]
 
 FILES_PER_RUN = 200
 """Paths passed to one ruff process (keeps the command line short)."""
@@ -78,14 +78,23 @@ def _ruff(root: Path, path: str, text: str, *options: str) -> str:
     return done.stdout
 
 
-def ruff_codes(root: Path, path: str, text: str) -> list[str]:
-    """The codes of ruff's findings on ``text`` as if it were ``root/path``, sorted."""
+def ruff_diagnostics(root: Path, path: str, text: str) -> list[dict[str, Any]]:
+    """Ruff's findings on ``text`` as if it were ``root/path``, as its JSON output gives them
+    (``code``, ``message``, ``location``, ``end_location``, and ``fix``: its ``applicability``,
+    ``safe``, ``unsafe`` or ``display-only``, its ``message`` and its ``edits``, or None)."""
     out = _ruff(root, path, text, "--output-format", "json")
     try:
         findings = json.loads(out or "[]")
     except json.JSONDecodeError as exc:
         raise TaskError(f"ruff printed no JSON for {path}: {out[:200]!r}") from exc
-    return sorted(str(item.get("code") or "syntax-error") for item in findings)
+    if not isinstance(findings, list):
+        raise TaskError(f"ruff printed no list of findings for {path}: {out[:200]!r}")
+    return findings
+
+
+def ruff_codes(root: Path, path: str, text: str) -> list[str]:
+    """The codes of ruff's findings on ``text`` as if it were ``root/path``, sorted."""
+    return sorted(str(item.get("code") or "syntax-error") for item in ruff_diagnostics(root, path, text))
 
 
 def ruff_safe_fixes(root: Path, path: str, text: str) -> str:

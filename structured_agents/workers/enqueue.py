@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from structured_agents.bundles import Bundle, BundleError, load_bundle
 from structured_agents.jobs import JobSpec, job_id
 from structured_agents.store import Store
+from structured_agents.tasks import check_task_options
 from structured_agents.workers.constants import DISPATCH
 from structured_agents.workers.dispatch import send
 from structured_agents.workers.errors import JobInputError
@@ -127,18 +128,26 @@ def _check_templates(bundle: Bundle, jobs: list[JobSpec]) -> None:
 
 
 def enqueue(
-    store: Store, app: Celery, bundle: str | Path, root: Path, jobs: list[JobSpec] | None = None
+    store: Store,
+    app: Celery,
+    bundle: str | Path,
+    root: Path,
+    jobs: list[JobSpec] | None = None,
+    *,
+    task_options: Mapping[str, Any] | None = None,
 ) -> Enqueued:
     """Create a batch of ``bundle`` (a path or a name) over ``root``: ``jobs``, or those its task
-    discovers under ``root``."""
+    discovers under ``root``. ``task_options`` (the lint task's ``check``...) are stored with
+    the batch; only the operator's command line gives them, never a network caller."""
     loaded = load_bundle(bundle)
     try:
+        check_task_options(loaded.manifest.task, task_options or {})
         specs = loaded.discover_jobs(root) if jobs is None else jobs
         if not specs:
             raise JobInputError(f"no jobs to enqueue under {root}")
         _check_templates(loaded, specs)
         manifest = loaded.manifest
-        options = {"bundle": str(loaded.directory.resolve())}
+        options = {**(task_options or {}), "bundle": str(loaded.directory.resolve())}
     finally:
         loaded.close()
     batch = store.create_batch(manifest.name, manifest.version, str(root.resolve()), options)

@@ -52,20 +52,29 @@ SCRIPTED_DOCSTRING = "Do what the name says."
 DOCSTRING_MARKER = "in the google style this project uses. A docstring starts"
 """Text only the shipped docstring bundle's system prompt has, rendered with the style its
 context provider (a ``.pym`` script) detects in the sample project."""
+LINT_MARKER = "Findings ruff's safe fixes leave in"
+"""Text of the shipped lint bundle's prompts: its scripted model accepts fix 1, then submits."""
 
 
 def write_script(path: Path, *, delay_s: float = 0.05) -> Path:
     """The GPU worker's script: look up, then submit (a slow lookup for SLOW, nothing for POISON,
-    a docstring for the shipped docstring bundle's prompts)."""
+    a docstring for the shipped docstring bundle's prompts, fix 1 for the lint bundle's)."""
     plugin = get_plugin("function_gemma")
     submit = plugin.render_tool_calls([ToolCall("submit_result", {"summary": "done"})])
     lookup = plugin.render_tool_calls([ToolCall("lookup", {"key": "abc"})])
     slow = plugin.render_tool_calls([ToolCall("slow_lookup", {"key": "abc", "seconds": 2.5})])
     docstring = plugin.render_tool_calls([ToolCall("submit_result", {"docstring": SCRIPTED_DOCSTRING})])
+    accept = plugin.render_tool_calls([ToolCall("accept_fix", {"id": 1})])
+    decided = plugin.render_tool_calls([ToolCall("submit_result", {})])
     script = {
         "turns": [lookup, submit],
         "delay_s": delay_s,
-        "when_prompt_contains": {"SLOW": [slow, submit], "POISON": [], DOCSTRING_MARKER: [docstring]},
+        "when_prompt_contains": {
+            "SLOW": [slow, submit],
+            "POISON": [],
+            DOCSTRING_MARKER: [docstring],
+            LINT_MARKER: [accept, decided],
+        },
     }
     path.write_text(json.dumps(script), encoding="utf-8")
     return path

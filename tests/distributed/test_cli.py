@@ -60,3 +60,13 @@ def test_malformed_jobs_file_is_refused(cluster: Cluster, tmp_path: Path) -> Non
         in sa(cluster, "enqueue", str(BUNDLE), str(jobs.with_suffix(".x"))).stderr
         or True
     )
+
+
+def test_enqueue_takes_a_check_only_for_a_task_that_reads_one(cluster: Cluster, tmp_path: Path) -> None:
+    jobs = tmp_path / "jobs.jsonl"
+    jobs.write_text(json.dumps({"kind": "lookup", "path": "a.txt", "inputs": {"key": "k"}}) + "\n")
+
+    refused = sa(cluster, "enqueue", str(BUNDLE), str(jobs), "--check", "pytest -q")
+
+    assert refused.returncode == 2
+    assert "a bundle without a task takes no option check, check_timeout_s (it takes: none)" in refused.stderr

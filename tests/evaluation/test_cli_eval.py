@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_tiny_package import CORE, build_sdist
+from eval_tiny_package import build_sdist
 from typer.testing import CliRunner
 
 from structured_agents.cli.main import app
@@ -42,10 +42,8 @@ def _docstring_turn(request: GenerationRequest) -> list[ToolCall]:
 
 
 def _lint_script(_key: Hashable) -> list[Turn]:
-    line = CORE.splitlines().index("    return value == None") + 1
-
-    def fix(_request: GenerationRequest) -> list[ToolCall]:
-        return [ToolCall("apply_fix", {"line": line, "old": "== None", "replacement": "is None"})]
+    def fix(_request: GenerationRequest) -> list[ToolCall]:  # E711 in is_missing, ruff's unsafe fix
+        return [ToolCall("accept_fix", {"id": 1})]
 
     def submit(_request: GenerationRequest) -> list[ToolCall]:
         return [ToolCall("submit_result", {})]
@@ -133,6 +131,19 @@ def test_sa_eval_lint_compares_ruff_alone_with_the_agent_and_runs_the_tests(
     for stage in ("before", "ruff_only", "agent"):
         assert (tests[stage]["status"], tests[stage]["passed"], tests[stage]["failed"]) == ("ran", 3, 0)
     assert "3/0" in result.output
+
+
+def test_sa_eval_lint_with_the_packages_tests_as_the_check(
+    monkeypatch: pytest.MonkeyPatch, archives: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "eval.json"
+    args = ["lint", "tinypkg==0.1.0", "--from-dir", str(archives), "--json", str(out), "--check-tests"]
+    result = _eval(monkeypatch, _scripted_lint, *args)
+
+    assert result.exit_code == 0, result.output
+    [package] = json.loads(out.read_text())["packages"]
+    assert "-m pytest" in package["check"] and package["findings"]["agent"] == 0
+    assert package["tests"]["agent"]["passed"] == 3 and package["tests"]["agent"]["failed"] == 0
 
 
 def test_sa_eval_refuses_an_unpinned_or_missing_package(

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
-from structured_agents.evaluation.package_tests import run_package_tests
+from structured_agents.evaluation.package_tests import pytest_check_command, run_package_tests
 
 
 def _project(root: Path, test: str, code: str = "def two():\n    return 2\n") -> Path:
@@ -43,3 +45,21 @@ def test_a_project_without_tests_says_so(tmp_path: Path) -> None:
     (tmp_path / "pkg.py").write_text("")
     outcome = run_package_tests(tmp_path)
     assert outcome.status == "no tests" and not outcome.usable and outcome.short() == "no tests"
+
+
+def test_the_tests_as_a_check_command_run_in_any_copy_of_the_project(tmp_path: Path) -> None:
+    project = _project(
+        tmp_path / "released", "from pkg import two\n\ndef test_ok():\n    assert two() == 2\n"
+    )
+    command = pytest_check_command(project)
+    copy = shutil.copytree(project, tmp_path / "copy")
+
+    def passes() -> bool:
+        return (
+            subprocess.run(["/bin/sh", "-c", command], cwd=copy, capture_output=True, check=False).returncode
+            == 0
+        )
+
+    assert passes()
+    (copy / "pkg" / "__init__.py").write_text("def two():\n    return 3\n")  # the copy is what it imports
+    assert not passes()

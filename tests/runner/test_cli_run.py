@@ -163,3 +163,38 @@ def test_sa_apply_leaves_a_patch_it_could_not_write_proposed_and_applies_it_next
     assert retried.exit_code == 0, retried.output
     assert "written utils.py" in retried.output and "5 of 5 change(s) applied" in retried.output
     assert '"""Summary of slugify.' in read_only.read_text()
+
+
+def _accepts_every_fix(_settings: EngineSettings) -> Engine:
+    turns = [[ToolCall("accept_fix", {"id": 1})], [ToolCall("submit_result", {})]]
+    return ScriptedEngine(lambda _key: turns, plugin=get_plugin("function_gemma"), key=by_run_id)
+
+
+def test_sa_run_lint_with_a_check_keeps_what_passes_it(project: Path, db_url: str) -> None:
+    register_engine(ENGINE, _accepts_every_fix, replace=True)
+    check = "! grep -q 'email is None' lint_me.py"  # fails with the agent's fix, passes with ruff's
+
+    result = cli.invoke(
+        app, ["run", "lint", str(project), "--db", db_url, "--check", check, "--check-timeout", "60"]
+    )
+
+    assert result.exit_code == 0, result.output
+    with SqlStore(db_url) as store:
+        batch = store.list_batches()[0]
+        [stored] = store.results(batch.id)
+    assert batch.options["check"] == check and batch.options["check_timeout_s"] == 60.0
+    assert stored.summary.startswith(
+        "ruff 2 -> 1 (ruff --fix alone: 1); agent: 1 proposed, 0 kept, "
+        "1 failed the check (E711 line 9: exit 1)"
+    )
+    diff = cli.invoke(app, ["diff", batch.id, "--db", db_url])
+    assert "1 failed the check (E711 line 9" in diff.output  # the diff's header says what became of it
+
+
+def test_sa_run_refuses_a_check_for_a_task_that_takes_none(project: Path, db_url: str) -> None:
+    code, output = _run(project, db_url, "--check", "pytest -q")
+
+    assert (
+        code == 2 and "the docstring task takes no option check, check_timeout_s (it takes: none)" in output
+    )
+    assert not Path(db_url.removeprefix("sqlite:///")).exists()

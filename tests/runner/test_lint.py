@@ -1,8 +1,10 @@
-"""The lint bundle: the agent's line fixes plus ruff's safe ones, kept only when ruff then reports fewer
-findings than with its own safe fixes alone."""
+"""The lint bundle end to end with a scripted model: ruff's safe fixes first, then the agent's
+decisions on what they leave, each kept only when the file compiles, ruff finds fewer findings
+and the batch's check command still passes."""
 
 from __future__ import annotations
 
+import asyncio
 import filecmp
 import subprocess
 import sys
@@ -13,12 +15,23 @@ import pytest
 from runner_helpers import SAMPLE_PROJECT, run_embedded, scripted
 
 from structured_agents.bundles import Bundle
-from structured_agents.engines import GenerationRequest
+from structured_agents.context import RunContext
+from structured_agents.engines import GenerationRequest, ScriptedEngine
+from structured_agents.kernel.repeats import REPEATED_CALL
 from structured_agents.patches import apply_patches
+from structured_agents.runner import EmbeddedRunner, RunSummary
 from structured_agents.store import Store
-from structured_agents.tasks.lint import apply_line_fixes
+from structured_agents.tasks.check import CheckCommand
 from structured_agents.tasks.ruff import ruff_codes, ruff_safe_fixes
 from structured_agents.types import ToolCall
+
+CLASSIC_RULES = '[lint]\nselect = ["E4", "E7", "E9", "F"]\n'
+FLAGS = 'def ready(flag):\n    unused = 1\n    if flag == True:\n        return "yes"\n    return "no"\n'
+"""Two unsafe fixes: F841 (id 1) removes ``unused``; E712 (id 2) turns ``flag == True`` into
+``flag``, which changes ``ready(2)``."""
+BARE_EXCEPT = "def run(job):\n    try:\n        job()\n    except:\n        pass\n"
+"""E722 on line 4, which ruff cannot fix."""
+FLAGS_CHECK = f"{sys.executable} -c 'import flags; assert flags.ready(2) == \"no\"'"
 
 
 def _call(name: str, **arguments: object) -> Callable[[GenerationRequest], list[ToolCall]]:
@@ -34,105 +47,215 @@ def _ruff(root: Path, path: str) -> list[str]:
     return [line for line in done.stdout.splitlines() if line.startswith(path)]
 
 
-def test_fixes_that_do_no_better_than_ruff_are_dropped_for_ruffs_own(
+def _codebase(root: Path, **files: str) -> Path:
+    root.mkdir()
+    (root / "ruff.toml").write_text(CLASSIC_RULES)
+    for name, text in files.items():
+        (root / f"{name}.py").write_text(text)
+    return root
+
+
+def _run(
+    bundle: Bundle, engine: ScriptedEngine, store: Store, root: Path, check: str | None = None
+) -> RunSummary:
+    runner = EmbeddedRunner(bundle, engine, store)
+    options = CheckCommand(check).to_options() if check else {}
+    return asyncio.run(runner.run(root, bundle.discover_jobs(root), task_options=options))
+
+
+def test_an_accepted_unsafe_fix_is_kept_on_top_of_ruffs_safe_fixes(
     lint_bundle: Bundle, store: Store, project: Path
 ) -> None:
-    engine = scripted(
-        lint_bundle,
-        _call("apply_fix", line=1, old="Code with", replacement="Code that has"),
-        _call("submit_result"),
-    )
-
-    summary = run_embedded(lint_bundle, engine, store, project)
-
-    [run] = store.list_runs(summary.batch_id)
-    assert run.status == "succeeded"
-    [result] = store.results(summary.batch_id)
-    assert result.summary == (
-        "ruff findings 2 -> 1 (E711); ruff's fixes only: "
-        "the agent's fixes leave 1 finding(s), ruff's own fixes alone 1"
-    )
-    assert "-import os\n" in result.diff and "Code that has" not in result.diff
-
-
-def test_fixes_remove_the_real_findings(lint_bundle: Bundle, store: Store, project: Path) -> None:
     assert len(_ruff(project, "lint_me.py")) == 2
-    engine = scripted(
-        lint_bundle,
-        _call("apply_fix", line=3, old="import os", replacement=""),
-        _call("apply_fix", line=10, old="== None", replacement="is None"),
-        _call("submit_result"),
-    )
+    engine = scripted(lint_bundle, _call("accept_fix", id=1), _call("submit_result"))
 
     summary = run_embedded(lint_bundle, engine, store, project)
 
     assert (summary.discovered, summary.succeeded) == (1, 1)
     assert not filecmp.dircmp(SAMPLE_PROJECT, project).diff_files
     [result] = store.results(summary.batch_id)
-    assert result.status == "proposed" and result.summary == "ruff findings 2 -> 0 (none left)"
+    assert result.status == "proposed"
+    assert result.summary == "ruff 2 -> 0 (ruff --fix alone: 1); agent: 1 proposed, 1 kept; left: none"
     assert "-import os\n" in result.diff and "+    if email is None:\n" in result.diff
     assert apply_patches(project, [result]).run_ids("applied") == [result.run_id]
     assert _ruff(project, "lint_me.py") == []
 
 
-def test_a_fix_that_breaks_the_file_is_rejected_and_the_job_fails(
-    lint_bundle: Bundle, store: Store, project: Path
-) -> None:
-    target = project / "lint_me.py"
-    target.write_text(target.read_text().replace("import os\n", ""))  # left: E711, no safe fix
-    engine = scripted(
-        lint_bundle,
-        _call("apply_fix", line=9, old="email == None", replacement=""),
-        _call("submit_result"),
-    )
+def test_a_rejected_fix_leaves_ruffs_own(lint_bundle: Bundle, store: Store, project: Path) -> None:
+    engine = scripted(lint_bundle, _call("reject_fix", id=1), _call("submit_result"))
 
     summary = run_embedded(lint_bundle, engine, store, project)
 
-    assert summary.failed == 1
-    [run] = store.list_runs(summary.batch_id)
-    assert run.error is not None
-    assert run.error.startswith("rejected: the agent's fixes leave a file that is not valid Python")
     [result] = store.results(summary.batch_id)
-    assert result.status == "rejected"
-    assert "import os" not in target.read_text() and "email == None" in target.read_text()
+    assert result.summary == "ruff 2 -> 1 (ruff --fix alone: 1); agent: 0 proposed, 0 kept; left: E711"
+    assert "-import os\n" in result.diff and "email is None" not in result.diff
 
 
-def test_a_fix_of_text_not_on_the_line_is_refused_by_the_tool(
-    lint_bundle: Bundle, store: Store, project: Path
-) -> None:
+def test_the_last_decision_about_a_fix_counts(lint_bundle: Bundle, store: Store, project: Path) -> None:
     engine = scripted(
-        lint_bundle,
-        _call("apply_fix", line=4, old="import os", replacement=""),
-        _call("apply_fix", line=3, old="import os", replacement=""),
-        _call("submit_result"),
+        lint_bundle, _call("reject_fix", id=1), _call("accept_fix", id=1), _call("submit_result")
     )
 
     summary = run_embedded(lint_bundle, engine, store, project)
 
-    assert summary.succeeded == 1
-    [run] = store.list_runs(summary.batch_id)
-    refused = store.tool_calls(run.id)[0]
-    assert refused.is_error and "line 4 is 'import sys', which does not contain 'import os'" in refused.output
-    assert store.results(summary.batch_id)[0].summary.startswith(
-        "ruff findings 2 -> 1 (E711); ruff's fixes only"
+    assert store.results(summary.batch_id)[0].summary.startswith("ruff 2 -> 0 ")
+
+
+def test_a_fix_that_breaks_the_check_is_dropped_and_the_others_kept(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    root = _codebase(tmp_path / "code", flags=FLAGS)
+    engine = scripted(
+        lint_bundle, _call("accept_fix", id=1), _call("accept_fix", id=2), _call("submit_result")
     )
+
+    summary = _run(lint_bundle, engine, store, root, check=FLAGS_CHECK)
+
+    [result] = store.results(summary.batch_id)
+    assert result.summary.startswith(
+        "ruff 2 -> 1 (ruff --fix alone: 2); agent: 2 proposed, 1 kept, "
+        "1 failed the check (E712 line 3: exit 1: ..."
+    )
+    assert "AssertionError" in result.summary
+    assert result.summary.endswith("; check ran 4x; left: E712")  # all, ruff alone, then one half each
+    assert "-    unused = 1\n" in result.diff and "+    if flag:" not in result.diff
+    assert (root / "flags.py").read_text() == FLAGS  # the check ran on a copy
+
+
+def test_without_the_check_both_fixes_are_kept(lint_bundle: Bundle, store: Store, tmp_path: Path) -> None:
+    root = _codebase(tmp_path / "code", flags=FLAGS)
+    engine = scripted(
+        lint_bundle, _call("accept_fix", id=1), _call("accept_fix", id=2), _call("submit_result")
+    )
+
+    summary = _run(lint_bundle, engine, store, root)
+
+    [result] = store.results(summary.batch_id)
+    assert result.summary == "ruff 2 -> 0 (ruff --fix alone: 2); agent: 2 proposed, 2 kept; left: none"
+
+
+def test_a_line_that_does_not_compile_is_dropped_and_a_good_one_kept(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    root = _codebase(tmp_path / "code", jobs=BARE_EXCEPT + "    if job == None:\n        return 1\n")
+    engine = scripted(
+        lint_bundle,
+        _call("replace_line", line=4, new="except Exception"),  # no colon
+        _call("accept_fix", id=1),
+        _call("submit_result"),
+    )
+
+    summary = _run(lint_bundle, engine, store, root)
+
+    [result] = store.results(summary.batch_id)
+    assert result.summary.startswith(
+        "ruff 2 -> 1 (ruff --fix alone: 2); agent: 2 proposed, 1 kept, "
+        "1 did not compile (E722 line 4: SyntaxError: "
+    )
+    assert result.summary.endswith("; left: E722")
+    assert "+    if job is None:\n" in result.diff and "except Exception" not in result.diff
+
+
+def test_a_rewritten_line_that_fixes_its_finding_is_kept(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    root = _codebase(
+        tmp_path / "code", jobs="def run(job):\n    try:\n        job()\n    except:\n        pass\n"
+    )
+    engine = scripted(
+        lint_bundle, _call("replace_line", line=4, new="except Exception:"), _call("submit_result")
+    )
+
+    summary = _run(lint_bundle, engine, store, root)
+
+    [result] = store.results(summary.batch_id)
+    assert result.summary == "ruff 1 -> 0 (ruff --fix alone: 1); agent: 1 proposed, 1 kept; left: none"
+    assert "+    except Exception:\n" in result.diff
+
+
+def test_a_repeated_failing_call_is_noted_in_what_the_model_reads(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    root = _codebase(
+        tmp_path / "code", jobs="def run(job):\n    try:\n        job()\n    except:\n        pass\n"
+    )
+    same = _call("replace_line", line=4, new="except:")  # the line as it is: the tool refuses
+    engine = scripted(lint_bundle, same, same, _call("submit_result"))
+
+    summary = _run(lint_bundle, engine, store, root)
+
+    [run] = store.list_runs(summary.batch_id)
+    refused = [call.output for call in store.tool_calls(run.id)][:2]
+    assert len(refused) == 2 and refused[0] == refused[1] and "nothing would change" in refused[0]
+    note = REPEATED_CALL.format(earlier=refused[0]).split(":")[0]
+    assert note not in engine.requests[1].prompt and note in engine.requests[2].prompt
+    assert run.status == "failed" and "nothing changes the file" in (run.error or "")
 
 
 @pytest.mark.parametrize(
-    ("fixes", "expected", "skipped"),
+    ("check", "error", "stored"),
     [
-        ([{"line": 1, "old": "import os", "new": ""}], "x = 1\n", 0),
-        ([{"line": 2, "old": "1", "new": "2"}], "import os\nx = 2\n", 0),
-        ([{"line": 2, "old": "x", "new": "y"}, {"line": 2, "old": "1", "new": "3"}], "import os\ny = 3\n", 0),
-        ([{"line": 2, "old": "z", "new": "y"}, {"line": 9, "old": "x", "new": "y"}], "import os\nx = 1\n", 2),
-        ([{"line": 1, "old": "os", "new": ""}], "import \nx = 1\n", 0),
+        ("exit 3", "the check 'exit 3' fails on the codebase as it is (exit 3)", []),
+        # the unchanged codebase passes, ruff's removal of `import os` does not: rejected
+        (
+            "grep -q 'import os' lint_me.py",
+            "rejected: ruff's safe fixes break the check (exit 1)",
+            ["rejected"],
+        ),
     ],
 )
-def test_line_fixes(fixes: list[dict[str, object]], expected: str, skipped: int) -> None:
-    report = apply_line_fixes("import os\nx = 1\n", fixes)
+def test_a_check_that_fails_without_the_agents_changes_fails_the_job(
+    lint_bundle: Bundle, store: Store, project: Path, check: str, error: str, stored: list[str]
+) -> None:
+    engine = scripted(lint_bundle, _call("accept_fix", id=1), _call("submit_result"))
 
-    assert report.text == expected
-    assert len(report.skipped) == skipped
+    summary = _run(lint_bundle, engine, store, project, check=check)
+
+    [run] = store.list_runs(summary.batch_id)
+    assert (run.status, run.error) == ("failed", error)
+    assert [result.status for result in store.results(summary.batch_id)] == stored
+
+
+def test_a_file_ruff_cleans_alone_ends_with_ruffs_fixes(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    root = _codebase(tmp_path / "code", imports="import os\nimport sys\n\nprint(sys.argv)\n")
+    engine = scripted(lint_bundle, _call("submit_result"))
+
+    summary = _run(lint_bundle, engine, store, root)
+
+    [result] = store.results(summary.batch_id)
+    assert result.summary == "ruff 1 -> 0 (ruff --fix alone: 0); agent: 0 proposed, 0 kept; left: none"
+    declared = engine.requests[0].prompt.count("<start_function_declaration>")
+    assert declared == 1 and "declaration:submit_result" in engine.requests[0].prompt  # nothing to decide
+
+
+def test_a_job_whose_ruff_fixes_moved_since_discovery_fails(
+    lint_bundle: Bundle, store: Store, project: Path
+) -> None:
+    jobs = lint_bundle.discover_jobs(project)
+    (project / "ruff.toml").write_text('[lint]\nselect = ["E4", "E7", "E9", "F"]\nunfixable = ["F401"]\n')
+    engine = scripted(lint_bundle, _call("accept_fix", id=1), _call("submit_result"))
+
+    summary = asyncio.run(EmbeddedRunner(lint_bundle, engine, store).run(project, jobs))
+
+    [run] = store.list_runs(summary.batch_id)
+    assert run.error is not None and "differ from those discovery saw" in run.error
+
+
+async def _tool(bundle: Bundle, root: Path, name: str, **arguments: object) -> tuple[str, bool]:
+    [job] = bundle.discover_jobs(root)
+    context = RunContext(run_id="r", workspace=root, inputs=job.inputs)
+    result = await bundle.tools.execute(ToolCall(name, dict(arguments)), context)
+    return result.output, result.is_error
+
+
+def test_the_tools_refuse_what_the_job_does_not_offer(lint_bundle: Bundle, project: Path) -> None:
+    assert asyncio.run(_tool(lint_bundle, project, "accept_fix", id=1)) == ('{"accepted": 1}', False)
+    output, error = asyncio.run(_tool(lint_bundle, project, "reject_fix", id=4))
+    assert error and "there is no Fix 4; the fixes are 1" in output
+    output, error = asyncio.run(_tool(lint_bundle, project, "replace_line", line=9, new="if email is None:"))
+    assert error and "line 9 has no finding to rewrite; the lines are none" in output
 
 
 def test_ruff_safe_fixes_apply_only_what_ruff_calls_safe(project: Path) -> None:
@@ -155,3 +278,16 @@ def test_ruff_reads_the_text_with_the_codebase_config(project: Path) -> None:
     assert ruff_codes(project, "lint_me.py", long_line) == ["F401"]
     (project / "ruff.toml").write_text('line-length = 20\n[lint]\nselect = ["F", "E501"]\n')
     assert ruff_codes(project, "lint_me.py", long_line) == ["E501", "F401"]
+
+
+@pytest.mark.parametrize("bundle_task", ["lint"])
+def test_the_check_is_a_batch_option(
+    lint_bundle: Bundle, store: Store, project: Path, bundle_task: str
+) -> None:
+    engine = scripted(lint_bundle, _call("accept_fix", id=1), _call("submit_result"))
+
+    summary = _run(lint_bundle, engine, store, project, check="true")
+
+    batch = store.get_batch(summary.batch_id)
+    assert (batch.options["check"], batch.options["check_timeout_s"]) == ("true", 300.0)
+    assert store.results(summary.batch_id)[0].summary.endswith("; check ran 1x; left: none")

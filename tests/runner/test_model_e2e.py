@@ -6,8 +6,9 @@ any model output the grammar allows, on any CPU, thread count and batch size
 can have (the model never submitted an acceptable docstring, or the token limit cut it off:
 the grammar fixes the form, not the content or the length), never an error of ours; most
 targets succeed (a rate with a margin, not one model output); applying the patches changes
-nothing but docstrings; running again redoes only the failures. The lint run is a smoke test:
-the job ends, and a proposal is only ever kept when ruff finds less.
+nothing but docstrings; running again redoes only the failures. The lint runs check what the
+grammar guarantees: every call names a tool with one of the job's own fix ids or lines, the run
+ends by submitting, and a proposal is only ever kept when ruff then finds less.
 """
 
 from __future__ import annotations
@@ -97,6 +98,26 @@ def test_harness_grammar_on_gives_only_well_formed_calls(
     assert on.tokens_per_s > 0 and off.completion_tokens > 0
 
 
+LINT_TARGET = """import os
+
+
+def summarize(values, flag):
+    count = len(values)
+    if flag == True:
+        return None
+    if values == None:
+        return 0
+    square = lambda x: x * x
+    try:
+        total = sum(square(v) for v in values)
+    except:
+        total = 0
+    return total
+"""
+"""A file with findings ruff's safe fixes leave: unsafe fixes to decide (F841, E712, E711, E731)
+and findings without a fix (E722, and those lines only) to rewrite."""
+
+
 def test_lint_smoke(model: TransformersEngine, lint_bundle: Bundle, store: Store, project: Path) -> None:
     before = ruff_codes(project, "lint_me.py", (project / "lint_me.py").read_text())
 
@@ -108,3 +129,34 @@ def test_lint_smoke(model: TransformersEngine, lint_bundle: Bundle, store: Store
         if result.status == "proposed":
             apply_patches(project, [result])
             assert len(ruff_codes(project, "lint_me.py", (project / "lint_me.py").read_text())) < len(before)
+
+
+def test_lint_calls_name_only_real_candidates(
+    model: TransformersEngine, lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    root = tmp_path / "code"
+    root.mkdir()
+    (root / "ruff.toml").write_text('[lint]\nselect = ["E4", "E7", "E9", "F"]\n')
+    (root / "stats.py").write_text(LINT_TARGET)
+    [job] = lint_bundle.discover_jobs(root)
+    fix_ids, edit_lines = job.inputs["fix_ids"], job.inputs["edit_lines"]
+    assert len(fix_ids) >= 4 and edit_lines  # the file offers both kinds of decision
+    by_ruff = ruff_codes(root, "stats.py", job.inputs["source"])
+
+    summary = run_embedded(lint_bundle, model, store, root)
+
+    [run] = store.list_runs(summary.batch_id)
+    assert run.status == "succeeded" or "nothing changes the file" in (run.error or ""), run.error
+    calls = store.tool_calls(run.id)
+    assert calls and calls[-1].name == "submit_result"  # every turn parsed; the run ended by submitting
+    for call in calls:  # the grammar's enums: only the job's own ids and lines
+        if call.name in ("accept_fix", "reject_fix"):
+            assert call.arguments["id"] in fix_ids
+        elif call.name == "replace_line":
+            assert call.arguments["line"] in edit_lines and isinstance(call.arguments["new"], str)
+        else:
+            assert (call.name, call.arguments) == ("submit_result", {})
+    for result in store.results(summary.batch_id):  # kept only when ruff finds less than alone
+        apply_patches(root, [result])
+        left = ruff_codes(root, "stats.py", (root / "stats.py").read_text())
+        assert len(left) <= len(by_ruff) and result.summary.startswith(f"ruff 6 -> {len(left)} ")

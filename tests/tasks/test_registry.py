@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from structured_agents.runner import EmbeddedRunner
 from structured_agents.store import SqlStore
 from structured_agents.tasks import Outcome, TaskError, available_tasks, get_task, register_task
 from structured_agents.tasks.base import read_target, submission
+from structured_agents.tasks.protocol import Guidance
 from structured_agents.types import ToolCall
 
 HERE = Path(__file__).resolve().parent
@@ -34,6 +35,7 @@ class HeaderTask:
     """A header comment for every Python file whose first line is not a comment."""
 
     name = "header"
+    option_names: frozenset[str] = frozenset()
 
     def discover(self, root: Path, *, overwrite: bool = False) -> list[JobSpec]:
         jobs = []
@@ -57,7 +59,10 @@ class HeaderTask:
     def sample_inputs(self) -> dict[str, Any]:
         return {"path": "pkg/module.py"}
 
-    def outcome(self, job: JobSpec, result: RunResult, root: Path) -> Outcome:
+    def guidance(self, termination: str, fixed_texts: Sequence[str]) -> Guidance:
+        return Guidance()
+
+    def outcome(self, job: JobSpec, result: RunResult, root: Path, options: Mapping[str, Any]) -> Outcome:
         header = submission(result).strip()
         if "\n" in header:
             raise TaskError("a header is one line")

@@ -91,6 +91,7 @@ class DocstringTask:
     """The ``docstring`` task (see the module docstring)."""
 
     name = DOCSTRING_KIND
+    option_names: frozenset[str] = frozenset()
 
     def discover(self, root: Path, *, overwrite: bool = False) -> list[JobSpec]:
         """One job per target lacking a docstring (every target with ``overwrite``)."""
@@ -106,7 +107,7 @@ class DocstringTask:
         grounding = Grounding.of(termination, fixed_texts)
         return Guidance(tool_view=partial(narrow, termination=termination), choose=grounding.choose)
 
-    def outcome(self, job: JobSpec, result: RunResult, root: Path) -> Outcome:
+    def outcome(self, job: JobSpec, result: RunResult, root: Path, options: Mapping[str, Any]) -> Outcome:
         """Set the submitted docstring on the target."""
         try:
             submitted = json.loads(submission(result))

@@ -1,0 +1,230 @@
+"""Which of the agent's changes a lint proposal keeps, and why each other one was dropped.
+
+The proposal starts from ruff's safe fixes (``ruff check --fix``) of the file. A change (an
+accepted fix, a rewritten line) is kept only when, with ruff's safe fixes applied on top:
+
+1. on its own, the file compiles and ruff finds fewer findings than with ruff's fixes alone;
+2. with the other kept changes, it overlaps none of them, and together they still compile and
+   leave fewer findings (otherwise the changes are added one at a time, each kept only when
+   the file still compiles and ruff finds fewer findings than without it);
+3. when the batch has a check command, the command passes on a copy of the codebase with the
+   proposal. When it fails with every kept change, the changes are bisected on top of ruff's
+   fixes: a half that passes is kept whole, a single change that fails is dropped with the
+   check's reason, at most :data:`MAX_CHECK_RUNS` runs a file (changes left untried then are
+   dropped as not checked). When the check fails with ruff's fixes alone, nothing is kept: the
+   job fails, as rejected when the unchanged codebase passes (ruff's own fixes break it), or
+   with the check's reason when it fails even unchanged.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from structured_agents.tasks.check import CheckCommand, CheckRunner
+from structured_agents.tasks.errors import TaskError
+from structured_agents.tasks.lint_fixes import Change, apply_changes
+from structured_agents.tasks.ruff import ruff_codes, ruff_safe_fixes
+
+__all__ = ["MAX_CHECK_RUNS", "Dropped", "Verdict", "judge"]
+
+MAX_CHECK_RUNS = 8
+"""Runs of the check command one file's proposal may take."""
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """A change left out of the proposal."""
+
+    change: Change
+    why: str
+    """``did not compile``, ``left as many findings``, ``overlapped another``, ``failed the
+    check`` or ``not checked``."""
+    detail: str = ""
+    """The compiler's or the check's message."""
+
+
+@dataclass(slots=True)
+class Verdict:
+    """What the proposal is."""
+
+    text: str
+    """The proposed text: ruff's safe fixes, the kept changes, ruff's safe fixes again."""
+    before: list[str]
+    """Codes of ruff's findings in the original."""
+    by_ruff: list[str]
+    """Codes left by ruff's safe fixes alone."""
+    left: list[str]
+    """Codes left in the proposal."""
+    kept: list[Change] = field(default_factory=list)
+    dropped: list[Dropped] = field(default_factory=list)
+    check_runs: int = 0
+    """Runs of the check command."""
+    problem: str | None = None
+    """Why nothing is proposed although ruff's fixes change the file (they break the check)."""
+
+    def summary(self, proposed: int) -> str:
+        """One line: ruff's findings before, with ruff's fixes alone and with the proposal; what
+        became of the agent's ``proposed`` changes (each dropped one's finding and line, and the
+        compiler's or the check's message); the codes left."""
+        line = f"ruff {len(self.before)} -> {len(self.left)} (ruff --fix alone: {len(self.by_ruff)})"
+        line += f"; agent: {proposed} proposed, {len(self.kept)} kept"
+        for why in _REASONS:
+            dropped = [d for d in self.dropped if d.why == why]
+            if dropped:
+                shown = (
+                    f"{d.change.label}: {_short(d.detail)}" if why in _DETAILED else d.change.label
+                    for d in dropped
+                )
+                line += f", {len(dropped)} {why} ({'; '.join(shown)})"
+        if self.check_runs:
+            line += f"; check ran {self.check_runs}x"
+        return f"{line}; left: {', '.join(self.left) or 'none'}"
+
+
+_REASONS = (
+    "failed the check",
+    "did not compile",
+    "left as many findings",
+    "overlapped another",
+    "not checked",
+)
+"""Why a change is dropped, in the order a summary lists them."""
+_DETAILED = frozenset({"failed the check", "did not compile"})
+"""Reasons a summary quotes the message of."""
+_SHORT = 100
+"""Characters of a message a summary quotes."""
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _SHORT else f"{text[: _SHORT // 2 - 3]} ... {text[-(_SHORT // 2 - 2) :]}"
+
+
+def _compile_error(text: str, path: str) -> str | None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SyntaxWarning of an invalid escape: still compiles
+        try:
+            compile(text, path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as exc:
+            return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+class _Judge:
+    def __init__(self, root: Path, path: str, by_ruff: str) -> None:
+        self.root, self.path, self.by_ruff = root, path, by_ruff
+
+    def proposal(self, changes: Sequence[Change]) -> tuple[str, list[Change], list[Change]]:
+        """The text with ``changes`` and ruff's safe fixes on top; applied and overlapping changes."""
+        if not changes:
+            return self.by_ruff, [], []
+        text, applied, overlapping = apply_changes(self.by_ruff, changes)
+        return ruff_safe_fixes(self.root, self.path, text), applied, overlapping
+
+    def problem(self, text: str, limit: int) -> tuple[str, str] | None:
+        """Why ``text`` cannot be proposed: it does not compile, or leaves ``limit`` findings or more."""
+        error = _compile_error(text, self.path)
+        if error is not None:
+            return "did not compile", error
+        left = len(ruff_codes(self.root, self.path, text))
+        if left >= limit:
+            return "left as many findings", f"{left} left, ruff's fixes alone {limit}"
+        return None
+
+    def valid(self, changes: Sequence[Change], limit: int, dropped: list[Dropped]) -> list[Change]:
+        """The changes that are each good alone (1) and together (2)."""
+        alone = []
+        for change in changes:
+            problem = self.problem(self.proposal([change])[0], limit)
+            if problem is None:
+                alone.append(change)
+            else:
+                dropped.append(Dropped(change, *problem))
+        text, applied, overlapping = self.proposal(alone)
+        dropped += [Dropped(change, "overlapped another") for change in overlapping]
+        if not applied or self.problem(text, limit) is None:
+            return applied
+        kept: list[Change] = []
+        for change in applied:  # together they do not hold: one at a time
+            bound = len(ruff_codes(self.root, self.path, self.proposal(kept)[0])) if kept else limit
+            problem = self.problem(self.proposal([*kept, change])[0], bound)
+            if problem is None:
+                kept.append(change)
+            else:
+                dropped.append(Dropped(change, *problem))
+        return kept
+
+
+def _bisect(
+    passes: Callable[[Sequence[Change]], str | None],
+    base: list[Change],
+    changes: list[Change],
+    dropped: list[Dropped],
+    budget: Callable[[], bool],
+    *,
+    known: str | None = None,
+) -> list[Change]:
+    """The changes of ``changes`` kept on top of ``base`` (which passes): see the module doc.
+    ``known``: the check's reason when ``base + changes`` is known to fail already."""
+    if not changes:
+        return []
+    reason = known
+    if reason is None:
+        if not budget():
+            dropped += [
+                Dropped(change, "not checked", f"{MAX_CHECK_RUNS} check runs spent") for change in changes
+            ]
+            return []
+        reason = passes([*base, *changes])
+        if reason is None:
+            return changes
+    if len(changes) == 1:
+        dropped.append(Dropped(changes[0], "failed the check", reason))
+        return []
+    half = len(changes) // 2
+    left = _bisect(passes, base, changes[:half], dropped, budget)
+    return left + _bisect(passes, [*base, *left], changes[half:], dropped, budget)
+
+
+def judge(
+    root: Path, path: str, original: str, by_ruff: str, changes: Sequence[Change], check: CheckCommand | None
+) -> Verdict:
+    """The proposal for ``path`` (see the module docstring); ``by_ruff`` is ``original`` with
+    ruff's safe fixes. Raises TaskError when the check fails on the unchanged codebase."""
+    judge = _Judge(root, path, by_ruff)
+    before, ruff_left = ruff_codes(root, path, original), ruff_codes(root, path, by_ruff)
+    verdict = Verdict(by_ruff, before, ruff_left, ruff_left)
+    kept = judge.valid(changes, len(ruff_left), verdict.dropped)
+    if check is not None:
+        with CheckRunner(check, root, path) as runner:
+            kept = _checked(judge, runner, original, kept, verdict)
+            verdict.check_runs = runner.runs
+    if verdict.problem is None:
+        verdict.text = judge.proposal(kept)[0]
+        verdict.kept = kept
+        verdict.left = ruff_codes(root, path, verdict.text) if kept else ruff_left
+    return verdict
+
+
+def _checked(
+    judge: _Judge, runner: CheckRunner, original: str, kept: list[Change], verdict: Verdict
+) -> list[Change]:
+    """The kept changes that pass the check (see the module docstring)."""
+
+    def passes(changes: Sequence[Change]) -> str | None:
+        outcome = runner.run(judge.proposal(changes)[0])
+        return None if outcome.passed else outcome.reason
+
+    failure = passes(kept) if kept else None
+    if kept and failure is None:
+        return kept
+    if kept or judge.by_ruff != original:
+        base = passes([])
+        if base is not None:
+            if judge.by_ruff == original or not runner.run(original).passed:
+                raise TaskError(f"the check {runner.check.command!r} fails on the codebase as it is ({base})")
+            verdict.problem = f"ruff's safe fixes break the check ({base})"
+            return []
+    return _bisect(passes, [], kept, verdict.dropped, lambda: runner.runs < MAX_CHECK_RUNS, known=failure)

@@ -1,0 +1,112 @@
+"""The agent's changes as edits of one text (ruff's fixes it accepted, lines it rewrote), and the
+tools as each job sees them: its own fix ids and lines, the grammar's enums."""
+
+from __future__ import annotations
+
+import pytest
+
+from structured_agents.grammar import GrammarConfig
+from structured_agents.grammar.check import grammar_problem
+from structured_agents.plugins import get_plugin
+from structured_agents.tasks.lint_fixes import Change, apply_changes, fix_change, line_change, lint_tool_view
+from structured_agents.types import ToolCall, ToolSchema
+
+TEXT = "def f(x):\n    try:\n        return x == None\n    except:\n        pass\n"
+
+
+@pytest.mark.parametrize(
+    ("number", "new", "expected"),
+    [
+        (4, "except Exception:", "    except Exception:\n"),  # the line's indentation is kept
+        (4, "  except ValueError:", "  except ValueError:\n"),  # unless the new text has its own
+        (5, "", None),  # empty: the line goes
+    ],
+)
+def test_line_change(number: int, new: str, expected: str | None) -> None:
+    change = line_change(TEXT, number, new, "E722")
+    assert change is not None and change.label == f"E722 line {number}"
+
+    text, applied, overlapping = apply_changes(TEXT, [change])
+
+    lines = TEXT.splitlines(keepends=True)
+    lines[number - 1 : number] = [expected] if expected is not None else []
+    assert (text, applied, overlapping) == ("".join(lines), [change], [])
+
+
+def test_a_line_that_does_not_exist_is_no_change() -> None:
+    assert line_change(TEXT, 6, "pass", "E722") is None
+    assert line_change(TEXT, 0, "pass", "E722") is None
+
+
+def test_a_change_overlapping_an_earlier_one_is_left_out() -> None:
+    start = TEXT.index("x == None")
+    fix = fix_change({"code": "E711", "line": 3, "fix": {"edits": [[start, start + 9, "x is None"]]}})
+    rewrite = line_change(TEXT, 3, "return x is None", "E711")
+    other = line_change(TEXT, 4, "except Exception:", "E722")
+    assert fix is not None and rewrite is not None and other is not None
+
+    text, applied, overlapping = apply_changes(TEXT, [fix, rewrite, other])
+
+    assert (applied, overlapping) == ([fix, other], [rewrite])
+    assert text == TEXT.replace("x == None", "x is None").replace("except:", "except Exception:")
+
+
+def test_edits_starting_at_one_place_overlap_and_edits_that_only_touch_do_not() -> None:
+    first = Change("a", ((0, 0, "# one\n"),))
+    second = Change("b", ((0, 0, "# two\n"),))
+    same_start = Change("c", ((0, 3, "async def"),))
+
+    text, applied, overlapping = apply_changes("def f(): pass\n", [first, second, same_start])
+
+    assert (applied, overlapping) == ([first], [second, same_start])
+    assert text == "# one\ndef f(): pass\n"
+    assert apply_changes("ab", [Change("x", ((0, 1, "A"),)), Change("y", ((1, 2, "B"),))])[0] == "AB"
+
+
+def test_a_candidate_without_a_fix_accepts_to_nothing() -> None:
+    assert fix_change({"code": "E722", "line": 4, "fix": None}) is None
+
+
+def _tool(name: str, **properties: str) -> ToolSchema:
+    schema = {"type": "object", "properties": {k: {"type": v} for k, v in properties.items()}}
+    return ToolSchema(name, f"the {name} tool", {**schema, "required": list(properties)})
+
+
+TOOLS = [
+    _tool("accept_fix", id="integer"),
+    _tool("reject_fix", id="integer"),
+    _tool("replace_line", line="integer", new="string"),
+    _tool("submit_result"),
+]
+
+
+def test_each_job_sees_its_own_fix_ids_and_lines_and_the_grammar_admits_only_those() -> None:
+    plugin = get_plugin("function_gemma")
+    config = GrammarConfig(mode="ebnf", args_format="escaped_strings")
+
+    seen = lint_tool_view(TOOLS, {"fix_ids": [1, 2], "edit_lines": [7]})
+    grammar = plugin.build_grammar(seen, config)
+
+    def allowed(name: str, **arguments: object) -> bool:
+        text = plugin.render_tool_calls([ToolCall(name, dict(arguments))])
+        return grammar_problem(grammar, text, complete=True) is None
+
+    assert [tool.properties.get("id", tool.properties.get("line")) for tool in seen[:3]] == [
+        {"type": "integer", "enum": [1, 2]},
+        {"type": "integer", "enum": [1, 2]},
+        {"type": "integer", "enum": [7]},
+    ]
+    assert allowed("accept_fix", id=2) and allowed("reject_fix", id=1) and not allowed("accept_fix", id=3)
+    assert allowed("replace_line", line=7, new="x = 1") and not allowed("replace_line", line=8, new="x = 1")
+    assert TOOLS[0].properties["id"] == {"type": "integer"}  # the bundle's own schemas are not changed
+
+
+def test_a_job_with_nothing_to_decide_is_offered_only_the_submission() -> None:
+    assert [tool.name for tool in lint_tool_view(TOOLS, {"fix_ids": [], "edit_lines": []})] == [
+        "submit_result"
+    ]
+    assert [tool.name for tool in lint_tool_view(TOOLS, {"fix_ids": [3]})] == [
+        "accept_fix",
+        "reject_fix",
+        "submit_result",
+    ]
