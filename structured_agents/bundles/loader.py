@@ -42,7 +42,6 @@ from structured_agents.bundles.toolset import (
     check_script,
     resolve_tool,
 )
-from structured_agents.bundles.yaml_lines import LocatedYaml
 from structured_agents.context import RunContext
 from structured_agents.errors import ConfigError, StructuredAgentsError
 from structured_agents.jobs.spec import JobSpec
@@ -61,6 +60,7 @@ from structured_agents.tools.composite import CompositeBackend
 from structured_agents.tools.grail import GrailBackend
 from structured_agents.tools.protocol import ToolBackend, ToolRegistry
 from structured_agents.types import Message, ToolSchema
+from structured_agents.yaml_lines import LocatedYaml
 
 if TYPE_CHECKING:
     from structured_agents.tools.mcp import MCPRegistry

@@ -13,10 +13,10 @@ from typing import Annotated, Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from structured_agents.bundles.yaml_lines import LocatedYaml, load_located_yaml
 from structured_agents.errors import ConfigError
 from structured_agents.grammar.config import GrammarConfig
 from structured_agents.tasks import available_tasks
+from structured_agents.yaml_lines import LocatedYaml, load_located_yaml
 
 __all__ = [
     "BundleError",

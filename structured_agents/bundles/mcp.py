@@ -11,10 +11,10 @@ from collections.abc import Iterable
 
 from structured_agents.bundles.manifest import BundleError, BundleManifest, MCPRegistrySpec
 from structured_agents.bundles.toolset import BoundTool, resolve_tool
-from structured_agents.bundles.yaml_lines import LocatedYaml
 from structured_agents.errors import ToolError
 from structured_agents.tools.composite import CompositeBackend
 from structured_agents.tools.mcp import MCPBackend, MCPRegistry
+from structured_agents.yaml_lines import LocatedYaml
 
 __all__ = ["connect_mcp"]
 

@@ -32,7 +32,6 @@ from structured_agents.bundles.manifest import (
     PythonRegistrySpec,
     ToolReference,
 )
-from structured_agents.bundles.yaml_lines import LocatedYaml
 from structured_agents.context import RunContext
 from structured_agents.errors import StructuredAgentsError
 from structured_agents.pym.externals import ExternalRegistry, check_grants
@@ -41,6 +40,7 @@ from structured_agents.tools.grail import GrailRegistry
 from structured_agents.tools.protocol import ToolBackend, ToolRegistry
 from structured_agents.tools.python import PythonBackend, PythonRegistry
 from structured_agents.types import JsonDict, ToolCall, ToolResult, ToolSchema
+from structured_agents.yaml_lines import LocatedYaml
 
 __all__ = ["BoundTool", "BundleToolSource", "build_registries", "check_script", "resolve_tool"]
 

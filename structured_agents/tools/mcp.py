@@ -2,9 +2,9 @@
 
 :class:`MCPRegistry` holds one connection (``mcp.Client``, over stdio or streamable HTTP) to one
 server. Connecting lists the server's tools into a cache; the synchronous
-:class:`~structured_agents.tools.protocol.ToolRegistry` methods (``list_tools``, ``resolve``,
-``resolve_all``) answer from that cache and raise :class:`~structured_agents.errors.ToolError`
-while the registry is not connected. :meth:`MCPRegistry.refresh` re-lists the tools.
+:class:`~structured_agents.tools.protocol.ToolRegistry` methods (``list_tools``, ``resolve``) answer
+from that cache and raise :class:`~structured_agents.errors.ToolError` while the registry is
+not connected. :meth:`MCPRegistry.refresh` re-lists the tools.
 
 Lifecycle: ``async with MCPRegistry.stdio(...) as registry:`` or ``await registry.aconnect()``
 ... ``await registry.aclose()``. The connection lives in a task of its own, so connecting and
@@ -31,7 +31,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from structured_agents.context import RunContext
-from structured_agents.errors import ConfigError, ToolError, ToolNotFoundError
+from structured_agents.errors import ConfigError, ToolError
 from structured_agents.types import ToolCall, ToolResult, ToolSchema
 
 __all__ = ["MCPBackend", "MCPRegistry", "render_call_result"]
@@ -197,17 +197,6 @@ class MCPRegistry:
         """The schema of one tool, or None."""
         self._require_client()
         return self._tools.get(tool_name)
-
-    def resolve_all(self, tool_names: Sequence[str]) -> list[ToolSchema]:
-        """Schemas of the named tools, in order; ToolNotFoundError names every missing one."""
-        self._require_client()
-        missing = [n for n in tool_names if n not in self._tools]
-        if missing:
-            raise ToolNotFoundError(
-                f"MCP server {self.name!r} has no tool {', '.join(map(repr, missing))}; "
-                f"available: {', '.join(self._tools) or '(none)'}"
-            )
-        return [self._tools[n] for n in tool_names]
 
     async def call_tool(self, tool_name: str, arguments: Mapping[str, Any]) -> mcp_types.CallToolResult:
         """Call a tool on the server (no timeout of its own: :class:`MCPBackend` sets one)."""

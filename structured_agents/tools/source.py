@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from structured_agents.context import RunContext
 from structured_agents.tools.protocol import ToolBackend, ToolRegistry
+from structured_agents.tools.resolve import resolve_all
 from structured_agents.types import ToolCall, ToolResult, ToolSchema
 
 __all__ = ["RegistryBackendToolSource"]
@@ -30,7 +31,7 @@ class RegistryBackendToolSource:
         self.registry = registry
         self.backend = backend
         names = registry.list_tools() if tool_names is None else list(tool_names)
-        self._schemas: dict[str, ToolSchema] = {s.name: s for s in registry.resolve_all(names)}
+        self._schemas: dict[str, ToolSchema] = {s.name: s for s in resolve_all(registry, names)}
 
     def tools(self) -> list[ToolSchema]:
         """The offered tools, in the order they were named (or the registry lists them)."""

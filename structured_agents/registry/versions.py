@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import total_ordering
 
-from structured_agents.registry_v2.errors import VersionError
+from structured_agents.registry.errors import VersionError
 
 __all__ = ["Version", "VersionConstraint"]
 

@@ -18,23 +18,20 @@ dependencies") and answers as if the tool did not exist.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from structured_agents.errors import ToolNotFoundError
-from structured_agents.registry_v2.models import AgentDefinition
-from structured_agents.registry_v2.versions import VersionConstraint
+from structured_agents.registry.catalog import ToolCatalog
+from structured_agents.registry.compiled import CompiledTool
+from structured_agents.registry.models import AgentDefinition
+from structured_agents.registry.plans import PipelinePlan
+from structured_agents.registry.versions import VersionConstraint
 from structured_agents.types import ToolSchema
-
-if TYPE_CHECKING:
-    from structured_agents.registry_v2.registry import RegistryV2
 
 __all__ = ["ScopedRegistry", "granted_tools"]
 
 logger = logging.getLogger(__name__)
 
 
-def granted_tools(registry: RegistryV2, agent: AgentDefinition) -> dict[str, str]:
+def granted_tools(registry: ToolCatalog, agent: AgentDefinition) -> dict[str, str]:
     """The tools ``agent`` may use, in registry order, each with the dependency that grants it."""
     grants: dict[str, str] = {}
     agents = {dep.agent for dep in agent.dependencies if dep.agent is not None}
@@ -56,9 +53,9 @@ def granted_tools(registry: RegistryV2, agent: AgentDefinition) -> dict[str, str
 
 
 class ScopedRegistry:
-    """The tools of a :class:`RegistryV2` one agent may discover and use."""
+    """The tools of a registry one agent may discover and use."""
 
-    def __init__(self, registry: RegistryV2, agent: AgentDefinition) -> None:
+    def __init__(self, registry: ToolCatalog, agent: AgentDefinition) -> None:
         self.name = registry.name
         self.registry = registry
         self.agent = agent
@@ -82,14 +79,10 @@ class ScopedRegistry:
             return None
         return schema
 
-    def resolve_all(self, tool_names: Sequence[str]) -> list[ToolSchema]:
-        """Schemas in order; ToolNotFoundError names every missing or undeclared tool."""
-        found = [(name, self.resolve(name)) for name in tool_names]
-        missing = [name for name, schema in found if schema is None]
-        if missing:
-            raise ToolNotFoundError(
-                f"agent {self.agent.name!r} cannot use {', '.join(map(repr, missing))} from registry "
-                f"{self.name!r}: not declared in its dependencies or not in the registry "
-                f"(it may use: {', '.join(self.grants) or 'nothing'})"
-            )
-        return [schema for _, schema in found if schema is not None]
+    def compiled(self, tool_name: str) -> CompiledTool | None:
+        """A granted tool ready to run, or None."""
+        return self.registry.compiled(tool_name) if tool_name in self.grants else None
+
+    def pipeline(self, tool_name: str) -> PipelinePlan | None:
+        """The plan of a granted pipeline tool, or None."""
+        return self.registry.pipeline(tool_name) if tool_name in self.grants else None

@@ -8,12 +8,12 @@ import pytest
 from registry_doubles import fixture_registry
 
 from structured_agents.errors import ToolExecutionError
-from structured_agents.registry_v2 import RegistryV2, SchemaCycleError, SchemaRefError
-from structured_agents.registry_v2.errors import RegistryError
+from structured_agents.registry import Registry, SchemaCycleError, SchemaRefError
+from structured_agents.registry.errors import RegistryError
 
 
-def registry(schemas: list[dict[str, Any]], input_schema: dict[str, Any]) -> RegistryV2:
-    return RegistryV2.from_dict(
+def registry(schemas: list[dict[str, Any]], input_schema: dict[str, Any]) -> Registry:
+    return Registry.from_dict(
         {
             "schemaVersion": "2.0",
             "schemas": schemas,

@@ -10,14 +10,14 @@ import pytest
 from registry_doubles import FunctionServers, fixture_registry
 
 from structured_agents.context import RunContext
-from structured_agents.registry_v2 import (
+from structured_agents.registry import (
     AgentRunner,
     PipelineBackend,
+    Registry,
     RegistryError,
-    RegistryV2,
     RoutingError,
 )
-from structured_agents.registry_v2.models import AgentDefinition
+from structured_agents.registry.models import AgentDefinition
 from structured_agents.types import JsonDict, ToolCall
 
 pytestmark = pytest.mark.anyio
@@ -64,7 +64,7 @@ SERVERS: dict[str, Callable[..., Any]] = {
 
 
 async def test_the_second_step_uses_the_first_steps_output() -> None:
-    reg = RegistryV2.from_dict(pipeline_doc(TWO_STEPS))
+    reg = Registry.from_dict(pipeline_doc(TWO_STEPS))
     servers = FunctionServers(SERVERS)
     tools = reg.tool_source(servers)
     schema = reg.resolve("fetch_and_shout")
@@ -78,7 +78,7 @@ async def test_the_second_step_uses_the_first_steps_output() -> None:
 
 
 async def test_the_output_path_picks_from_any_step() -> None:
-    reg = RegistryV2.from_dict(pipeline_doc(TWO_STEPS, output="$.steps.fetch.output.status"))
+    reg = Registry.from_dict(pipeline_doc(TWO_STEPS, output="$.steps.fetch.output.status"))
     result = await reg.tool_source(FunctionServers(SERVERS)).execute(
         ToolCall("fetch_and_shout", {"url": "u"}), CTX
     )
@@ -87,7 +87,7 @@ async def test_the_output_path_picks_from_any_step() -> None:
 
 async def test_a_failing_step_stops_the_pipeline_with_an_error_naming_it() -> None:
     servers = FunctionServers({"web:1.0.0/http_get": lambda url: {"status": 404}})
-    tools = RegistryV2.from_dict(pipeline_doc(TWO_STEPS)).tool_source(servers)
+    tools = Registry.from_dict(pipeline_doc(TWO_STEPS)).tool_source(servers)
     result = await tools.execute(ToolCall("fetch_and_shout", {"url": "u"}), CTX)
     assert result.is_error
     assert result.output == (
@@ -211,7 +211,7 @@ def test_pipelines_are_checked_when_loading(
     steps: list[dict[str, Any]], error: type[Exception], message: str
 ) -> None:
     with pytest.raises(error, match=message) as info:
-        RegistryV2.from_dict(pipeline_doc(steps, agents=[AGENT]))
+        Registry.from_dict(pipeline_doc(steps, agents=[AGENT]))
     assert str(info.value).startswith("<dict>: tools[2].spec")
 
 
@@ -222,11 +222,11 @@ def test_pipelines_calling_each_other_are_a_cycle() -> None:
     with pytest.raises(
         RegistryError, match=r"tools\[3\]\.spec: .* cycle: fetch_and_shout -> other -> fetch_and_shout"
     ):
-        RegistryV2.from_dict(doc)
+        Registry.from_dict(doc)
 
 
 async def test_pipeline_outputs_are_json_when_not_text() -> None:
     steps = [{"id": "fetch", "operation": {"tool": {"name": "fetch"}}}]
-    tools = RegistryV2.from_dict(pipeline_doc(steps)).tool_source(FunctionServers(SERVERS))
+    tools = Registry.from_dict(pipeline_doc(steps)).tool_source(FunctionServers(SERVERS))
     result = await tools.execute(ToolCall("fetch_and_shout", {"url": "u"}), CTX)
     assert json.loads(result.output) == {"status": 200, "body": "hello from u"}

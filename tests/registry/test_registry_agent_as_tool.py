@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 import pytest
 from registry_doubles import FunctionServers
@@ -21,15 +20,7 @@ from structured_agents.engines import GenerationRequest, ScriptedEngine, by_run_
 from structured_agents.kernel import AgentKernel, KernelConfig
 from structured_agents.observer import KernelEnd, RecordingObserver
 from structured_agents.plugins.registry import get_plugin
-from structured_agents.registry_v2 import (
-    KernelAgentRunner,
-    LocalAgent,
-    PipelineBackend,
-    RegistryV2,
-    SourceBackend,
-)
-from structured_agents.tools import CompositeBackend, CompositeRegistry, PythonBackend, PythonRegistry
-from structured_agents.tools.source import RegistryBackendToolSource
+from structured_agents.registry import KernelAgentRunner, LocalAgent, Registry
 from structured_agents.types import Message, ToolCall
 
 pytestmark = pytest.mark.anyio
@@ -46,6 +37,16 @@ REGISTRY = {
                 "type": "object",
                 "properties": {"text": {"type": "string"}},
                 "required": ["text"],
+            },
+        },
+        {
+            "name": "submit_result",
+            "description": "Submit the final summary.",
+            "source": {"server": "local", "tool": "submit_result"},
+            "inputSchema": {
+                "type": "object",
+                "properties": {"summary": {"type": "string"}},
+                "required": ["summary"],
             },
         },
         {
@@ -82,20 +83,15 @@ REGISTRY = {
                     "outputSchema": {"type": "string"},
                 }
             ],
-            "dependencies": [{"tool": "word_count"}],
+            "dependencies": [{"tool": "word_count"}, {"tool": "submit_result"}],
         },
-        {"name": "writer", "version": "1.0.0", "dependencies": [{"agent": "summarizer"}]},
+        {
+            "name": "writer",
+            "version": "1.0.0",
+            "dependencies": [{"agent": "summarizer"}, {"tool": "submit_result"}],
+        },
     ],
 }
-
-
-def submit_result(summary: str) -> str:
-    """Submit the final summary.
-
-    Args:
-        summary: the summary
-    """
-    return summary
 
 
 def last(request: GenerationRequest, role: str) -> str:
@@ -116,18 +112,17 @@ def writer_turn_2(request: GenerationRequest) -> list[ToolCall]:
     return [ToolCall("submit_result", {"summary": f"the summarizer says: {last(request, 'tool')}"})]
 
 
-def agent_tools(registry: RegistryV2, caller: str, backends: dict[str, Any]) -> RegistryBackendToolSource:
-    """What a bundle does: the caller's scoped view of the registry beside its Python tools."""
-    python = PythonRegistry()
-    python.register(submit_result)
-    backend = CompositeBackend({**backends, "python": PythonBackend(python)})
-    return RegistryBackendToolSource(CompositeRegistry([registry.scoped_for(caller), python]), backend)
+def text_servers(words: str | None = None) -> FunctionServers:
+    """The text service (counting words, or answering ``words``) and the local submit tool."""
+    count = (lambda text: words) if words is not None else (lambda text: str(len(text.split())))
+    return FunctionServers(
+        {"text-service:1.1.0/count_words": count, "local/submit_result": lambda summary: summary}
+    )
 
 
 async def test_an_agent_calls_another_agent_through_a_pipeline_tool() -> None:
-    registry = RegistryV2.from_dict(REGISTRY, name="team")
-    servers = FunctionServers({"text-service:1.1.0/count_words": lambda text: str(len(text.split()))})
-    source_backend = SourceBackend(registry, servers)
+    registry = Registry.from_dict(REGISTRY, name="team")
+    servers = text_servers()
 
     inner_plugin = get_plugin("function_gemma")
     inner_engine = ScriptedEngine(
@@ -137,15 +132,13 @@ async def test_an_agent_calls_another_agent_through_a_pipeline_tool() -> None:
     inner = AgentKernel(
         plugin=inner_plugin,
         engine=inner_engine,
-        tools=agent_tools(registry, "summarizer", {"mcp": source_backend}),
+        tools=registry.tool_source(servers, caller="summarizer"),
         config=KernelConfig(max_turns=4),
         observers=[inner_events],
     )
-    pipelines = PipelineBackend(
-        registry, agents=KernelAgentRunner({"summarizer": LocalAgent(inner, system_prompt="You summarize.")})
-    )
-    outer_tools = agent_tools(registry, "writer", {"mcp": source_backend, "pipeline": pipelines})
-    assert [schema.name for schema in outer_tools.tools()] == ["summarize_text", "submit_result"]
+    agents = KernelAgentRunner({"summarizer": LocalAgent(inner, system_prompt="You summarize.")})
+    outer_tools = registry.tool_source(servers, agents=agents, caller="writer")
+    assert [schema.name for schema in outer_tools.tools()] == ["submit_result", "summarize_text"]
 
     outer_plugin = get_plugin("function_gemma")
     outer_engine = ScriptedEngine(
@@ -166,7 +159,9 @@ async def test_an_agent_calls_another_agent_through_a_pipeline_tool() -> None:
     assert result.final_output == "the summarizer says: a text of 5 words"
     [pipeline_result] = [r for r in result.tool_results if r.name == "summarize_text"]
     assert (pipeline_result.is_error, pipeline_result.output) == (False, "a text of 5 words")
-    assert servers.calls == [("text-service:1.1.0", "count_words", {"text": "one two three four five"})]
+    assert [call for call in servers.calls if call[0] != "local"] == [
+        ("text-service:1.1.0", "count_words", {"text": "one two three four five"})
+    ]
 
     [inner_end] = [e for e in inner_events.events if isinstance(e, KernelEnd)]
     assert inner_end.reason == "termination_tool" and inner_end.run_id.startswith("writer-run/summarizer-")
@@ -180,25 +175,23 @@ async def test_an_agent_calls_another_agent_through_a_pipeline_tool() -> None:
 
 
 async def test_an_inner_agent_without_output_is_an_error_result_the_outer_agent_sees() -> None:
-    registry = RegistryV2.from_dict(REGISTRY, name="team")
-    source_backend = SourceBackend(
-        registry, FunctionServers({"text-service:1.1.0/count_words": lambda text: "2"})
-    )
+    registry = Registry.from_dict(REGISTRY, name="team")
+    servers = text_servers("2")
     inner_plugin = get_plugin("function_gemma")
     inner = AgentKernel(
         plugin=inner_plugin,
         engine=ScriptedEngine([summarizer_turn_1], plugin=inner_plugin, key=by_run_id),
-        tools=agent_tools(registry, "summarizer", {"mcp": source_backend}),
+        tools=registry.tool_source(servers, caller="summarizer"),
         config=KernelConfig(max_turns=1),  # one turn, spent on word_count: no output
     )
-    pipelines = PipelineBackend(registry, agents=KernelAgentRunner({"summarizer:1.0.0": LocalAgent(inner)}))
+    agents = KernelAgentRunner({"summarizer:1.0.0": LocalAgent(inner)})
     outer_plugin = get_plugin("function_gemma")
     outer_engine = ScriptedEngine(
         [[ToolCall("summarize_text", {"text": "two words"})], writer_turn_2],
         plugin=outer_plugin,
         key=by_run_id,
     )
-    outer_tools = agent_tools(registry, "writer", {"mcp": source_backend, "pipeline": pipelines})
+    outer_tools = registry.tool_source(servers, agents=agents, caller="writer")
     with inner, AgentKernel(plugin=outer_plugin, engine=outer_engine, tools=outer_tools) as outer:
         result = await outer.run([Message.user("Write.")])
     message = (

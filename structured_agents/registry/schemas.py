@@ -34,9 +34,9 @@ import referencing.exceptions
 import referencing.jsonschema
 from jsonschema.protocols import Validator
 
-from structured_agents.registry_v2.errors import Loc, RegistryError, SchemaCycleError, SchemaRefError
-from structured_agents.registry_v2.models import SchemaDefinition
-from structured_agents.registry_v2.versions import Version, VersionConstraint
+from structured_agents.registry.errors import Loc, RegistryError, SchemaCycleError, SchemaRefError
+from structured_agents.registry.models import SchemaDefinition
+from structured_agents.registry.versions import Version, VersionConstraint
 
 __all__ = ["ROOT_URI", "SchemaResolver"]
 

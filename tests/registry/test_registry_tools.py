@@ -11,7 +11,7 @@ import pytest
 from registry_doubles import FunctionServers, fixture_registry
 
 from structured_agents.context import RunContext
-from structured_agents.registry_v2 import JsonPath, RegistryError, RegistryV2, SourceBackend
+from structured_agents.registry import JsonPath, Registry, RegistryError, SourceBackend
 from structured_agents.tools import MCPBackend, MCPRegistry, RegistryBackendToolSource
 from structured_agents.types import ToolCall, ToolSchema
 
@@ -134,12 +134,12 @@ def test_hidden_fields_must_be_optional_properties(source: dict[str, Any], messa
         ],
     }
     with pytest.raises(RegistryError, match=message):
-        RegistryV2.from_dict(doc)
+        Registry.from_dict(doc)
 
 
 async def test_a_registry_tool_on_a_real_mcp_server() -> None:
     """The MCP server of the tool tests, registered under its route key, behind a SourceBackend."""
-    reg = RegistryV2.from_dict(
+    reg = Registry.from_dict(
         {
             "schemaVersion": "2.0",
             "servers": [

@@ -7,11 +7,12 @@ import logging
 import pytest
 from registry_doubles import fixture_registry
 
-from structured_agents.registry_v2 import RegistryV2, RoutingError, ServerRouter, Version, VersionConstraint
-from structured_agents.registry_v2.errors import VersionError
-from structured_agents.registry_v2.models import ServerDefinition
+from structured_agents.registry import Registry, RoutingError, ServerRouter, Version, VersionConstraint
+from structured_agents.registry.errors import VersionError
+from structured_agents.registry.models import ServerDefinition
+from structured_agents.tools import resolve_all
 
-ROUTING_LOGGER = "structured_agents.registry_v2.routing"
+ROUTING_LOGGER = "structured_agents.registry.routing"
 VERSIONS = ["0.9.0", "1.0.0", "1.2.0", "1.2.5", "1.3.0", "2.0.0-rc.1", "2.0.0", "2.1.0"]
 
 
@@ -107,7 +108,7 @@ def test_nothing_compatible_is_a_routing_error() -> None:
 def test_registry_tools_are_routed_when_loaded(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger=ROUTING_LOGGER):
         reg = fixture_registry()
-    assert {schema.name: schema.server for schema in reg.resolve_all(reg.list_tools())} == {
+    assert {schema.name: schema.server for schema in resolve_all(reg, reg.list_tools())} == {
         "get_weather": "weather-service:1.4.1",
         "search_docs": "doc-service:1.2.0",
         "get_doc": "doc-service:1.2.0",
@@ -125,7 +126,7 @@ def test_a_fallback_while_loading_is_logged(caplog: pytest.LogCaptureFixture) ->
         "tools": [{"name": "t", "source": {"server": "svc", "tool": "x", "serverVersion": "1.0.5"}}],
     }
     with caplog.at_level(logging.WARNING, logger=ROUTING_LOGGER):
-        reg = RegistryV2.from_dict(doc)
-    [schema] = reg.resolve_all(["t"])
+        reg = Registry.from_dict(doc)
+    [schema] = resolve_all(reg, ["t"])
     assert schema.server == "svc:1.1.0"
     assert "tool t: server 'svc' has no version 1.0.5; falling back" in caplog.text

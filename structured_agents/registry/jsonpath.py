@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from structured_agents.registry_v2.errors import RegistryError
+from structured_agents.registry.errors import RegistryError
 
 __all__ = ["JsonPath"]
 

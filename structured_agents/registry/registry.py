@@ -1,64 +1,72 @@
-"""``RegistryV2``: a v2 registry document, checked as a whole and offered as a ToolRegistry.
+"""``Registry``: a v2 registry document, checked as a whole and offered as a ToolRegistry.
 
-Loading (:meth:`RegistryV2.from_file`, :meth:`RegistryV2.from_dict`) migrates a v1 document
-(:attr:`RegistryV2.migration` says what changed), validates it, and checks everything that
+Loading (:meth:`Registry.from_file`, :meth:`Registry.from_dict`) migrates a v1 document
+(:attr:`Registry.migration` says what changed), validates it, and checks everything that
 spans the document, each failure a :class:`RegistryError` naming the file, the line (YAML) and
 the JSON path of the fault: schema refs and cycles, server versions and routes, tools' hidden
 fields and transforms, agents' skills (examples are validated against the skill's input
 schema) and dependencies, pipelines' paths and agents, and pipelines that call themselves.
 
 Tools resolve to ``ToolSchema(backend="mcp", server="<server>:<version>")`` for server tools
-(run them with :class:`~structured_agents.registry_v2.backend.SourceBackend`) and
-``backend="pipeline"`` for pipelines (:class:`~structured_agents.registry_v2.pipelines.
-PipelineBackend`); :meth:`RegistryV2.tool_source` wires both. :meth:`RegistryV2.scoped_for`
-is the registry as one agent may see it.
+and ``backend="pipeline"`` for pipelines; :meth:`Registry.tool_source` runs both (a
+:class:`~structured_agents.registry.backend.RegistryBackend`). :meth:`Registry.bind` looks each
+server tool up on its server (a ``.pym`` folder, Python functions, an MCP server...): the tool's
+schema and backend then come from there where the document declares none.
+:meth:`Registry.scoped_for` is the registry as one agent may see it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from jsonschema.protocols import Validator
 
-from structured_agents.errors import ConfigError, ToolNotFoundError
-from structured_agents.registry_v2.agents import AgentRunner
-from structured_agents.registry_v2.backend import SourceBackend
-from structured_agents.registry_v2.compiled import CompiledTool, compile_tool, first_error
-from structured_agents.registry_v2.errors import Loc, RegistryError, RoutingError
-from structured_agents.registry_v2.loading import RawDocument, parse_document, read_document, write_document
-from structured_agents.registry_v2.migrate import MigrationReport, migrate_document
-from structured_agents.registry_v2.models import AgentCall, AgentDefinition, RegistryDocument, ToolDefinition
-from structured_agents.registry_v2.pipelines import PipelineBackend, PipelinePlan, plan_pipeline
-from structured_agents.registry_v2.routing import Route, ServerRouter
-from structured_agents.registry_v2.schemas import SchemaResolver
-from structured_agents.registry_v2.scoping import ScopedRegistry
-from structured_agents.registry_v2.versions import Version, VersionConstraint
-from structured_agents.tools.composite import CompositeBackend
+from structured_agents.errors import ConfigError
+from structured_agents.registry.agents import AgentRunner
+from structured_agents.registry.backend import RegistryBackend, SourceBackend
+from structured_agents.registry.compiled import CompiledTool, compile_tool, first_error
+from structured_agents.registry.errors import Loc, RegistryError, RoutingError
+from structured_agents.registry.loading import RawDocument, parse_document, read_document, write_document
+from structured_agents.registry.migrate import MigrationReport, migrate_document
+from structured_agents.registry.models import AgentCall, AgentDefinition, RegistryDocument, ToolDefinition
+from structured_agents.registry.pipelines import PipelineBackend
+from structured_agents.registry.plans import PipelinePlan, plan_pipeline
+from structured_agents.registry.routing import Route, ServerRouter
+from structured_agents.registry.schemas import SchemaResolver
+from structured_agents.registry.scoping import ScopedRegistry
+from structured_agents.registry.served import Server, served_tool
+from structured_agents.registry.versions import Version, VersionConstraint
 from structured_agents.tools.protocol import ToolBackend
 from structured_agents.tools.source import RegistryBackendToolSource
 from structured_agents.types import ToolSchema
 
-__all__ = ["RegistryV2", "migrate_file"]
+__all__ = ["Registry", "migrate_file"]
 
 _Skill = tuple[Validator | None, Validator | None]
 
 
-class RegistryV2:
+class Registry:
     """A checked v2 registry; raises RegistryError (with the path of the fault) when built."""
 
     def __init__(
         self,
         document: RegistryDocument,
         *,
-        name: str = "registry_v2",
+        name: str = "registry",
+        base: Path | None = None,
         migration: MigrationReport | None = None,
+        servers: Mapping[str, Server] | None = None,
     ) -> None:
         self.name = name
         self.document = document
+        self.base = base
+        """The folder relative paths (endpoints, context providers, agent bundles) start from."""
         self.migration = migration if migration is not None else MigrationReport("2.0")
         """What loading changed (empty for a v2 document)."""
+        self.servers = dict(servers) if servers is not None else None
+        """The servers by route key, once bound (:meth:`bind`)."""
         self.schemas = SchemaResolver(document.schemas)
         self.router = ServerRouter(document.servers)
         self._check_provided_tools()
@@ -80,26 +88,26 @@ class RegistryV2:
     # -- loading --------------------------------------------------------------------------
 
     @classmethod
-    def from_file(cls, path: str | Path, *, name: str | None = None) -> RegistryV2:
+    def from_file(cls, path: str | Path, *, name: str | None = None) -> Registry:
         """Load a JSON or YAML registry file (v1 files are migrated); named after the file by default."""
         path = Path(path)
         raw = read_document(path)
-        return cls._load(raw, name or path.stem)
+        return cls._load(raw, name or path.stem, path.parent)
 
     @classmethod
     def from_dict(
-        cls, data: Mapping[str, Any], *, name: str = "registry_v2", source: str = "<dict>"
-    ) -> RegistryV2:
+        cls, data: Mapping[str, Any], *, name: str = "registry", source: str = "<dict>"
+    ) -> Registry:
         """Load a registry document given as data (v1 documents are migrated)."""
-        return cls._load(RawDocument(source, data), name)
+        return cls._load(RawDocument(source, data), name, None)
 
     @classmethod
-    def _load(cls, raw: RawDocument, name: str) -> RegistryV2:
+    def _load(cls, raw: RawDocument, name: str, base: Path | None) -> Registry:
         try:
             if not isinstance(raw.data, Mapping):
                 raise RegistryError(f"a registry document is a mapping, got {type(raw.data).__name__}")
             data, report = migrate_document(raw.data)
-            return cls(parse_document(data, raw), name=name, migration=report)
+            return cls(parse_document(data, raw), name=name, base=base, migration=report)
         except RegistryError as exc:
             if exc.source is None:
                 raw.locate(exc)
@@ -115,18 +123,6 @@ class RegistryV2:
         """The schema the model sees, or None."""
         compiled = self._tools.get(tool_name)
         return compiled.schema if compiled is not None else None
-
-    def resolve_all(self, tool_names: Sequence[str]) -> list[ToolSchema]:
-        """Schemas in order; ToolNotFoundError names every missing tool."""
-        missing = [name for name in tool_names if name not in self._tools]
-        if missing:
-            raise ToolNotFoundError(
-                f"registry {self.name!r} has no tool {', '.join(map(repr, missing))} "
-                f"(it has: {', '.join(self._tools) or 'none'})"
-            )
-        return [self._tools[name].schema for name in tool_names]
-
-    # -- the rest of the document ---------------------------------------------------------
 
     def compiled(self, tool_name: str) -> CompiledTool | None:
         """A tool ready to run (defaults, validators, transform, route), or None."""
@@ -165,12 +161,23 @@ class RegistryV2:
         """A ToolSource of this registry: server tools run on ``servers`` (e.g. an MCPBackend),
         pipelines with ``agents``; only ``caller``'s granted tools are offered when it is given.
         Pipeline tool steps may call any tool of the registry."""
-        backend = CompositeBackend({"mcp": SourceBackend(self, servers)})
-        pipelines = PipelineBackend(self, agents=agents)
-        backend.register("pipeline", pipelines)
-        pipelines.tools = RegistryBackendToolSource(self, backend)
+        backend = self.backend(servers, agents=agents)
         offered = self.scoped_for(caller) if caller is not None else self
         return RegistryBackendToolSource(offered, backend)
+
+    def backend(self, servers: ToolBackend, *, agents: AgentRunner | None = None) -> RegistryBackend:
+        """The backend of every tool of this registry (see :meth:`tool_source`)."""
+        pipelines = PipelineBackend(self, agents=agents)
+        backend = RegistryBackend(self, SourceBackend(self, servers), pipelines)
+        pipelines.tools = RegistryBackendToolSource(self, backend)
+        return backend
+
+    def bind(self, servers: Mapping[str, Server]) -> Registry:
+        """This registry with its tools looked up on ``servers`` (by route key, ``calc:2.0.0``,
+        or plain server name); RegistryError naming the tool when a server or tool is missing."""
+        return Registry(
+            self.document, name=self.name, base=self.base, migration=self.migration, servers=servers
+        )
 
     # -- checks ---------------------------------------------------------------------------
 
@@ -253,7 +260,10 @@ class RegistryV2:
                     f"server {route.key} provides no tool {source.tool!r} ({', '.join(provided)})",
                     (*source_loc, "tool"),
                 )
-        compiled = compile_tool(tool, loc, self.schemas, route)
+        served = None
+        if self.servers is not None and tool.source is not None and route is not None:
+            served = served_tool(self.servers, route.key, tool.source.tool, (*loc, "source"))
+        compiled = compile_tool(tool, loc, self.schemas, route, served, self.base)
         if tool.spec is not None:
             self._plans[tool.name] = plan_pipeline(
                 tool.name, tool.spec.pipeline, (*loc, "spec", "pipeline"), self._agent_step
@@ -305,6 +315,6 @@ class RegistryV2:
 
 def migrate_file(source: str | Path, target: str | Path) -> MigrationReport:
     """Load ``source`` (v1 or v2), check it, write it as v2 to ``target`` (JSON/YAML by extension)."""
-    registry = RegistryV2.from_file(source)
+    registry = Registry.from_file(source)
     write_document(registry.document, Path(target))
     return registry.migration

@@ -12,30 +12,31 @@ import yaml
 from registry_doubles import FIXTURES
 from typer.testing import CliRunner
 
-import structured_agents.registry_v2 as registry_v2
+import structured_agents.registry as registry_package
 from structured_agents.cli.main import app
 from structured_agents.errors import ConfigError
-from structured_agents.registry_v2 import (
+from structured_agents.registry import (
     Change,
     MigrationError,
     MigrationReport,
+    Registry,
     RegistryError,
-    RegistryV2,
     SchemaRefError,
     migrate_document,
 )
+from structured_agents.tools import resolve_all
 
 V1 = FIXTURES / "v1_registry.json"
 
 
 def test_public_api_is_sorted_and_importable() -> None:
-    assert registry_v2.__all__ == sorted(registry_v2.__all__)
-    assert all(hasattr(registry_v2, name) for name in registry_v2.__all__)
+    assert registry_package.__all__ == sorted(registry_package.__all__)
+    assert all(hasattr(registry_package, name) for name in registry_package.__all__)
 
 
 def test_a_v1_file_is_migrated_and_the_report_says_what_changed(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING):
-        reg = RegistryV2.from_file(V1)
+        reg = Registry.from_file(V1)
     assert reg.migration == MigrationReport(
         "1.0",
         (
@@ -50,7 +51,7 @@ def test_a_v1_file_is_migrated_and_the_report_says_what_changed(caplog: pytest.L
         "  tools[0].source.target: renamed to server ('weather-service')\n"
         "  tools[1].source.target: renamed to server ('doc-service')"
     )
-    [weather, search] = reg.resolve_all(["get_weather", "search"])
+    [weather, search] = resolve_all(reg, ["get_weather", "search"])
     assert (weather.server, list(weather.properties)) == (
         "weather-service",
         ["city"],
@@ -84,7 +85,7 @@ def test_a_v2_document_is_not_changed() -> None:
 )
 def test_documents_that_cannot_be_migrated(data: dict[str, Any], message: str) -> None:
     with pytest.raises(MigrationError, match=message):
-        RegistryV2.from_dict(data)
+        Registry.from_dict(data)
 
 
 @pytest.mark.parametrize("suffix", [".yaml", ".json"])
@@ -102,7 +103,7 @@ def test_sa_registry_migrate_writes_v2_and_prints_the_report(tmp_path: Path, suf
         "defaults": {"units": "metric"},
         "hideFields": ["units"],
     }
-    again = RegistryV2.from_file(out)  # the written file loads as v2, unchanged
+    again = Registry.from_file(out)  # the written file loads as v2, unchanged
     assert not again.migration.migrated and again.list_tools() == ["get_weather", "search"]
 
 
@@ -124,7 +125,7 @@ def test_sa_registry_check_lists_tools_and_fails_on_bad_files() -> None:
 
 def test_a_bad_yaml_file_fails_with_file_line_and_path() -> None:
     with pytest.raises(SchemaRefError) as info:
-        RegistryV2.from_file(FIXTURES / "bad_ref.yaml")
+        Registry.from_file(FIXTURES / "bad_ref.yaml")
     assert info.value.loc == ("tools", 3, "inputSchema", "$ref")
     assert str(info.value) == (
         f"{FIXTURES / 'bad_ref.yaml'}:15:7: tools[3].inputSchema.$ref: "
@@ -238,11 +239,11 @@ def test_bad_registry_files_fail_with_the_path_of_the_fault(
     tmp_path: Path, name: str, text: str, message: str
 ) -> None:
     with pytest.raises(RegistryError, match=message):
-        RegistryV2.from_file(write(tmp_path, name, text))
+        Registry.from_file(write(tmp_path, name, text))
 
 
 def test_a_missing_file_and_a_bad_output_extension(tmp_path: Path) -> None:
     with pytest.raises(RegistryError, match="cannot read the registry file"):
-        RegistryV2.from_file(tmp_path / "nope.yaml")
+        Registry.from_file(tmp_path / "nope.yaml")
     with pytest.raises(ConfigError, match=r"the extension must be \.json, \.yaml or \.yml"):
-        registry_v2.migrate_file(V1, tmp_path / "out.toml")
+        registry_package.migrate_file(V1, tmp_path / "out.toml")

@@ -15,16 +15,14 @@ import json
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from structured_agents.context import RunContext
 from structured_agents.errors import ConfigError
-from structured_agents.registry_v2.errors import PipelineError
-from structured_agents.registry_v2.models import AgentDefinition
+from structured_agents.kernel import AgentKernel
+from structured_agents.registry.errors import PipelineError
+from structured_agents.registry.models import AgentDefinition
 from structured_agents.types import JsonDict, Message
-
-if TYPE_CHECKING:
-    from structured_agents.kernel import AgentKernel
 
 __all__ = ["AgentRunner", "KernelAgentRunner", "LocalAgent", "default_task"]
 

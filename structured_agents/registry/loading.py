@@ -18,10 +18,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from structured_agents.bundles.yaml_lines import LocatedYaml, load_located_yaml
 from structured_agents.errors import ConfigError
-from structured_agents.registry_v2.errors import RegistryError, format_loc
-from structured_agents.registry_v2.models import RegistryDocument
+from structured_agents.registry.errors import RegistryError, format_loc
+from structured_agents.registry.models import RegistryDocument
+from structured_agents.yaml_lines import LocatedYaml, load_located_yaml
 
 __all__ = ["RawDocument", "parse_document", "read_document", "write_document"]
 

@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from structured_agents.context import RunContext
-from structured_agents.registry_v2 import RegistryV2
+from structured_agents.registry import Registry
 from structured_agents.types import JsonDict, ToolCall, ToolResult, ToolSchema
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-def fixture_registry(name: str = "registry.yaml") -> RegistryV2:
+def fixture_registry(name: str = "registry.yaml") -> Registry:
     """A registry loaded from ``fixtures/``."""
-    return RegistryV2.from_file(FIXTURES / name)
+    return Registry.from_file(FIXTURES / name)
 
 
 class FunctionServers:

@@ -12,20 +12,23 @@ that selects nothing leaves its field out) and validated against the output sche
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
 
 from structured_agents.errors import ToolExecutionError
-from structured_agents.registry_v2.errors import Loc, RegistryError
-from structured_agents.registry_v2.jsonpath import JsonPath
-from structured_agents.registry_v2.models import ToolDefinition
-from structured_agents.registry_v2.routing import Route
-from structured_agents.registry_v2.schemas import JsonSchema, SchemaResolver
+from structured_agents.registry.errors import Loc, RegistryError
+from structured_agents.registry.jsonpath import JsonPath
+from structured_agents.registry.models import ToolDefinition
+from structured_agents.registry.routing import Route
+from structured_agents.registry.schemas import JsonSchema, SchemaResolver
+from structured_agents.registry.served import ServedTool
 from structured_agents.types import JsonDict, ToolSchema
 
 __all__ = ["CompiledTool", "check_value", "compile_tool", "first_error"]
@@ -40,26 +43,48 @@ class CompiledTool:
     definition: ToolDefinition
     """The tool as written."""
     schema: ToolSchema
-    """What the model sees: name, description, inlined parameters, backend and server (route key)."""
+    """What the model sees: name, description, parameters; ``backend`` and ``server`` say where
+    it runs (``pipeline`` for a pipeline)."""
     full_parameters: JsonSchema
     """The inlined input schema before hiding fields (what the server receives)."""
+    target: ToolSchema | None = None
+    """For a server's tool: the tool as its server runs it (its own name, the backend that runs
+    it, its script, its context providers)."""
     route: Route | None = None
     """For a server's tool: the server version it runs on."""
     input_validator: Validator | None = None
+    """Checks the arguments before the call; None when the server's own schema is used (the
+    server checks its arguments itself)."""
     output_validator: Validator | None = None
     transform: tuple[tuple[str, JsonPath], ...] = ()
     defaults: JsonDict = field(default_factory=dict)
     hidden: frozenset[str] = frozenset()
+    bind: tuple[str, ...] = ()
+    """Fields taken from the run's inputs."""
 
     @property
     def name(self) -> str:
         """The tool's name."""
         return self.definition.name
 
-    def arguments(self, given: Mapping[str, Any]) -> JsonDict:
-        """The call's arguments as the tool gets them; ToolExecutionError when they are invalid."""
+    def arguments(self, given: Mapping[str, Any], inputs: Mapping[str, Any] | None = None) -> JsonDict:
+        """The call's arguments as the tool gets them; ToolExecutionError when they are invalid.
+
+        Defaults first, then the model's arguments (never a hidden or bound field), then the
+        bound fields from ``inputs`` (a run's inputs)."""
+        inputs = inputs or {}
+        lacking = [
+            name
+            for name in self.bind
+            if name not in inputs and name in self.full_parameters.get("required", ())
+        ]
+        if lacking:
+            raise ToolExecutionError(
+                f"{self.name} needs the job input(s) {', '.join(lacking)}, which this job lacks"
+            )
         args = copy.deepcopy(self.defaults)
-        args.update((k, v) for k, v in given.items() if k not in self.hidden)
+        args.update((k, v) for k, v in given.items() if k not in self.hidden and k not in self.bind)
+        args.update((name, inputs[name]) for name in self.bind if name in inputs)
         check_value(self.input_validator, args, f"invalid arguments for {self.name}")
         return args
 
@@ -96,15 +121,25 @@ def compile_tool(
     loc: Loc,
     schemas: SchemaResolver,
     route: Route | None,
+    server: ServedTool | None = None,
+    base: Path | None = None,
 ) -> CompiledTool:
-    """Check one tool and build what runs it; RegistryErrors name the field under ``loc``."""
+    """Check one tool and build what runs it; RegistryErrors name the field under ``loc``.
+
+    ``server`` is the tool as its server lists it, when the server is known: its schema is the
+    input schema when the tool declares none, and it is what the call runs (else a schema for
+    the ``mcp`` backend on the route's key). ``base`` is the folder context providers are in."""
+    source = tool.source
     provided = None
-    if route is not None and route.definition is not None and tool.source is not None:
-        provided = next((t for t in route.definition.provided_tools if t.name == tool.source.tool), None)
+    if route is not None and route.definition is not None and source is not None:
+        provided = next((t for t in route.definition.provided_tools if t.name == source.tool), None)
+    validated = True
     if tool.input_schema is not None:
         canonical_in = schemas.canonical(tool.input_schema, (*loc, "inputSchema"))
     elif provided is not None and provided.input_schema_ref is not None:
         canonical_in = schemas.canonical_ref(provided.input_schema_ref, (*loc, "inputSchema"))
+    elif server is not None:
+        canonical_in, validated = dict(server.schema.parameters), False
     else:
         canonical_in = _EMPTY_OBJECT
     canonical_out = None
@@ -112,37 +147,88 @@ def compile_tool(
         canonical_out = schemas.canonical(tool.output_schema, (*loc, "outputSchema"))
     elif provided is not None and provided.output_schema_ref is not None:
         canonical_out = schemas.canonical_ref(provided.output_schema_ref, (*loc, "outputSchema"))
-    full = schemas.inline(canonical_in, (*loc, "inputSchema"))
+    full = schemas.inline(canonical_in, (*loc, "inputSchema")) if validated else canonical_in
     if full.get("type", "object") != "object":
         raise RegistryError(
             f"a tool's input schema must be of type object, got {full['type']!r}", (*loc, "inputSchema")
         )
     full = {"type": "object", **full}
-    defaults = dict(tool.source.defaults) if tool.source is not None else {}
-    hidden = tuple(tool.source.hide_fields) if tool.source is not None else ()
-    parameters = _model_view(full, defaults, hidden, (*loc, "source", "hideFields"))
+    defaults = dict(source.defaults) if source is not None else {}
+    hidden = tuple(source.hide_fields) if source is not None else ()
+    bind = tuple(source.bind) if source is not None else ()
+    source_loc = (*loc, "source")
+    parameters = _model_view(full, defaults, hidden, (*source_loc, "hideFields"))
+    parameters = _unbound_view(tool.name, parameters, bind, (*source_loc, "bind"))
+    parameters = _overridden(parameters, tool.inputs_override)
     transform = tuple(
         (key, JsonPath.parse(mapping.path))
         for key, mapping in (tool.output_transform.mappings.items() if tool.output_transform else ())
     )
+    target = _target(tool, full, route, server, base) if source is not None else None
+    description = tool.description or (server.schema.description if server is not None else None)
     schema = ToolSchema(
         name=tool.name,
-        description=tool.description or _describe(tool, route),
+        description=description or _describe(tool, route),
         parameters=parameters,
-        backend="mcp" if tool.source is not None else "pipeline",
+        backend=target.backend if target is not None else "pipeline",
         server=route.key if route is not None else None,
     )
     return CompiledTool(
         definition=tool,
         schema=schema,
         full_parameters=full,
+        target=target,
         route=route,
-        input_validator=schemas.validator(canonical_in),
+        input_validator=schemas.validator(canonical_in) if validated else None,
         output_validator=schemas.validator(canonical_out) if canonical_out is not None else None,
         transform=transform,
         defaults=defaults,
         hidden=frozenset(hidden),
+        bind=bind,
     )
+
+
+def _target(
+    tool: ToolDefinition, full: JsonSchema, route: Route | None, server: ServedTool | None, base: Path | None
+) -> ToolSchema:
+    """The tool as its server runs it."""
+    assert tool.source is not None
+    providers = tuple((base or Path()).joinpath(p).resolve() for p in tool.context_providers)
+    if server is not None:
+        return dataclasses.replace(server.schema, backend=server.backend, context_providers=providers)
+    return ToolSchema(
+        name=tool.source.tool,
+        description=tool.description or "",
+        parameters=full,
+        backend="mcp",
+        server=route.key if route is not None else tool.source.server,
+        context_providers=providers,
+    )
+
+
+def _unbound_view(name: str, view: JsonSchema, bind: tuple[str, ...], loc: Loc) -> JsonSchema:
+    """The schema without the bound fields (which may be required: the run's inputs fill them)."""
+    properties = dict(view.get("properties", {}))
+    for index, field_name in enumerate(bind):
+        if field_name not in properties:
+            inputs = ", ".join(properties) or "none"
+            raise RegistryError(
+                f"tool {name!r} has no input {field_name!r} to bind (inputs: {inputs})", (*loc, index)
+            )
+        del properties[field_name]
+    if not bind:
+        return view
+    required = [n for n in view.get("required", []) if n in properties]
+    out = {**view, "properties": properties}
+    out.pop("required", None)
+    return {**out, "required": required} if required else out
+
+
+def _overridden(view: JsonSchema, overrides: Mapping[str, JsonSchema]) -> JsonSchema:
+    """``overrides`` replace (or add) entries of the view's properties; the rest stays."""
+    if not overrides:
+        return view
+    return {**view, "properties": {**view.get("properties", {}), **overrides}}
 
 
 def _model_view(full: JsonSchema, defaults: JsonDict, hidden: tuple[str, ...], loc: Loc) -> JsonSchema:

@@ -4,10 +4,10 @@ Fields are snake_case in Python and camelCase on the wire (``serverVersion``, ``
 either spelling is accepted when loading, camelCase is written. Unknown keys are errors, so a
 typo (or a v1 ``target`` left in a v2 file) is reported where it is. Checks that need the
 whole document (references between tools, schemas, servers and agents) are made when a
-:class:`~structured_agents.registry_v2.registry.RegistryV2` is built from it.
+:class:`~structured_agents.registry.registry.Registry` is built from it.
 
 A JSON schema field (``inputSchema``, ``schema``...) is any JSON schema object; ``$ref``\\ s
-in it name registry schemas (see :mod:`structured_agents.registry_v2.schemas`).
+in it name registry schemas (see :mod:`structured_agents.registry.schemas`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from structured_agents.registry_v2.errors import RegistryError
-from structured_agents.registry_v2.jsonpath import JsonPath
-from structured_agents.registry_v2.versions import Version, VersionConstraint
+from structured_agents.registry.errors import RegistryError
+from structured_agents.registry.jsonpath import JsonPath
+from structured_agents.registry.versions import Version, VersionConstraint
 
 __all__ = [
     "AgentCall",
@@ -36,6 +36,7 @@ __all__ = [
     "ServerCapabilities",
     "ServerDefinition",
     "ServerDependency",
+    "ServerEndpoint",
     "ServerTool",
     "SkillExample",
     "SourceTool",
@@ -121,12 +122,44 @@ class ServerTool(_Model):
     output_schema_ref: str | None = None
 
 
+class ServerEndpoint(_Model):
+    """How to reach a server: exactly one of an MCP server (``command`` over stdio, ``url`` over
+    streamable HTTP), a folder of ``.pym`` scripts (``pym``) or a Python module (``python``).
+
+    Paths are relative to the registry file's folder, which is also the working folder of a
+    ``command``; a ``command`` whose first word is ``python`` (or ``python3``) runs with the
+    interpreter running structured-agents, so a server script shipped beside the registry has
+    the packages structured-agents has (``mcp`` among them)."""
+
+    command: list[str] | None = Field(default=None, min_length=1)
+    """An MCP server started as a subprocess, spoken to over stdio."""
+    env: dict[str, str] = {}
+    """Environment variables of the ``command`` (over a minimal default environment)."""
+    url: str | None = None
+    """An MCP server reached over streamable HTTP (``http://127.0.0.1:8000/mcp``)."""
+    pym: str | None = None
+    """A folder of ``.pym`` scripts, one tool each, run in the sandbox."""
+    python: str | None = None
+    """An importable module holding a ``PythonRegistry`` named ``registry``."""
+
+    @model_validator(mode="after")
+    def _one(self) -> ServerEndpoint:
+        _exactly_one(self, ("command", "url", "pym", "python"), "a server endpoint")
+        if self.env and self.command is None:
+            raise ValueError("env is only for a server started by a command")
+        return self
+
+
 class ServerDefinition(_Model):
-    """One version of an MCP server; tools are routed to ``name:version``."""
+    """One version of a server (an MCP server, a ``.pym`` folder, a Python module); tools are
+    routed to ``name:version``."""
 
     name: str = Field(pattern=r"^[^:\s]+$")
     version: str
     description: str | None = None
+    endpoint: ServerEndpoint | None = None
+    """Where this version runs; a bundle using the registry starts or opens it. Without one, the
+    caller supplies the server (``Registry.tool_source(servers)``)."""
     capabilities: ServerCapabilities | None = None
     provided_tools: list[ServerTool] = []
     metadata: dict[str, Any] = {}
@@ -142,6 +175,10 @@ class SourceTool(_Model):
     defaults: dict[str, Any] = {}
     hide_fields: list[str] = []
     server_version: str | None = None
+    bind: list[str] = []
+    """Fields filled from the run's inputs (``RunContext.inputs``: the job's ``source``,
+    ``path``...) on every call, hidden from the model; a run without one leaves the field to
+    its default, and a required one is then an error result."""
 
     _constraint = field_validator("server_version")(_check_constraint)
 
@@ -243,8 +280,15 @@ class ToolDefinition(_Model):
     source: SourceTool | None = None
     spec: ToolSpec | None = None
     input_schema: JsonSchema | None = None
+    """What the server receives (validated before the call); default: the server's own schema."""
+    inputs_override: dict[str, JsonSchema] = {}
+    """Replaces entries of the input schema's ``properties`` in what the model sees only (the
+    server still checks its own schema)."""
     output_schema: JsonSchema | None = None
     output_transform: OutputTransform | None = None
+    context_providers: list[str] = []
+    """``.pym`` scripts (relative to the registry file) run before the tool; their outputs are
+    prepended to its output."""
     metadata: dict[str, Any] = {}
 
     @model_validator(mode="after")
@@ -315,12 +359,23 @@ class AgentDefinition(_Model):
     version: str
     description: str | None = None
     endpoint: AgentEndpoint | None = None
-    """None for an agent of this project run in process (by a ``KernelAgentRunner``)."""
+    """None for an agent of this project run in process (by a ``KernelAgentRunner``, or by the
+    bundle named in ``bundle``)."""
+    bundle: str | None = None
+    """The bundle that is this agent (a folder relative to the registry file, or a shipped
+    bundle's name): a bundle using the registry runs it, with its own prompts, plugin and
+    tools, on the engine of the bundle's own agent."""
     skills: list[AgentSkill] = []
     dependencies: list[AgentDependency] = []
     metadata: dict[str, Any] = {}
 
     _version = field_validator("version")(_check_version)
+
+    @model_validator(mode="after")
+    def _runs_somewhere_once(self) -> AgentDefinition:
+        if self.endpoint is not None and self.bundle is not None:
+            raise ValueError("an agent runs at its endpoint or as its bundle, not both")
+        return self
 
 
 class RegistryDocument(_Model):

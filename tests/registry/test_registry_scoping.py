@@ -9,10 +9,10 @@ import pytest
 from registry_doubles import FunctionServers, fixture_registry
 
 from structured_agents.errors import ConfigError, ToolNotFoundError
-from structured_agents.registry_v2 import RegistryError, RegistryV2, RoutingError
-from structured_agents.tools import CompositeRegistry, ToolRegistry
+from structured_agents.registry import Registry, RegistryError, RoutingError
+from structured_agents.tools import ToolRegistry, resolve_all
 
-SCOPING_LOGGER = "structured_agents.registry_v2.scoping"
+SCOPING_LOGGER = "structured_agents.registry.scoping"
 
 
 def test_two_callers_see_different_tools() -> None:
@@ -27,7 +27,7 @@ def test_two_callers_see_different_tools() -> None:
         "search_and_summarize": "agent summarizer",  # the pipeline exposing the agent it depends on
     }
     assert summarizer.list_tools() == ["get_doc"]
-    assert [s.name for s in summarizer.resolve_all(["get_doc"])] == ["get_doc"]
+    assert [s.name for s in resolve_all(summarizer, ["get_doc"])] == ["get_doc"]
     assert "plan_trip" not in researcher.list_tools()  # on weather-service, which it does not depend on
 
 
@@ -42,9 +42,10 @@ def test_undeclared_tools_are_refused_and_logged(caplog: pytest.LogCaptureFixtur
         "which is not among its declared dependencies"
     )
     with pytest.raises(
-        ToolNotFoundError, match=r"agent 'summarizer' cannot use 'get_weather', 'nope'.*may use: get_doc"
+        ToolNotFoundError,
+        match=r"registry 'registry' has no tool 'get_weather', 'nope' \(available: get_doc\)",
     ):
-        summarizer.resolve_all(["get_doc", "get_weather", "nope"])
+        resolve_all(summarizer, ["get_doc", "get_weather", "nope"])
 
 
 def test_a_scoped_tool_source_offers_only_granted_tools() -> None:
@@ -52,13 +53,6 @@ def test_a_scoped_tool_source_offers_only_granted_tools() -> None:
     offered = reg.tool_source(FunctionServers({}), caller="summarizer").tools()
     assert [schema.name for schema in offered] == ["get_doc"]
     assert len(reg.tool_source(FunctionServers({})).tools()) == len(reg.list_tools())
-
-
-def test_a_scoped_registry_is_listed_among_a_bundles_registries() -> None:
-    composite = CompositeRegistry([fixture_registry().scoped_for("summarizer")])
-    assert composite.list_tools() == ["get_doc"]
-    with pytest.raises(ToolNotFoundError):
-        composite.resolve_all(["get_weather"])
 
 
 def test_unknown_caller_is_a_config_error() -> None:
@@ -102,4 +96,4 @@ def test_dependencies_must_name_what_the_registry_defines(
     dependency: dict[str, Any], error: type[Exception], message: str
 ) -> None:
     with pytest.raises(error, match=message):
-        RegistryV2.from_dict(document(dependency))
+        Registry.from_dict(document(dependency))

@@ -23,9 +23,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from structured_agents.registry_v2.errors import Loc, RegistryError, RoutingError
-from structured_agents.registry_v2.models import ServerDefinition
-from structured_agents.registry_v2.versions import Version, VersionConstraint
+from structured_agents.registry.errors import Loc, RegistryError, RoutingError
+from structured_agents.registry.models import ServerDefinition
+from structured_agents.registry.versions import Version, VersionConstraint
 
 __all__ = ["Route", "ServerRouter"]
 

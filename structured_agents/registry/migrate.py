@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from structured_agents.registry_v2.errors import MigrationError, format_loc
+from structured_agents.registry.errors import MigrationError, format_loc
 
 __all__ = ["CURRENT_VERSION", "Change", "MigrationReport", "migrate_document"]
 
