@@ -24,7 +24,7 @@ from structured_agents.registry.errors import PipelineError
 from structured_agents.registry.models import AgentDefinition
 from structured_agents.types import JsonDict, Message
 
-__all__ = ["AgentRunner", "KernelAgentRunner", "LocalAgent", "default_task"]
+__all__ = ["AgentRunner", "KernelAgentRunner", "LocalAgent", "default_task", "run_inner_agent"]
 
 
 @runtime_checkable
@@ -75,12 +75,22 @@ class KernelAgentRunner:
         messages = [Message.user(local.task(agent, skill, arguments))]
         if local.system_prompt is not None:
             messages.insert(0, Message.system(local.system_prompt))
-        run_id = f"{context.run_id}/{agent.name}-{uuid.uuid4().hex[:8]}"
-        result = await local.kernel.run(
-            messages, run_id=run_id, workspace=context.workspace, inputs=arguments
+        return await run_inner_agent(local.kernel, messages, agent, arguments, context)
+
+
+async def run_inner_agent(
+    kernel: AgentKernel,
+    messages: list[Message],
+    agent: AgentDefinition,
+    arguments: JsonDict,
+    context: RunContext,
+) -> str:
+    """Run ``agent`` on ``kernel`` as a step of ``context``'s run (its id is the outer run's id,
+    a slash, the agent and a random suffix); its final output, or PipelineError."""
+    run_id = f"{context.run_id}/{agent.name}-{uuid.uuid4().hex[:8]}"
+    result = await kernel.run(messages, run_id=run_id, workspace=context.workspace, inputs=arguments)
+    if result.final_output is None:
+        raise PipelineError(
+            f"agent {agent.name} ended ({result.termination}) after {result.turns} turns without output"
         )
-        if result.final_output is None:
-            raise PipelineError(
-                f"agent {agent.name} ended ({result.termination}) after {result.turns} turns without output"
-            )
-        return result.final_output
+    return result.final_output

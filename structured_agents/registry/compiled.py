@@ -141,7 +141,7 @@ def compile_tool(
     elif server is not None:
         canonical_in, validated = dict(server.schema.parameters), False
     else:
-        canonical_in = _EMPTY_OBJECT
+        canonical_in = _EMPTY_OBJECT  # not known yet: the server's, once bound
     canonical_out = None
     if tool.output_schema is not None:
         canonical_out = schemas.canonical(tool.output_schema, (*loc, "outputSchema"))
@@ -158,7 +158,8 @@ def compile_tool(
     bind = tuple(source.bind) if source is not None else ()
     source_loc = (*loc, "source")
     parameters = _model_view(full, defaults, hidden, (*source_loc, "hideFields"))
-    parameters = _unbound_view(tool.name, parameters, bind, (*source_loc, "bind"))
+    known = canonical_in is not _EMPTY_OBJECT
+    parameters = _unbound_view(tool.name, parameters, bind, (*source_loc, "bind"), known)
     parameters = _overridden(parameters, tool.inputs_override)
     transform = tuple(
         (key, JsonPath.parse(mapping.path))
@@ -206,10 +207,13 @@ def _target(
     )
 
 
-def _unbound_view(name: str, view: JsonSchema, bind: tuple[str, ...], loc: Loc) -> JsonSchema:
-    """The schema without the bound fields (which may be required: the run's inputs fill them)."""
+def _unbound_view(name: str, view: JsonSchema, bind: tuple[str, ...], loc: Loc, known: bool) -> JsonSchema:
+    """The schema without the bound fields (which may be required: the run's inputs fill them);
+    a bound field must be an input, when the inputs are ``known``."""
     properties = dict(view.get("properties", {}))
     for index, field_name in enumerate(bind):
+        if field_name not in properties and not known:
+            continue
         if field_name not in properties:
             inputs = ", ".join(properties) or "none"
             raise RegistryError(

@@ -58,6 +58,7 @@ class Registry:
         base: Path | None = None,
         migration: MigrationReport | None = None,
         servers: Mapping[str, Server] | None = None,
+        raw: RawDocument | None = None,
     ) -> None:
         self.name = name
         self.document = document
@@ -67,6 +68,7 @@ class Registry:
         """What loading changed (empty for a v2 document)."""
         self.servers = dict(servers) if servers is not None else None
         """The servers by route key, once bound (:meth:`bind`)."""
+        self._raw = raw
         self.schemas = SchemaResolver(document.schemas)
         self.router = ServerRouter(document.servers)
         self._check_provided_tools()
@@ -107,7 +109,7 @@ class Registry:
             if not isinstance(raw.data, Mapping):
                 raise RegistryError(f"a registry document is a mapping, got {type(raw.data).__name__}")
             data, report = migrate_document(raw.data)
-            return cls(parse_document(data, raw), name=name, base=base, migration=report)
+            return cls(parse_document(data, raw), name=name, base=base, migration=report, raw=raw)
         except RegistryError as exc:
             if exc.source is None:
                 raw.locate(exc)
@@ -175,9 +177,23 @@ class Registry:
     def bind(self, servers: Mapping[str, Server]) -> Registry:
         """This registry with its tools looked up on ``servers`` (by route key, ``calc:2.0.0``,
         or plain server name); RegistryError naming the tool when a server or tool is missing."""
-        return Registry(
-            self.document, name=self.name, base=self.base, migration=self.migration, servers=servers
-        )
+        try:
+            return Registry(
+                self.document,
+                name=self.name,
+                base=self.base,
+                migration=self.migration,
+                servers=servers,
+                raw=self._raw,
+            )
+        except RegistryError as exc:
+            raise self.locate(exc) from None
+
+    def locate(self, error: RegistryError) -> RegistryError:
+        """``error`` naming this registry's file (and line) when it has a file and names none."""
+        if self._raw is not None and error.source is None:
+            self._raw.locate(error)
+        return error
 
     # -- checks ---------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from structured_agents.types import ToolCall, ToolResult, ToolSchema
 
 __all__ = ["CompositeBackend", "ContextProviderRunner"]
 
+
 @runtime_checkable
 class ContextProviderRunner(Protocol):
     """Runs one context-provider script; the Grail backend implements it."""

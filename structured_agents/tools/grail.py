@@ -117,7 +117,6 @@ class GrailRegistry:
         return script.to_tool_schema() if script is not None else None
 
 
-
 def _hidden(path: Path, root: Path) -> bool:
     return any(part.startswith(".") for part in path.relative_to(root).parts[:-1])
 

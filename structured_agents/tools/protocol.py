@@ -25,7 +25,6 @@ class ToolRegistry(Protocol):
         ...
 
 
-
 @runtime_checkable
 class ToolBackend(Protocol):
     """Executes tool calls. Failures come back as ``ToolResult(is_error=True)``, never raised."""

@@ -189,7 +189,6 @@ class PythonRegistry:
         return tool.schema if tool else None
 
 
-
 def format_validation_error(exc: pydantic.ValidationError) -> str:
     """A compact, model-readable list of what is wrong with the arguments."""
     parts = []
