@@ -190,11 +190,15 @@ class Bundle:
         """:meth:`messages` with the context providers run for this job."""
         return self.messages(inputs, await self.context(inputs, workspace))
 
-    async def aclose(self) -> None:
-        """Disconnect the MCP servers (its agents' too), then :meth:`close`."""
+    async def disconnect(self) -> None:
+        """Stop the MCP servers (its agents' too); :meth:`connect` starts them again."""
         await self.registry_tools.aclose()
         for agent in self.agents:
-            await agent.aclose()
+            await agent.disconnect()
+
+    async def aclose(self) -> None:
+        """:meth:`disconnect`, then :meth:`close`."""
+        await self.disconnect()
         self.close()
 
     def close(self) -> None:

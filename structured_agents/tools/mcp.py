@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -28,6 +29,7 @@ from typing import Any
 import mcp_types
 import pydantic_core
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from structured_agents.context import RunContext
@@ -132,7 +134,7 @@ class MCPRegistry:
     async def _hold(self, ready: asyncio.Future[None]) -> None:
         """Own the client for the connection's lifetime: enter it, list tools, wait for close."""
         try:
-            async with Client(self.server) as client:
+            async with Client(_transport(self.server)) as client:
                 self._tools = await self._list(client)
                 self._client = client
                 ready.set_result(None)
@@ -201,6 +203,15 @@ class MCPRegistry:
     async def call_tool(self, tool_name: str, arguments: Mapping[str, Any]) -> mcp_types.CallToolResult:
         """Call a tool on the server (no timeout of its own: :class:`MCPBackend` sets one)."""
         return await self._require_client().call_tool(tool_name, dict(arguments))
+
+
+def _transport(server: StdioServerParameters | str) -> Any:
+    """What ``mcp.Client`` connects to. A stdio server's stderr goes to the process's own stderr
+    (``sys.__stderr__``): a Celery worker replaces ``sys.stderr`` with a proxy that has no file
+    descriptor, which a subprocess cannot inherit."""
+    if isinstance(server, StdioServerParameters):
+        return stdio_client(server, errlog=sys.__stderr__ or sys.stderr)
+    return server
 
 
 def _render_block(block: mcp_types.ContentBlock) -> str:
