@@ -223,9 +223,7 @@ def _unbound_view(name: str, view: JsonSchema, bind: tuple[str, ...], loc: Loc, 
     if not bind:
         return view
     required = [n for n in view.get("required", []) if n in properties]
-    out = {**view, "properties": properties}
-    out.pop("required", None)
-    return {**out, "required": required} if required else out
+    return _with_fields(view, properties, required)
 
 
 def _overridden(view: JsonSchema, overrides: Mapping[str, JsonSchema]) -> JsonSchema:
@@ -245,9 +243,16 @@ def _model_view(full: JsonSchema, defaults: JsonDict, hidden: tuple[str, ...], l
         if name in required:
             raise RegistryError(f"hidden field {name!r} is required and has no default", (*loc, index))
         del properties[name]
-    view = {**full, "properties": properties}
-    view.pop("required", None)
-    return {**view, "required": required} if required else view
+    return _with_fields(full, properties, required)
+
+
+def _with_fields(schema: JsonSchema, properties: JsonDict, required: list[str]) -> JsonSchema:
+    """``schema`` with these ``properties`` and ``required`` (dropped when empty), every key where
+    it was (validators report the first failing keyword: the order is the schema's own)."""
+    out = {**schema, "properties": properties, "required": required}
+    if not required:
+        del out["required"]
+    return out
 
 
 def _describe(tool: ToolDefinition, route: Route | None) -> str:
