@@ -19,7 +19,7 @@ from runner_helpers import run_embedded, submit_docstring
 from services import require_model_stack
 
 from structured_agents.bundles import Bundle, load_bundle
-from structured_agents.engines import GenerationRequest, ScriptedEngine, by_run_id
+from structured_agents.engines import ScriptedEngine, by_run_id
 from structured_agents.engines.scripted import ScriptTurn
 from structured_agents.jobs import discover_docstring_jobs
 from structured_agents.pym import PymRunner
