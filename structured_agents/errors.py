@@ -9,7 +9,7 @@ converted at the seam where they enter, so callers catch one root::
     │   ├── GrammarConfigError      grammar mode/plugin capability mismatch
     │   ├── PluginNotFoundError     unknown plugin name
     │   ├── bundles.BundleError     malformed bundle manifest (file:line:col, field, expected)
-    │   └── registry.RegistryError   malformed v2 registry (file, JSON path)
+    │   └── registry.RegistryError   malformed registry document (file, line, JSON path)
     │       └── VersionError, SchemaRefError, SchemaCycleError, RoutingError, MigrationError
     ├── GrammarError                a grammar artifact failed to build or compile
     ├── ParseError                  model output could not be parsed into tool calls
