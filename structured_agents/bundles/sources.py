@@ -186,9 +186,9 @@ class BundleTools:
             raise self._error(loc, str(exc)) from None
         file = RegistryFile(spec.name, path, registry, self._server_set(), agent=spec.agent)
         try:
-            self._open_routes(file)
+            file.servers.open_routes(registry)
         except RegistryError as exc:
-            raise self._file_error(file, file.registry.locate(exc)) from None
+            raise self._file_error(file, exc) from None
         for agent in registry.document.agents:
             if agent.bundle is not None:
                 ref = path.parent / agent.bundle
@@ -196,25 +196,6 @@ class BundleTools:
                 file.agents[f"{agent.name}:{agent.version}"] = bundle
                 file.agents.setdefault(agent.name, bundle)
         return file
-
-    def _open_routes(self, file: RegistryFile) -> None:
-        """Open every server version a tool of the file is routed to."""
-        servers = file.registry.document.servers
-        for tool_index, name in enumerate(file.registry.list_tools()):
-            compiled = file.registry.compiled(name)
-            route = compiled.route if compiled is not None else None
-            if route is None or route.key in file.servers.servers:
-                continue
-            definition = route.definition
-            if definition is None or definition.endpoint is None:
-                raise RegistryError(
-                    f"tool {name!r} is routed to server {route.key!r}, which has no endpoint to start it",
-                    ("tools", tool_index, "source", "server"),
-                )
-            server_index = servers.index(definition)
-            file.servers.open(
-                route.key, definition.endpoint, file.path.parent, ("servers", server_index, "endpoint")
-            )
 
     def _bind(self) -> None:
         servers: dict[str, Server] = dict(self.servers.servers)

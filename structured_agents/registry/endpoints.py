@@ -25,6 +25,7 @@ from structured_agents.pym.externals import ExternalRegistry
 from structured_agents.pym.loader import ScriptLoader
 from structured_agents.registry.errors import Loc, RegistryError
 from structured_agents.registry.models import ServerEndpoint
+from structured_agents.registry.registry import Registry
 from structured_agents.registry.served import Server
 from structured_agents.tools.composite import CompositeBackend
 from structured_agents.tools.grail import GrailBackend, GrailRegistry
@@ -78,6 +79,28 @@ class ServerSet:
         else:
             self._mcp.append(_mcp_registry(key, endpoint, base))
             self._where[key] = loc
+
+    def open_routes(self, registry: Registry) -> None:
+        """Open every server version a tool of ``registry`` is routed to (from its ``endpoint``);
+        RegistryError (located in the registry's file) when one has none, or cannot open."""
+        servers = registry.document.servers
+        try:
+            for index, name in enumerate(registry.list_tools()):
+                compiled = registry.compiled(name)
+                route = compiled.route if compiled is not None else None
+                if route is None or route.key in self.servers or route.key in self._where:
+                    continue
+                definition = route.definition
+                if definition is None or definition.endpoint is None:
+                    raise RegistryError(
+                        f"tool {name!r} is routed to server {route.key!r}, which has no endpoint to start it",
+                        ("tools", index, "source", "server"),
+                    )
+                where = ("servers", servers.index(definition), "endpoint")
+                base = registry.base if registry.base is not None else Path()
+                self.open(route.key, definition.endpoint, base, where)
+        except RegistryError as exc:
+            raise registry.locate(exc) from None
 
     def backend(
         self, grail: GrailBackend, extra: Mapping[str, ToolBackend] | None = None

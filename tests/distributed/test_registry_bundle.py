@@ -15,7 +15,7 @@ from pathlib import Path
 
 from conftest import SCRIPTED_DOCSTRING, SCRIPTED_SUMMARY, Cluster
 
-from structured_agents.jobs import discover_docstring_jobs
+from structured_agents.tasks.docstring import discover_docstring_jobs
 from structured_agents.workers.enqueue import enqueue
 
 SAMPLE_PROJECT = Path(__file__).resolve().parents[1] / "fixtures" / "sample_project"

@@ -15,6 +15,7 @@ from typing import Any
 
 from structured_agents.context import RunContext
 from structured_agents.registry import Registry
+from structured_agents.tools.python import PythonRegistry
 from structured_agents.types import JsonDict, ToolCall, ToolResult, ToolSchema
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -45,3 +46,18 @@ class FunctionServers:
         except Exception as exc:
             return ToolResult(call.id, call.name, f"{type(exc).__name__}: {exc}", True)
         return ToolResult(call.id, call.name, out if isinstance(out, str) else json.dumps(out))
+
+
+registry = PythonRegistry("doubles")
+"""Python tools a registry file reaches as ``endpoint: {python: registry_doubles}``."""
+
+
+@registry.tool
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: the first.
+        b: the second.
+    """
+    return a + b

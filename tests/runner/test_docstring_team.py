@@ -21,9 +21,9 @@ from services import require_model_stack
 from structured_agents.bundles import Bundle, load_bundle
 from structured_agents.engines import ScriptedEngine, by_run_id
 from structured_agents.engines.scripted import ScriptTurn
-from structured_agents.jobs import discover_docstring_jobs
 from structured_agents.pym import PymRunner
 from structured_agents.store import Store
+from structured_agents.tasks.docstring import discover_docstring_jobs
 from structured_agents.types import ToolCall
 
 if TYPE_CHECKING:
