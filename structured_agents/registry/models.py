@@ -12,6 +12,7 @@ in it name registry schemas (see :mod:`structured_agents.registry.schemas`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -55,29 +56,25 @@ class _Model(BaseModel):
     )
 
 
-def _check_version(value: str) -> str:
+def _parses(parse: Callable[[str], object], value: str) -> str:
+    """``value`` if ``parse`` reads it; its RegistryError as the ValueError pydantic reports."""
     try:
-        Version.parse(value)
+        parse(value)
     except RegistryError as exc:
         raise ValueError(exc.detail) from None
     return value
+
+
+def _check_version(value: str) -> str:
+    return _parses(Version.parse, value)
 
 
 def _check_constraint(value: str | None) -> str | None:
-    if value is not None:
-        try:
-            VersionConstraint.parse(value)
-        except RegistryError as exc:
-            raise ValueError(exc.detail) from None
-    return value
+    return value if value is None else _parses(VersionConstraint.parse, value)
 
 
 def _check_path(value: str) -> str:
-    try:
-        JsonPath.parse(value)
-    except RegistryError as exc:
-        raise ValueError(exc.detail) from None
-    return value
+    return _parses(JsonPath.parse, value)
 
 
 def _exactly_one(model: BaseModel, fields: tuple[str, ...], what: str) -> None:
