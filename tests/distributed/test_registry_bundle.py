@@ -10,7 +10,6 @@ here; a model server in a deployment: the CPU workers load no model).
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 from conftest import SCRIPTED_DOCSTRING, SCRIPTED_SUMMARY, Cluster
@@ -18,14 +17,26 @@ from conftest import SCRIPTED_DOCSTRING, SCRIPTED_SUMMARY, Cluster
 from structured_agents.tasks.docstring import discover_docstring_jobs
 from structured_agents.workers.enqueue import enqueue
 
-SAMPLE_PROJECT = Path(__file__).resolve().parents[1] / "fixtures" / "sample_project"
+TEAM_PROJECT = {
+    "geometry/shapes.py": (
+        "def area(width: float, height: float) -> float:\n    return width * height\n\n\n"
+        "class Square:\n    def __init__(self, side: float) -> None:\n        self.side = side\n\n"
+        "    def perimeter(self) -> float:\n        return 4 * self.side\n"
+    ),
+}
+"""A project of its own: job ids are stable per target, and the cluster's store is shared with
+the other tests, whose batches run over the sample project."""
 
 
 def test_docstring_team_runs_its_agent_tool_and_mcp_server_in_the_workers(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    project = shutil.copytree(SAMPLE_PROJECT, tmp_path / "project")
+    project = tmp_path / "project"
+    for relative, text in TEAM_PROJECT.items():
+        (project / relative).parent.mkdir(parents=True, exist_ok=True)
+        (project / relative).write_text(text)
     targets = {job.job_id: job for job in discover_docstring_jobs(project)}
+    assert len(targets) == 4
 
     batch_id = enqueue(cluster.store, cluster.app, "docstring_team", project).batch_id
     cluster.wait(batch_id, timeout=180)
