@@ -13,28 +13,16 @@ import json
 from pathlib import Path
 
 from conftest import SCRIPTED_DOCSTRING, SCRIPTED_SUMMARY, Cluster
+from team_project import write_team_project
 
 from structured_agents.tasks.docstring import discover_docstring_jobs
 from structured_agents.workers.enqueue import enqueue
-
-TEAM_PROJECT = {
-    "geometry/shapes.py": (
-        "def area(width: float, height: float) -> float:\n    return width * height\n\n\n"
-        "class Square:\n    def __init__(self, side: float) -> None:\n        self.side = side\n\n"
-        "    def perimeter(self) -> float:\n        return 4 * self.side\n"
-    ),
-}
-"""A project of its own: job ids are stable per target, and the cluster's store is shared with
-the other tests, whose batches run over the sample project."""
 
 
 def test_docstring_team_runs_its_agent_tool_and_mcp_server_in_the_workers(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    project = tmp_path / "project"
-    for relative, text in TEAM_PROJECT.items():
-        (project / relative).parent.mkdir(parents=True, exist_ok=True)
-        (project / relative).write_text(text)
+    project = write_team_project(tmp_path / "project")  # targets of its own: the store is shared
     targets = {job.job_id: job for job in discover_docstring_jobs(project)}
     assert len(targets) == 4
 

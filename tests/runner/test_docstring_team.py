@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 from runner_helpers import run_embedded, submit_docstring
 from services import require_model_stack
+from team_project import write_team_project
 
 from structured_agents.bundles import Bundle, load_bundle
 from structured_agents.engines import ScriptedEngine, by_run_id
@@ -114,9 +115,10 @@ def model() -> Iterator[TransformersEngine]:
 
 @pytest.mark.model
 def test_the_real_model_drives_the_team_within_the_grammar(
-    model: TransformersEngine, team_bundle: Bundle, store: Store, project: Path
+    model: TransformersEngine, team_bundle: Bundle, store: Store, tmp_path: Path
 ) -> None:
-    summary = run_embedded(team_bundle, model, store, project, concurrency=8)
+    project = write_team_project(tmp_path / "team")
+    summary = run_embedded(team_bundle, model, store, project, concurrency=4)
 
     runs = store.list_runs(summary.batch_id)
     assert runs and summary.ran == len(runs)
