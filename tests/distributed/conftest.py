@@ -71,6 +71,7 @@ def write_script(path: Path, *, delay_s: float = 0.05) -> Path:
     docstring = plugin.render_tool_calls([ToolCall("submit_result", {"docstring": SCRIPTED_DOCSTRING})])
     team = [plugin.render_tool_calls([ToolCall(name, {})]) for name in ("summarize_code", "style_rules")]
     summary = plugin.render_tool_calls([ToolCall("submit_summary", {"summary": SCRIPTED_SUMMARY})])
+    team_submit = plugin.render_tool_calls([ToolCall("submit_result", {"description": SCRIPTED_DOCSTRING})])
     script = {
         "turns": [lookup, submit],
         "delay_s": delay_s,
@@ -78,7 +79,7 @@ def write_script(path: Path, *, delay_s: float = 0.05) -> Path:
             "SLOW": [slow, submit],
             "POISON": [],
             DOCSTRING_MARKER: [docstring],
-            TEAM_MARKER: [*team, docstring],
+            TEAM_MARKER: [*team, team_submit],
             SUMMARIZER_MARKER: [summary],
         },
     }

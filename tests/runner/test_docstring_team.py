@@ -15,7 +15,7 @@ from collections.abc import Hashable, Iterator
 from typing import TYPE_CHECKING
 
 import pytest
-from runner_helpers import run_embedded, submit_docstring
+from runner_helpers import run_embedded
 from services import require_model_stack
 from team_project import write_team_project
 
@@ -52,7 +52,11 @@ def team_script(key: Hashable) -> list[ScriptTurn]:
     """The summarizer submits a summary; a docstring agent asks it, reads the rules, submits."""
     if is_summarizer(key):
         return [[ToolCall("submit_summary", {"summary": SUMMARY})]]
-    return [[ToolCall("summarize_code", {})], [ToolCall("style_rules", {})], submit_docstring]
+    return [
+        [ToolCall("summarize_code", {})],
+        [ToolCall("style_rules", {})],
+        [ToolCall("submit_result", {"description": "Do what the name says."})],
+    ]
 
 
 def test_every_job_asks_the_summarizer_agent_and_the_style_guide_v2(
