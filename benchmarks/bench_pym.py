@@ -23,6 +23,7 @@ from pathlib import Path
 from structured_agents.context import RunContext
 from structured_agents.pym import PymCache, PymRunner, ScriptLoader
 from structured_agents.tools.grail import GrailBackend, GrailRegistry
+from structured_agents.tools.resolve import resolve_all
 from structured_agents.types import ToolCall
 
 TRIVIAL = 'from grail import Input\n\na: int = Input("a")\nb: int = Input("b", default=1)\n\na + b\n'
@@ -53,7 +54,7 @@ async def main(calls: int, folder: Path) -> None:
     (folder / "data.txt").write_text("hello\n")
     loader = ScriptLoader(PymCache(folder / "cache"))
     registry = GrailRegistry(folder, loader=loader)
-    add_tool, size_tool = registry.resolve_all(["add", "size"])
+    add_tool, size_tool = resolve_all(registry, ["add", "size"])
     context = RunContext(run_id="bench", workspace=folder)
     runner = PymRunner()
     backend = GrailBackend(runner=runner, loader=loader)

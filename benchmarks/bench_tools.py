@@ -19,7 +19,13 @@ import time
 from collections.abc import Awaitable, Callable
 
 from structured_agents.context import RunContext
-from structured_agents.tools import CompositeBackend, PythonBackend, PythonRegistry, RegistryBackendToolSource
+from structured_agents.tools import (
+    CompositeBackend,
+    PythonBackend,
+    PythonRegistry,
+    RegistryBackendToolSource,
+    resolve_all,
+)
 from structured_agents.types import ToolCall
 
 
@@ -51,7 +57,7 @@ async def main(calls: int) -> None:
     source = RegistryBackendToolSource(registry, backend)
     composite = CompositeBackend({"python": backend})
     context = RunContext(run_id="bench")
-    sync_schema, async_schema = registry.resolve_all(["add", "add_async"])
+    sync_schema, async_schema = resolve_all(registry, ["add", "add_async"])
 
     async def direct(i: int) -> object:
         return add(a=i, b=1)

@@ -9,7 +9,7 @@ converted at the seam where they enter, so callers catch one root::
     │   ├── GrammarConfigError      grammar mode/plugin capability mismatch
     │   ├── PluginNotFoundError     unknown plugin name
     │   ├── bundles.BundleError     malformed bundle manifest (file:line:col, field, expected)
-    │   └── registry_v2.RegistryError   malformed v2 registry (file, JSON path)
+    │   └── registry.RegistryError   malformed registry document (file, line, JSON path)
     │       └── VersionError, SchemaRefError, SchemaCycleError, RoutingError, MigrationError
     ├── GrammarError                a grammar artifact failed to build or compile
     ├── ParseError                  model output could not be parsed into tool calls
@@ -17,7 +17,7 @@ converted at the seam where they enter, so callers catch one root::
     ├── ToolError                   tool resolution or execution failed
     │   ├── ToolNotFoundError       a tool name no registry provides
     │   ├── ToolExecutionError      a tool ran and failed
-    │   │   └── registry_v2.PipelineError   a step of an agent-as-tool pipeline failed
+    │   │   └── registry.PipelineError   a step of an agent-as-tool pipeline failed
     │   └── pym.PymError            .pym scripts
     │       ├── PymCheckError       (PymParseError) rejected at check time, with diagnostics
     │       ├── PymInputError       arguments do not fit the declared inputs

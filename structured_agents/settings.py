@@ -130,6 +130,11 @@ class WorkerSettings(BaseModel):
     task_events: bool = True
     """Workers send Celery task events, which Flower shows live (tasks, their states, runtimes);
     False saves one broker publish per step."""
+    agent_engine: EngineSettings | None = None
+    """The engine a tools worker runs agents as tools on (``SA_WORKERS__AGENT_ENGINE__NAME``,
+    ``..._BASE_URL``...), built on the first such call: typically ``openai`` at the model
+    server of the GPU box (``sa serve`` or vLLM's). None: the tools workers load no model, and
+    an agent run as a tool is an error result naming this setting."""
 
 
 class Settings(BaseSettings):

@@ -10,10 +10,9 @@ from __future__ import annotations
 from structured_agents.bundles.finder import bundle_search_path, find_bundle, list_bundles
 from structured_agents.bundles.loader import Bundle, load_bundle
 from structured_agents.bundles.manifest import BundleError, BundleManifest, load_manifest
-from structured_agents.bundles.toolset import BoundTool, BundleToolSource
+from structured_agents.bundles.toolset import BundleToolSource
 
 __all__ = [
-    "BoundTool",
     "Bundle",
     "BundleError",
     "BundleManifest",

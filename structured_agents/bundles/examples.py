@@ -16,8 +16,8 @@ import yaml
 from pydantic import RootModel
 
 from structured_agents.bundles.manifest import BundleError, BundleManifest, FewShotExample, validate_located
-from structured_agents.bundles.yaml_lines import LocatedYaml, load_located_yaml
 from structured_agents.types import Message, ToolCall, ToolResult, ToolSchema
+from structured_agents.yaml_lines import LocatedYaml, load_located_yaml
 
 __all__ = ["example_messages", "load_examples"]
 

@@ -17,13 +17,14 @@ inputs of the bundle's task). Loading writes nothing but the ``.pym`` check cach
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from structured_agents.bundles.echoes import EchoCheck, fixed_texts
 from structured_agents.bundles.examples import example_messages, load_examples
@@ -34,15 +35,9 @@ from structured_agents.bundles.manifest import (
     FewShotExample,
     load_located_manifest,
 )
+from structured_agents.bundles.sources import BundleTools
 from structured_agents.bundles.templates import PromptTemplates, TemplateSource, sample_inputs
-from structured_agents.bundles.toolset import (
-    BoundTool,
-    BundleToolSource,
-    build_registries,
-    check_script,
-    resolve_tool,
-)
-from structured_agents.bundles.yaml_lines import LocatedYaml
+from structured_agents.bundles.toolset import BundleToolSource, check_script
 from structured_agents.context import RunContext
 from structured_agents.errors import ConfigError, StructuredAgentsError
 from structured_agents.jobs.spec import JobSpec
@@ -57,15 +52,11 @@ from structured_agents.pym.limits import LimitsPolicy, LimitsSpec
 from structured_agents.pym.loader import ScriptLoader
 from structured_agents.pym.runner import PymRunner
 from structured_agents.tasks import available_tasks, get_task
-from structured_agents.tools.composite import CompositeBackend
 from structured_agents.tools.grail import GrailBackend
-from structured_agents.tools.protocol import ToolBackend, ToolRegistry
 from structured_agents.types import Message, ToolSchema
+from structured_agents.yaml_lines import LocatedYaml
 
-if TYPE_CHECKING:
-    from structured_agents.tools.mcp import MCPRegistry
-
-__all__ = ["Bundle", "load_bundle", "manifest_uses_mcp"]
+__all__ = ["Bundle", "load_bundle"]
 
 _PROVIDER_CACHE_SIZE = 256
 
@@ -78,16 +69,14 @@ class Bundle:
         *,
         path: Path,
         manifest: BundleManifest,
-        located: LocatedYaml,
         plugin: ModelPlugin,
         config: KernelConfig,
         templates: PromptTemplates,
         examples: list[FewShotExample],
         grail: GrailBackend,
         owns_runner: bool,
-        registries: Mapping[str, ToolRegistry],
-        backends: Mapping[str, ToolBackend],
-        tools: list[BoundTool],
+        tools: BundleTools,
+        agents: Sequence[Bundle] = (),
     ) -> None:
         self.path = path
         """The ``bundle.yaml`` file."""
@@ -100,14 +89,13 @@ class Bundle:
         """Every worked example (inline and from ``examples_file``)."""
         self.grail = grail
         """Runs the ``.pym`` tools and context providers."""
-        self.registries = dict(registries)
+        self.registry_tools = tools
+        """The bundle's registry (its ``tools:`` on their servers and registry files)."""
+        self.agents = list(agents)
+        """The bundles of the agents its registry files run as tools."""
         self._owns_runner = owns_runner
-        self._located = located
-        self._backend = CompositeBackend({"grail": grail, **backends}, providers=grail)
-        self._tools = tools
-        self._source: BundleToolSource | None = None if manifest_uses_mcp(manifest) else self._build()
+        self._unbound_source: BundleToolSource | None = None
         self._provided: OrderedDict[str, Any] = OrderedDict()
-        self._servers: list[MCPRegistry] = []
 
     @property
     def directory(self) -> Path:
@@ -116,27 +104,27 @@ class Bundle:
 
     @property
     def tools(self) -> BundleToolSource:
-        """The bundle's tool source (after :meth:`connect` for bundles with MCP servers)."""
-        if self._source is None:
-            raise ConfigError(f"bundle {self.manifest.name!r} uses MCP servers: await bundle.connect() first")
-        return self._source
+        """The bundle's tool source, without an engine for agents as tools (see :meth:`tool_source`;
+        after :meth:`connect` for bundles with MCP servers)."""
+        if self._unbound_source is None:
+            self._unbound_source = self.tool_source(None)
+        return self._unbound_source
 
-    def _build(self) -> BundleToolSource:
+    def tool_source(self, agent_engine: Engine | None) -> BundleToolSource:
+        """The bundle's tool source, agents as tools decoding with ``agent_engine`` (refused with
+        an error result when None)."""
         echoes = None
         if self.manifest.refuse_copied_lines:
-            schemas = [tool.schema for tool in self._tools]
+            schemas = self.registry_tools.schemas()
             echoes = EchoCheck.of(self.manifest.termination_tool, self.examples, schemas)
-        return BundleToolSource(self._tools, self._backend, echoes)
+        return BundleToolSource(self.registry_tools.tool_source(agent_engine, self.grail), echoes)
 
     async def connect(self) -> None:
-        """Connect the MCP servers and resolve their tools (nothing to do without them)."""
-        if self._source is not None:
-            return
-        from structured_agents.bundles.mcp import connect_mcp
-
-        self._tools, servers = await connect_mcp(self.manifest, self._located, self._backend, self._tools)
-        self._servers = servers
-        self._source = self._build()
+        """Connect the MCP servers (its own, its registry files', its agents') and resolve their
+        tools (nothing to do without them)."""
+        for agent in self.agents:
+            await agent.connect()
+        await self.registry_tools.aconnect()
 
     def discover_jobs(self, root: Path, *, overwrite: bool = False) -> list[JobSpec]:
         """The jobs of the bundle's task over the codebase at ``root``."""
@@ -147,10 +135,18 @@ class Bundle:
             )
         return get_task(self.manifest.task).discover(root, overwrite=overwrite)
 
-    def kernel(self, engine: Engine, *, observers: Iterable[Observer] = ()) -> AgentKernel:
-        """An agent kernel running this bundle's tools with ``engine``."""
+    def kernel(
+        self, engine: Engine, *, observers: Iterable[Observer] = (), agent_engine: Engine | None = None
+    ) -> AgentKernel:
+        """An agent kernel running this bundle's tools with ``engine``.
+
+        Agents run as tools (a registry file's agents that are bundles) decode with
+        ``agent_engine``, by default ``engine`` itself: in ``sa run`` they share the batches of
+        the bundle's own agent. A distributed worker's kernels decode nothing themselves, so the
+        tools worker passes the engine it has for them (see ``structured_agents.workers``)."""
+        tools = self.tool_source(agent_engine if agent_engine is not None else engine)
         return AgentKernel(
-            plugin=self.plugin, engine=engine, tools=self.tools, config=self.config, observers=observers
+            plugin=self.plugin, engine=engine, tools=tools, config=self.config, observers=observers
         )
 
     async def context(self, inputs: Mapping[str, Any], workspace: Path | None) -> dict[str, Any]:
@@ -194,22 +190,21 @@ class Bundle:
         """:meth:`messages` with the context providers run for this job."""
         return self.messages(inputs, await self.context(inputs, workspace))
 
+    async def disconnect(self) -> None:
+        """Stop the MCP servers (its agents' too); :meth:`connect` starts them again."""
+        await self.registry_tools.aclose()
+        for agent in self.agents:
+            await agent.disconnect()
+
     async def aclose(self) -> None:
-        """Disconnect the MCP servers, then :meth:`close`."""
-        servers, self._servers = self._servers, []
-        for server in servers:
-            await server.aclose()
+        """:meth:`disconnect`, then :meth:`close`."""
+        await self.disconnect()
         self.close()
 
     def close(self) -> None:
         """Stop the ``.pym`` sandbox workers (unless the runner was lent to :func:`load_bundle`)."""
         if self._owns_runner:
             self.grail.close()
-
-
-def manifest_uses_mcp(manifest: BundleManifest) -> bool:
-    """Whether any registry of the manifest is an MCP server."""
-    return any(spec.type == "mcp" for spec in manifest.registries)
 
 
 def _template_sources(
@@ -297,9 +292,44 @@ def load_bundle(
 ) -> Bundle:
     """Load the bundle ``ref`` (a path, or a name found by :func:`find_bundle`).
 
-    ``runner`` shares a ``.pym`` sandbox between bundles (the bundle then does not own it).
+    ``runner`` shares a ``.pym`` sandbox between bundles (the bundle then does not own it). The
+    bundles of the agents its registry files run as tools are loaded with it, sharing its
+    sandbox; agents whose bundles use each other in a cycle are a BundleError.
     """
     path = find_bundle(ref, search)
+    owns_runner = runner is None
+    session = _Session(runner or PymRunner(externals=default_externals()), search)
+    return session.load(path, owns_runner=owns_runner)
+
+
+@dataclasses.dataclass
+class _Session:
+    """One :func:`load_bundle` call: its sandbox, and the bundles loaded so far (agents included)."""
+
+    runner: PymRunner
+    search: Iterable[Path] | None
+    loading: list[Path] = dataclasses.field(default_factory=list)
+    loaded: dict[Path, Bundle] = dataclasses.field(default_factory=dict)
+
+    def agent(self, ref: Path) -> Bundle:
+        """The bundle at ``ref`` (a registry agent), loaded once per session."""
+        path = find_bundle(ref, self.search)
+        if path in self.loading:
+            cycle = " -> ".join(str(p.parent.name) for p in [*self.loading[self.loading.index(path) :], path])
+            raise BundleError(f"{path}: agents run each other as tools in a cycle: {cycle}")
+        if path not in self.loaded:
+            self.loaded[path] = self.load(path, owns_runner=False)
+        return self.loaded[path]
+
+    def load(self, path: Path, *, owns_runner: bool) -> Bundle:
+        self.loading.append(path)
+        try:
+            return _load(path, self, owns_runner=owns_runner)
+        finally:
+            self.loading.pop()
+
+
+def _load(path: Path, session: _Session, *, owns_runner: bool) -> Bundle:
     manifest, located = load_located_manifest(path)
     directory = path.parent
     loader = ScriptLoader(PymCache())
@@ -309,47 +339,46 @@ def load_bundle(
     except ConfigError as exc:
         raise BundleError(f"{located.where(('model', 'plugin'))}: model.plugin: {exc}") from None
     config = _kernel_config(manifest, located, plugin)
-    externals = default_externals()
-    registries, backends, _ = build_registries(
-        manifest, directory, located, loader=loader, externals=externals
+    agents: list[Bundle] = []
+
+    def load_agent(ref: Path) -> Bundle:
+        agent = session.agent(ref)
+        agents.append(agent)
+        return agent
+
+    tools = BundleTools(
+        manifest, located, loader=loader, externals=default_externals(), load_agent=load_agent
     )
-    tools = [
-        resolve_tool(ref_, index, registries[ref_.registry], located, directory)
-        for index, ref_ in enumerate(manifest.tools)
-        if ref_.registry in registries
-    ]
-    if not manifest_uses_mcp(manifest) and config.grammar is not None:
-        try:
-            plugin.build_grammar([tool.schema for tool in tools], config.grammar)
-        except StructuredAgentsError as exc:
-            raise BundleError(f"{located.where(('model', 'grammar'))}: model.grammar: {exc}") from None
     offered: dict[str, ToolSchema | None] = {ref_.name: None for ref_ in manifest.tools}
-    offered.update({tool.schema.name: tool.schema for tool in tools})
+    schemas: list[ToolSchema] = []  # an MCP server's are known once connected
+    if not tools.needs_connect:
+        schemas = tools.schemas()
+        offered.update({schema.name: schema for schema in schemas})
+        if config.grammar is not None:
+            try:
+                plugin.build_grammar(schemas, config.grammar)
+            except StructuredAgentsError as exc:
+                raise BundleError(f"{located.where(('model', 'grammar'))}: model.grammar: {exc}") from None
     examples = load_examples(manifest, located, directory, offered)
-    config = _guided(config, manifest, fixed_texts(examples, [tool.schema for tool in tools]))
+    config = _guided(config, manifest, fixed_texts(examples, schemas))
     templates = PromptTemplates(directory, _template_sources(manifest, located, directory))
     sample = sample_inputs(manifest.task)
     if sample is not None:
         templates.check(sample, list(manifest.initial_context.context_providers))
     grail = GrailBackend(
-        runner=runner or PymRunner(externals=externals),
-        loader=loader,
-        limits=_limits(manifest, located),
-        grants=manifest.externals,
+        runner=session.runner, loader=loader, limits=_limits(manifest, located), grants=manifest.externals
     )
     return Bundle(
         path=path,
         manifest=manifest,
-        located=located,
         plugin=plugin,
         config=config,
         templates=templates,
         examples=examples,
         grail=grail,
-        owns_runner=runner is None,
-        registries=registries,
-        backends=backends,
+        owns_runner=owns_runner,
         tools=tools,
+        agents=agents,
     )
 
 

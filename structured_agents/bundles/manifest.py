@@ -13,10 +13,10 @@ from typing import Annotated, Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from structured_agents.bundles.yaml_lines import LocatedYaml, load_located_yaml
 from structured_agents.errors import ConfigError
 from structured_agents.grammar.config import GrammarConfig
 from structured_agents.tasks import available_tasks
+from structured_agents.yaml_lines import LocatedYaml, load_located_yaml
 
 __all__ = [
     "BundleError",
@@ -29,6 +29,7 @@ __all__ = [
     "MCPRegistrySpec",
     "ModelSettings",
     "PythonRegistrySpec",
+    "RegistryFileSpec",
     "RegistrySpec",
     "SamplingSettings",
     "ToolReference",
@@ -153,6 +154,8 @@ class MCPRegistrySpec(_Strict):
     type: Literal["mcp"]
     name: str
     command: list[str] | None = None
+    """Started as a subprocess in the bundle directory; ``python`` as the first word is the
+    interpreter running structured-agents."""
     url: str | None = None
 
     @model_validator(mode="after")
@@ -164,8 +167,21 @@ class MCPRegistrySpec(_Strict):
         return self
 
 
+class RegistryFileSpec(_Strict):
+    """A registry file (:mod:`structured_agents.registry`) as a tool source: its server tools
+    (``.pym``, Python, versioned MCP servers it starts) and its pipelines, agents as tools among
+    them, which run on the engine of the bundle's own agent."""
+
+    type: Literal["registry"]
+    name: str
+    path: Path
+    """The registry file (JSON or YAML), relative to the bundle directory."""
+    agent: str | None = None
+    """Offer only what this agent of the registry may use (its declared dependencies)."""
+
+
 RegistrySpec = Annotated[
-    GrailRegistrySpec | PythonRegistrySpec | MCPRegistrySpec, Field(discriminator="type")
+    GrailRegistrySpec | PythonRegistrySpec | MCPRegistrySpec | RegistryFileSpec, Field(discriminator="type")
 ]
 
 

@@ -26,7 +26,7 @@ def migrate(
     target: Annotated[Path, typer.Argument(help="Where to write the v2 registry (.json, .yaml or .yml).")],
 ) -> None:
     """Migrate a registry file to schemaVersion 2.0 and print the report of what changed."""
-    from structured_agents.registry_v2 import migrate_file
+    from structured_agents.registry import migrate_file
 
     try:
         report = migrate_file(source, target)
@@ -45,12 +45,13 @@ def check(
     ] = None,
 ) -> None:
     """Check a registry file and list its tools."""
-    from structured_agents.registry_v2 import RegistryV2
+    from structured_agents.registry import Registry
+    from structured_agents.tools.resolve import resolve_all
 
     try:
-        registry = RegistryV2.from_file(path)
+        registry = Registry.from_file(path)
         view = registry.scoped_for(agent) if agent is not None else registry
-        schemas = view.resolve_all(view.list_tools())
+        schemas = resolve_all(view, view.list_tools())
     except StructuredAgentsError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None

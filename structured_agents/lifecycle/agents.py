@@ -56,11 +56,20 @@ class AgentCache:
     """The agents of the most recently used bundles of one process.
 
     ``engine`` is the kernels' engine (drivers that decode elsewhere give one that refuses);
-    ``observers`` see every kernel event besides the buffer (a progress bar).
+    ``agent_engine`` what agents run as tools decode with (default: ``engine``; see
+    :meth:`Bundle.kernel`); ``observers`` see every kernel event besides the buffer (a progress bar).
     """
 
-    def __init__(self, engine: Engine, size: int = 16, *, observers: Iterable[Observer] = ()) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        size: int = 16,
+        *,
+        observers: Iterable[Observer] = (),
+        agent_engine: Engine | None = None,
+    ) -> None:
         self.engine = engine
+        self.agent_engine = agent_engine
         self.size = size
         self._observers = tuple(observers)
         self._agents: OrderedDict[str, BatchAgent] = OrderedDict()
@@ -79,7 +88,9 @@ class AgentCache:
         bundle = load_bundle(path)
         await bundle.connect()
         events = EventBuffer()
-        kernel = bundle.kernel(self.engine, observers=[events, *self._observers])
+        kernel = bundle.kernel(
+            self.engine, observers=[events, *self._observers], agent_engine=self.agent_engine
+        )
         return BatchAgent(bundle, kernel, events)
 
     @staticmethod

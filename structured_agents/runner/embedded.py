@@ -155,6 +155,7 @@ class EmbeddedRunner:
         )
         sizes_before = len(engine.batch_sizes)
         events = EventBuffer()
+        await self.bundle.connect()  # its MCP servers, if any: started for this run
         kernel = self.bundle.kernel(engine, observers=[events, *self._observers])
         agent = BatchAgent(self.bundle, kernel, events)
 
@@ -176,6 +177,7 @@ class EmbeddedRunner:
             raise
         finally:
             kernel.close()
+            await self.bundle.disconnect()
         self.store.move_batch(batch.id, "finished", only_from=("queued", "running"))
         if batching is None:
             engine.close()

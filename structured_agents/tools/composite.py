@@ -1,12 +1,7 @@
-"""Several registries as one, and one backend that routes calls to several.
+"""One backend that routes calls to several, by ``ToolSchema.backend``.
 
-Name clashes (:class:`CompositeRegistry`)
-    A tool name that two registries provide is an error when it is resolved, naming both
-    registries, unless the caller qualifies it with the registry name (``"grail:read_file"``)
-    or the composite was built with ``on_conflict="first"`` (the earlier registry wins). A
-    qualified name is only recognised when its prefix is the name of one of the registries;
-    the resolved schema keeps the plain tool name, which is what the model calls and the
-    backend runs, so resolving two tools of the same plain name together is an error too.
+Several registries become one through a registry document (:mod:`structured_agents.registry`),
+whose tools name the server each comes from; this backend runs what they resolve to.
 
 Context providers (:class:`CompositeBackend`)
     ``ToolSchema.context_providers`` are ``.pym`` scripts run, in order, before the tool, by a
@@ -20,93 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from structured_agents.context import RunContext
-from structured_agents.errors import ConfigError, ToolError, ToolNotFoundError
-from structured_agents.tools.protocol import ToolBackend, ToolRegistry
+from structured_agents.errors import ConfigError
+from structured_agents.tools.protocol import ToolBackend
 from structured_agents.types import ToolCall, ToolResult, ToolSchema
 
-__all__ = ["QUALIFIER", "CompositeBackend", "CompositeRegistry", "ContextProviderRunner"]
-
-QUALIFIER = ":"
-"""Separates a registry name from a tool name in a qualified name: ``"python:add"``."""
-
-
-class CompositeRegistry:
-    """Resolves tools from several registries; see the module docstring for name clashes."""
-
-    def __init__(
-        self,
-        registries: Sequence[ToolRegistry],
-        *,
-        name: str = "composite",
-        on_conflict: Literal["error", "first"] = "error",
-    ) -> None:
-        names = [r.name for r in registries]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise ConfigError(f"CompositeRegistry.registries: duplicate registry names {duplicates}")
-        if on_conflict not in ("error", "first"):
-            raise ConfigError(
-                f"CompositeRegistry.on_conflict must be 'error' or 'first', got {on_conflict!r}"
-            )
-        self.name = name
-        self.on_conflict = on_conflict
-        self._registries = {r.name: r for r in registries}
-
-    def _split(self, tool_name: str) -> tuple[ToolRegistry, str] | None:
-        prefix, sep, rest = tool_name.partition(QUALIFIER)
-        registry = self._registries.get(prefix) if sep else None
-        return (registry, rest) if registry is not None else None
-
-    def list_tools(self) -> list[str]:
-        """Every resolvable name: plain names, and qualified ones for tools that clash."""
-        providers: dict[str, list[str]] = {}
-        for reg_name, registry in self._registries.items():
-            for tool in registry.list_tools():
-                providers.setdefault(tool, []).append(reg_name)
-        out: list[str] = []
-        for tool, regs in providers.items():
-            if len(regs) == 1 or self.on_conflict == "first":
-                out.append(tool)
-            else:
-                out.extend(f"{reg}{QUALIFIER}{tool}" for reg in regs)
-        return out
-
-    def resolve(self, tool_name: str) -> ToolSchema | None:
-        """The schema of one tool, plain or qualified; ToolError if a plain name is ambiguous."""
-        qualified = self._split(tool_name)
-        if qualified is not None:
-            return qualified[0].resolve(qualified[1])
-        hits = [(n, s) for n, r in self._registries.items() if (s := r.resolve(tool_name)) is not None]
-        if len(hits) > 1 and self.on_conflict == "error":
-            names = " and ".join(repr(n) for n, _ in hits)
-            raise ToolError(
-                f"tool {tool_name!r} is provided by registries {names}; qualify it "
-                f"(e.g. '{hits[0][0]}{QUALIFIER}{tool_name}') or use on_conflict='first'"
-            )
-        return hits[0][1] if hits else None
-
-    def resolve_all(self, tool_names: Sequence[str]) -> list[ToolSchema]:
-        """Schemas in order; ToolNotFoundError lists every missing name, ToolError a clash."""
-        found = [(n, self.resolve(n)) for n in tool_names]
-        missing = [n for n, s in found if s is None]
-        if missing:
-            raise ToolNotFoundError(
-                f"no registry provides {', '.join(map(repr, missing))} "
-                f"(searched {', '.join(self._registries) or 'no registries'} in {self.name!r})"
-            )
-        schemas = [s for _, s in found if s is not None]
-        plain = [s.name for s in schemas]
-        twice = sorted({n for n in plain if plain.count(n) > 1})
-        if twice:
-            raise ToolError(
-                f"{self.name!r} would offer more than one tool named {', '.join(map(repr, twice))}"
-            )
-        return schemas
+__all__ = ["CompositeBackend", "ContextProviderRunner"]
 
 
 @runtime_checkable

@@ -17,12 +17,12 @@ composite backend (:meth:`GrailBackend.run_script`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
 from structured_agents.context import RunContext
-from structured_agents.errors import StructuredAgentsError, ToolNotFoundError
+from structured_agents.errors import StructuredAgentsError
 from structured_agents.pym.cache import PymCache
 from structured_agents.pym.errors import Diagnostic, PymCheckError
 from structured_agents.pym.externals import ExternalRegistry, check_grants
@@ -115,17 +115,6 @@ class GrailRegistry:
         """The schema of a tool; PymCheckError (with its diagnostics) if its script is broken."""
         script = self.script(tool_name)
         return script.to_tool_schema() if script is not None else None
-
-    def resolve_all(self, tool_names: Sequence[str]) -> list[ToolSchema]:
-        """Schemas of the named tools in order; ToolNotFoundError naming any missing one."""
-        schemas = [(name, self.resolve(name)) for name in tool_names]
-        missing = [name for name, schema in schemas if schema is None]
-        if missing:
-            available = ", ".join(self.list_tools()) or "none"
-            raise ToolNotFoundError(
-                f"no .pym tool {', '.join(missing)} in {self.root} (available: {available})"
-            )
-        return [schema for _, schema in schemas if schema is not None]
 
 
 def _hidden(path: Path, root: Path) -> bool:

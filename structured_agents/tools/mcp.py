@@ -2,9 +2,9 @@
 
 :class:`MCPRegistry` holds one connection (``mcp.Client``, over stdio or streamable HTTP) to one
 server. Connecting lists the server's tools into a cache; the synchronous
-:class:`~structured_agents.tools.protocol.ToolRegistry` methods (``list_tools``, ``resolve``,
-``resolve_all``) answer from that cache and raise :class:`~structured_agents.errors.ToolError`
-while the registry is not connected. :meth:`MCPRegistry.refresh` re-lists the tools.
+:class:`~structured_agents.tools.protocol.ToolRegistry` methods (``list_tools``, ``resolve``) answer
+from that cache and raise :class:`~structured_agents.errors.ToolError` while the registry is
+not connected. :meth:`MCPRegistry.refresh` re-lists the tools.
 
 Lifecycle: ``async with MCPRegistry.stdio(...) as registry:`` or ``await registry.aconnect()``
 ... ``await registry.aclose()``. The connection lives in a task of its own, so connecting and
@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -28,10 +29,11 @@ from typing import Any
 import mcp_types
 import pydantic_core
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from structured_agents.context import RunContext
-from structured_agents.errors import ConfigError, ToolError, ToolNotFoundError
+from structured_agents.errors import ConfigError, ToolError
 from structured_agents.types import ToolCall, ToolResult, ToolSchema
 
 __all__ = ["MCPBackend", "MCPRegistry", "render_call_result"]
@@ -132,7 +134,7 @@ class MCPRegistry:
     async def _hold(self, ready: asyncio.Future[None]) -> None:
         """Own the client for the connection's lifetime: enter it, list tools, wait for close."""
         try:
-            async with Client(self.server) as client:
+            async with Client(_transport(self.server)) as client:
                 self._tools = await self._list(client)
                 self._client = client
                 ready.set_result(None)
@@ -198,20 +200,18 @@ class MCPRegistry:
         self._require_client()
         return self._tools.get(tool_name)
 
-    def resolve_all(self, tool_names: Sequence[str]) -> list[ToolSchema]:
-        """Schemas of the named tools, in order; ToolNotFoundError names every missing one."""
-        self._require_client()
-        missing = [n for n in tool_names if n not in self._tools]
-        if missing:
-            raise ToolNotFoundError(
-                f"MCP server {self.name!r} has no tool {', '.join(map(repr, missing))}; "
-                f"available: {', '.join(self._tools) or '(none)'}"
-            )
-        return [self._tools[n] for n in tool_names]
-
     async def call_tool(self, tool_name: str, arguments: Mapping[str, Any]) -> mcp_types.CallToolResult:
         """Call a tool on the server (no timeout of its own: :class:`MCPBackend` sets one)."""
         return await self._require_client().call_tool(tool_name, dict(arguments))
+
+
+def _transport(server: StdioServerParameters | str) -> Any:
+    """What ``mcp.Client`` connects to. A stdio server's stderr goes to the process's own stderr
+    (``sys.__stderr__``): a Celery worker replaces ``sys.stderr`` with a proxy that has no file
+    descriptor, which a subprocess cannot inherit."""
+    if isinstance(server, StdioServerParameters):
+        return stdio_client(server, errlog=sys.__stderr__ or sys.stderr)
+    return server
 
 
 def _render_block(block: mcp_types.ContentBlock) -> str:

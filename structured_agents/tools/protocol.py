@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from structured_agents.context import RunContext
@@ -23,10 +22,6 @@ class ToolRegistry(Protocol):
 
     def resolve(self, tool_name: str) -> ToolSchema | None:
         """The schema of one tool, or None when this registry does not provide it."""
-        ...
-
-    def resolve_all(self, tool_names: Sequence[str]) -> list[ToolSchema]:
-        """Schemas of the named tools, in order; raises ToolNotFoundError naming any missing one."""
         ...
 
 

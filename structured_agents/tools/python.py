@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, get_type_hints, overload
 
@@ -23,7 +23,7 @@ import pydantic
 import pydantic_core
 
 from structured_agents.context import RunContext
-from structured_agents.errors import ConfigError, ToolNotFoundError
+from structured_agents.errors import ConfigError
 from structured_agents.types import JsonDict, ToolCall, ToolResult, ToolSchema
 
 __all__ = ["PythonBackend", "PythonRegistry", "PythonTool"]
@@ -187,16 +187,6 @@ class PythonRegistry:
         """The schema of one tool, or None."""
         tool = self._tools.get(tool_name)
         return tool.schema if tool else None
-
-    def resolve_all(self, tool_names: Sequence[str]) -> list[ToolSchema]:
-        """Schemas of the named tools, in order; ToolNotFoundError names every missing one."""
-        missing = [n for n in tool_names if n not in self._tools]
-        if missing:
-            raise ToolNotFoundError(
-                f"registry {self.name!r} has no tool {', '.join(map(repr, missing))}; "
-                f"available: {', '.join(self._tools) or '(none)'}"
-            )
-        return [self._tools[n].schema for n in tool_names]
 
 
 def format_validation_error(exc: pydantic.ValidationError) -> str:

@@ -1,4 +1,4 @@
-"""The ToolSource the kernel uses: a registry's tools, run by a backend.
+"""The ToolSource the kernel uses: a registry's tools, run by a backend (and a source as a backend).
 
 :class:`RegistryBackendToolSource` resolves its tools once, at construction (so a registry that
 needs a connection, like :class:`~structured_agents.tools.mcp.MCPRegistry`, must be connected
@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from structured_agents.context import RunContext
-from structured_agents.tools.protocol import ToolBackend, ToolRegistry
+from structured_agents.tools.protocol import ToolBackend, ToolRegistry, ToolSource
+from structured_agents.tools.resolve import resolve_all
 from structured_agents.types import ToolCall, ToolResult, ToolSchema
 
-__all__ = ["RegistryBackendToolSource"]
+__all__ = ["RegistryBackendToolSource", "ToolSourceBackend"]
 
 
 class RegistryBackendToolSource:
@@ -30,7 +31,7 @@ class RegistryBackendToolSource:
         self.registry = registry
         self.backend = backend
         names = registry.list_tools() if tool_names is None else list(tool_names)
-        self._schemas: dict[str, ToolSchema] = {s.name: s for s in registry.resolve_all(names)}
+        self._schemas: dict[str, ToolSchema] = {s.name: s for s in resolve_all(registry, names)}
 
     def tools(self) -> list[ToolSchema]:
         """The offered tools, in the order they were named (or the registry lists them)."""
@@ -46,3 +47,15 @@ class RegistryBackendToolSource:
             return await self.backend.execute(call, schema, context)
         except Exception as exc:  # a backend must not raise; the run goes on regardless
             return ToolResult(call.id, call.name, f"{call.name} failed: {type(exc).__name__}: {exc}", True)
+
+
+class ToolSourceBackend:
+    """A :class:`ToolSource` as a :class:`ToolBackend`: a call runs as the source's tool of the
+    same name (the schema given is not used), so one registry can be a server of another."""
+
+    def __init__(self, source: ToolSource) -> None:
+        self.source = source
+
+    async def execute(self, call: ToolCall, schema: ToolSchema, context: RunContext) -> ToolResult:
+        """Run ``call`` on the source (never raises: the source does not)."""
+        return await self.source.execute(call, context)

@@ -17,7 +17,7 @@ from structured_agents.engines.factory import create_engine
 from structured_agents.errors import EngineError
 from structured_agents.kernel import Completion, Engine, GenerationRequest
 from structured_agents.lifecycle import AgentCache, BatchAgent, RunLifecycle
-from structured_agents.settings import Settings, load_settings
+from structured_agents.settings import EngineSettings, Settings, load_settings
 from structured_agents.store import SqlStore, Store, StoredRun
 
 __all__ = ["Runtime", "reset_runtime", "runtime"]
@@ -31,6 +31,30 @@ class _StepsCallTheEngine:
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         """Refuse: a worker's kernels build requests and apply completions only."""
         raise EngineError("worker kernels do not decode; model turns are batched on the llm queue")
+
+
+class _AgentToolEngine:
+    """What agents run as tools decode with in a tools worker, which loads no model: the engine
+    ``SA_WORKERS__AGENT_ENGINE__*`` describes (an ``openai`` engine at the GPU box's model
+    server; a script in the tests), built on the first such call, or a refusal naming it."""
+
+    def __init__(self, settings: EngineSettings | None) -> None:
+        self.settings = settings
+        self._engine: Engine | None = None
+        self._lock = threading.Lock()
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        """Decode with the configured engine; EngineError when none is configured."""
+        if self.settings is None:
+            raise EngineError(
+                "this worker has no engine for agents run as tools: set SA_WORKERS__AGENT_ENGINE__NAME "
+                "(e.g. openai, with SA_WORKERS__AGENT_ENGINE__BASE_URL at the model server)"
+            )
+        with self._lock:
+            if self._engine is None:
+                self._engine = create_engine(self.settings)
+            engine = self._engine
+        return engine.generate(requests)
 
 
 class Runtime:
@@ -48,7 +72,9 @@ class Runtime:
     @cached_property
     def agents(self) -> AgentCache:
         """Kernels of the recent batches' bundles."""
-        return AgentCache(_StepsCallTheEngine())
+        return AgentCache(
+            _StepsCallTheEngine(), agent_engine=_AgentToolEngine(self.settings.workers.agent_engine)
+        )
 
     @cached_property
     def lifecycle(self) -> RunLifecycle:

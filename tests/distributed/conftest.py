@@ -4,7 +4,8 @@ One cluster serves the whole module run (starting it takes a few seconds); each 
 its own batch. Tests that kill a worker or restart Redis start it again before they return.
 The GPU worker plays a turn-keyed script (``SA_ENGINE__NAME=scripted``): every run looks a key
 up, then submits; prompts with ``SLOW`` use a tool that sleeps, prompts with ``POISON`` get an
-empty script (their first model turn always fails).
+empty script (their first model turn always fails). The CPU worker plays the same script for
+agents run as tools (``SA_WORKERS__AGENT_ENGINE__NAME=scripted``).
 """
 
 from __future__ import annotations
@@ -49,6 +50,11 @@ WORKER_SETTINGS = {
 
 
 SCRIPTED_DOCSTRING = "Do what the name says."
+TEAM_MARKER = "(a team run: docstring_team)"
+"""Text only the docstring_team bundle's system prompt has."""
+SUMMARIZER_MARKER = "(the team's summarizer)"
+"""Text only the prompt of its summarizer agent (run as a tool, in the tools worker) has."""
+SCRIPTED_SUMMARY = "It does what its name says."
 DOCSTRING_MARKER = "in the google style this project uses. A docstring starts"
 """Text only the shipped docstring bundle's system prompt has, rendered with the style its
 context provider (a ``.pym`` script) detects in the sample project."""
@@ -57,8 +63,10 @@ LINT_MARKER = "Findings ruff's safe fixes leave in"
 
 
 def write_script(path: Path, *, delay_s: float = 0.05) -> Path:
-    """The GPU worker's script: look up, then submit (a slow lookup for SLOW, nothing for POISON,
-    a docstring for the shipped docstring bundle's prompts, fix 1 for the lint bundle's)."""
+    """The workers' script: look up, then submit (a slow lookup for SLOW, nothing for POISON,
+    a docstring for the shipped docstring bundle's prompts, fix 1 for the lint bundle's; for
+    docstring_team's, ask the summarizer and the style guide first, and the summarizer submits a
+    summary)."""
     plugin = get_plugin("function_gemma")
     submit = plugin.render_tool_calls([ToolCall("submit_result", {"summary": "done"})])
     lookup = plugin.render_tool_calls([ToolCall("lookup", {"key": "abc"})])
@@ -66,6 +74,9 @@ def write_script(path: Path, *, delay_s: float = 0.05) -> Path:
     docstring = plugin.render_tool_calls([ToolCall("submit_result", {"docstring": SCRIPTED_DOCSTRING})])
     accept = plugin.render_tool_calls([ToolCall("accept_fix", {"id": 1})])
     decided = plugin.render_tool_calls([ToolCall("submit_result", {})])
+    team = [plugin.render_tool_calls([ToolCall(name, {})]) for name in ("summarize_code", "style_rules")]
+    summary = plugin.render_tool_calls([ToolCall("submit_summary", {"summary": SCRIPTED_SUMMARY})])
+    team_submit = plugin.render_tool_calls([ToolCall("submit_result", {"description": SCRIPTED_DOCSTRING})])
     script = {
         "turns": [lookup, submit],
         "delay_s": delay_s,
@@ -74,6 +85,8 @@ def write_script(path: Path, *, delay_s: float = 0.05) -> Path:
             "POISON": [],
             DOCSTRING_MARKER: [docstring],
             LINT_MARKER: [accept, decided],
+            TEAM_MARKER: [*team, team_submit],
+            SUMMARIZER_MARKER: [summary],
         },
     }
     path.write_text(json.dumps(script), encoding="utf-8")
@@ -131,6 +144,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, pg_server: PostgresServer)
         "SA_REDIS_URL": redis_server.url,
         "SA_ENGINE__NAME": "scripted",
         "SA_ENGINE__MODEL": str(write_script(base / "script.json")),
+        "SA_WORKERS__AGENT_ENGINE__NAME": "scripted",  # the tools worker's engine for agents as tools
+        "SA_WORKERS__AGENT_ENGINE__MODEL": str(base / "script.json"),
         "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
     }
     gpu = WorkerProcess("gpu", env, base / "gpu.log")

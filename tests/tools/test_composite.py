@@ -1,5 +1,5 @@
-"""CompositeRegistry clashes and qualified names; CompositeBackend routing, providers, timeout;
-RegistryBackendToolSource; the package's export list."""
+"""CompositeBackend routing, providers, timeout; RegistryBackendToolSource; resolve_all; the
+package's export list."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from structured_agents.context import RunContext
 from structured_agents.errors import ConfigError, ToolError, ToolNotFoundError
 from structured_agents.tools import (
     CompositeBackend,
-    CompositeRegistry,
     ContextProviderRunner,
     PythonBackend,
     PythonRegistry,
     RegistryBackendToolSource,
     ToolBackend,
     ToolSource,
+    resolve_all,
 )
 from structured_agents.types import ToolCall, ToolResult, ToolSchema
 
@@ -59,22 +59,19 @@ class ShoutBackend:
         return ToolResult(call.id, call.name, str(call.arguments.get("text", "")).upper())
 
 
-class ShoutRegistry:
-    """A registry of ``backend="shout"`` tools."""
+class SchemaRegistry:
+    """A registry of given schemas (by default ``backend="shout"`` tools of the given names)."""
 
-    name = "shout"
-
-    def __init__(self, *names: str) -> None:
+    def __init__(self, *names: str, name: str = "shout", schemas: Any = ()) -> None:
+        self.name = name
         self._schemas = {n: ToolSchema(n, f"shout {n}", backend="shout") for n in names}
+        self._schemas.update((schema.name, schema) for schema in schemas)
 
     def list_tools(self) -> list[str]:
         return list(self._schemas)
 
     def resolve(self, tool_name: str) -> ToolSchema | None:
         return self._schemas.get(tool_name)
-
-    def resolve_all(self, tool_names: Any) -> list[ToolSchema]:
-        return [self._schemas[n] for n in tool_names]
 
 
 def python_registry() -> PythonRegistry:
@@ -93,43 +90,17 @@ def python_registry() -> PythonRegistry:
     return registry
 
 
-def test_clash_is_an_error_naming_both_registries() -> None:
-    composite = CompositeRegistry([python_registry(), ShoutRegistry("say", "yell")])
-    with pytest.raises(ToolError, match=r"'say' is provided by registries 'python' and 'shout'"):
-        composite.resolve("say")
-    assert composite.list_tools() == ["add", "python:say", "shout:say", "yell"]
-    qualified = composite.resolve("shout:say")
-    assert qualified is not None and qualified.name == "say" and qualified.backend == "shout"
-    assert [s.backend for s in composite.resolve_all(["add", "python:say", "yell"])] == ["python"] * 2 + [
-        "shout"
-    ]
-    with pytest.raises(ToolError, match="more than one tool named 'say'"):
-        composite.resolve_all(["python:say", "shout:say"])
-
-
-def test_on_conflict_first_prefers_the_earlier_registry() -> None:
-    composite = CompositeRegistry([ShoutRegistry("say"), python_registry()], on_conflict="first")
-    say = composite.resolve("say")
-    assert say is not None and say.backend == "shout"
-    assert composite.list_tools() == ["say", "add"]
-
-
-def test_resolve_all_lists_every_missing_name() -> None:
-    composite = CompositeRegistry([python_registry(), ShoutRegistry("yell")])
-    assert composite.resolve("nope") is None and composite.resolve("nope:add") is None
+def test_resolve_all_lists_every_missing_name_and_refuses_two_tools_of_one_name() -> None:
+    registry = SchemaRegistry("yell", "say")
+    assert [s.name for s in resolve_all(registry, ["say", "yell"])] == ["say", "yell"]
     with pytest.raises(ToolNotFoundError) as info:
-        composite.resolve_all(["add", "grep", "shout:add", "sed"])
-    assert (
-        str(info.value)
-        == "no registry provides 'grep', 'shout:add', 'sed' (searched python, shout in 'composite')"
-    )
+        resolve_all(registry, ["say", "grep", "sed"])
+    assert str(info.value) == "registry 'shout' has no tool 'grep', 'sed' (available: yell, say)"
+    with pytest.raises(ToolError, match=r"registry 'shout' would offer more than one tool named \['say'\]"):
+        resolve_all(registry, ["say", "say"])
 
 
 def test_bad_composite_configuration() -> None:
-    with pytest.raises(ConfigError, match=r"duplicate registry names \['python'\]"):
-        CompositeRegistry([PythonRegistry(), PythonRegistry()])
-    with pytest.raises(ConfigError, match="on_conflict"):
-        CompositeRegistry([], on_conflict="last")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="already has a backend named 'python'"):
         CompositeBackend({"python": ShoutBackend()}).register("python", ShoutBackend())
 
@@ -138,7 +109,7 @@ def make_source(tmp_path: Path, timeout: float = 5.0) -> tuple[RegistryBackendTo
     (tmp_path / "style.pym").write_text("style guide for run {run_id}\n")
     (tmp_path / "about.pym").write_text("about to say {text!r}")
     python = python_registry()
-    shout = ShoutRegistry("yell", "styled", "broken", "ghost")
+    shout = SchemaRegistry("yell", "styled", "broken", "ghost")
     shout._schemas["styled"] = ToolSchema(
         "styled",
         "with providers",
@@ -149,7 +120,10 @@ def make_source(tmp_path: Path, timeout: float = 5.0) -> tuple[RegistryBackendTo
     runner = TemplateRunner()
     backend = CompositeBackend({"python": PythonBackend(python)}, providers=runner, timeout=timeout)
     backend.register("shout", ShoutBackend())
-    return RegistryBackendToolSource(CompositeRegistry([python, shout]), backend), runner
+    both = SchemaRegistry(
+        name="both", schemas=[*(python.resolve(n) for n in python.list_tools()), *shout._schemas.values()]
+    )
+    return RegistryBackendToolSource(both, backend), runner
 
 
 async def test_routing_by_backend(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import pytest
 from structured_agents.context import RunContext
 from structured_agents.errors import ToolError, ToolNotFoundError
 from structured_agents.tools.mcp import MCPBackend, MCPRegistry, render_call_result
+from structured_agents.tools.resolve import resolve_all
 from structured_agents.tools.source import RegistryBackendToolSource
 from structured_agents.types import ToolCall, ToolSchema
 
@@ -65,8 +66,8 @@ async def test_discovery_over_stdio(stdio_registry: MCPRegistry) -> None:
     assert (add.backend, add.server, add.description) == ("mcp", "local", "Add two integers.")
     assert add.required == ("a", "b") and add.properties["a"]["type"] == "integer"
     assert stdio_registry.resolve("nope") is None
-    with pytest.raises(ToolNotFoundError, match="MCP server 'local' has no tool 'nope', 'grep'"):
-        stdio_registry.resolve_all(["add", "nope", "grep"])
+    with pytest.raises(ToolNotFoundError, match="registry 'local' has no tool 'nope', 'grep'"):
+        resolve_all(stdio_registry, ["add", "nope", "grep"])
 
 
 async def test_calls_through_a_tool_source(stdio_registry: MCPRegistry) -> None:
@@ -90,7 +91,7 @@ async def test_calls_through_a_tool_source(stdio_registry: MCPRegistry) -> None:
 
 async def test_concurrent_calls_share_one_connection(stdio_registry: MCPRegistry) -> None:
     backend = MCPBackend([stdio_registry])
-    schema = stdio_registry.resolve_all(["add"])[0]
+    schema = resolve_all(stdio_registry, ["add"])[0]
     results = await asyncio.gather(
         *(backend.execute(ToolCall("add", {"a": i, "b": i}), schema, CTX) for i in range(8))
     )

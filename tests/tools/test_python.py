@@ -13,6 +13,7 @@ import pytest
 from structured_agents.context import RunContext
 from structured_agents.errors import ConfigError, ToolNotFoundError
 from structured_agents.tools.python import PythonBackend, PythonRegistry, build_tool
+from structured_agents.tools.resolve import resolve_all
 from structured_agents.types import ToolCall, ToolResult
 
 pytestmark = pytest.mark.anyio
@@ -127,9 +128,9 @@ def test_registration_errors() -> None:
 
 def test_resolve_all_names_every_missing_tool_and_the_registry() -> None:
     registry = make_registry()
-    assert [s.name for s in registry.resolve_all(["nap", "search"])] == ["nap", "search"]
+    assert [s.name for s in resolve_all(registry, ["nap", "search"])] == ["nap", "search"]
     with pytest.raises(ToolNotFoundError) as info:
-        registry.resolve_all(["search", "grep", "sed"])
+        resolve_all(registry, ["search", "grep", "sed"])
     assert "registry 'python' has no tool 'grep', 'sed'" in str(info.value)
 
 
