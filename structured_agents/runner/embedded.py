@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,7 +77,8 @@ class EmbeddedRunner:
 
     ``engine`` may be a function returning the engine: it is called only when there is work.
     An engine that is not a ``BatchingEngine`` is wrapped in one (batches of ``concurrency``,
-    waiting ``batch_wait_s`` for more requests) and closed at the end.
+    waiting ``batch_wait_s`` for more requests) and closed at the end. ``batch_options`` are
+    recorded with the batch (``sa run`` records the engine and model there, for ``sa report``).
     """
 
     def __init__(
@@ -90,6 +91,7 @@ class EmbeddedRunner:
         progress: RunProgress | None = None,
         observers: Iterable[Observer] = (),
         batch_wait_s: float = 0.2,
+        batch_options: Mapping[str, object] | None = None,
     ) -> None:
         if concurrency < 1:
             raise StructuredAgentsError(f"EmbeddedRunner.concurrency must be >= 1, got {concurrency}")
@@ -101,6 +103,7 @@ class EmbeddedRunner:
         self.progress = progress
         self._observers: list[Observer] = [*([progress] if progress else []), *observers]
         self._batch_wait_s = batch_wait_s
+        self._batch_options = dict(batch_options or {})
         self._tokens = 0
 
     def _batch(self, root: Path, options: dict[str, object]) -> BatchRecord:
@@ -124,7 +127,11 @@ class EmbeddedRunner:
         started = time.monotonic()
         self._tokens = 0
         root = root.resolve()
-        options: dict[str, object] = {"bundle": str(self.bundle.path), "overwrite": overwrite}
+        options: dict[str, object] = {
+            "bundle": str(self.bundle.path),
+            "overwrite": overwrite,
+            **self._batch_options,
+        }
         batch = self._batch(root, options)
         self.store.add_jobs(batch.id, jobs)
         queued = {run.id for run in self.store.list_runs(batch.id, "queued")}
