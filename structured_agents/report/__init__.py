@@ -2,7 +2,7 @@
 
 ::
 
-    with Store(url) as store:
+    with SqlStore(url) as store:
         html = build_report(store, batch_id, quality=load_quality(Path("eval.json")))
 
 Modules, in the order a report is made: :mod:`~.data` reads the batch's records through the
