@@ -6,9 +6,9 @@ Run (prints a table, then the JSON)::
         [--dialect sqlite|postgresql|both] [--repeat 3] [--out report-bench.html]
 
 Each store (a SQLite file; a throwaway PostgreSQL server from ``tests/services.py``) is filled
-with a synthetic batch of the shapes a real one has: ``--runs`` runs spread over two hours by 16
-agent loops, 1 to 4 turns each with batch sizes of 1 to 16, calls of four tools (a few percent
-of them errors), 5 % of runs failed with one of six reasons, a proposed diff per succeeded run,
+with a synthetic batch of the shapes a real one has: ``--runs`` runs by 16 agent loops (about
+half an hour for 10,000), 1 to 4 turns each with batch sizes of 1 to 16, calls of four tools (a
+few percent of them errors), 5 % of runs failed with one of six reasons, a proposed diff per succeeded run,
 and the observer events of every run (about 11 per run); plus ``--other-runs`` runs of another
 batch, which the report must leave out. Rows are bulk-inserted through the store's engine (the
 benchmark's loader; the report reads only through the store); PostgreSQL is then analyzed, as

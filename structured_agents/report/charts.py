@@ -68,9 +68,11 @@ def _time_axes(axes: Axes, axis: TimeAxis, ylabel: str) -> None:
     axes.set_ylabel(ylabel)
 
 
-def _legend(axes: Axes) -> None:
+def _legend(axes: Axes, *, reverse: bool = False) -> None:
     """A legend above the plot, right-aligned, so it never covers data."""
-    axes.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=3, frameon=False, fontsize=9)
+    axes.legend(
+        loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=3, frameon=False, fontsize=9, reverse=reverse
+    )
 
 
 def _per_bin_label(axis: TimeAxis) -> str:
@@ -88,7 +90,7 @@ def _throughput(figures: ReportFigures) -> str | None:
     axes.stairs(ok + bad, edges, fill=True, color=COLORS["error"], label="failed")
     axes.stairs(ok, edges, fill=True, color=COLORS["ok"], label="succeeded")
     _time_axes(axes, axis, f"runs finished per {_per_bin_label(axis)}")
-    _legend(axes)
+    _legend(axes, reverse=True)
     return _svg_uri(figure)
 
 
