@@ -48,7 +48,7 @@ from sqlalchemy import insert  # noqa: E402
 
 from structured_agents.report import build_report, compute_figures, draw_charts, load_report_data  # noqa: E402
 from structured_agents.report.page import render_page  # noqa: E402
-from structured_agents.store import Store  # noqa: E402
+from structured_agents.store import SqlStore  # noqa: E402
 from structured_agents.store.models import (  # noqa: E402
     BatchRow,
     EventRow,
@@ -216,7 +216,7 @@ def synthetic_batch(batch_id: str, runs: int, seed: int) -> dict[str, list[dict[
     return rows
 
 
-def fill(store: Store, batch_id: str, runs: int, seed: int) -> None:
+def fill(store: SqlStore, batch_id: str, runs: int, seed: int) -> None:
     """Bulk-insert a synthetic batch into ``store``."""
     rows = synthetic_batch(batch_id, runs, seed)
     tables = [
@@ -264,7 +264,7 @@ class Stages:
         }
 
 
-def measure(store: Store, url: str, batch_id: str, repeat: int, out: Path) -> dict[str, dict[str, float]]:
+def measure(store: SqlStore, url: str, batch_id: str, repeat: int, out: Path) -> dict[str, dict[str, float]]:
     """Median seconds of each stage over ``repeat`` builds, and of ``sa report`` as a user runs it."""
     stages = Stages()
     for _ in range(repeat):
@@ -286,7 +286,7 @@ def measure(store: Store, url: str, batch_id: str, repeat: int, out: Path) -> di
     return stages.medians()
 
 
-def fill_store(store: Store, runs: int, other_runs: int) -> None:
+def fill_store(store: SqlStore, runs: int, other_runs: int) -> None:
     """The reported batch and another one; then fresh planner statistics on PostgreSQL."""
     fill(store, "big", runs, 1)
     fill(store, "other", other_runs, 2)
@@ -317,7 +317,7 @@ def main() -> None:
                     if dialect == "sqlite" or server is None
                     else create_database(server)
                 )
-                with Store(url) as store:
+                with SqlStore(url) as store:
                     fill_store(store, args.runs, args.other_runs)
                     results[dialect] = measure(store, url, "big", args.repeat, args.out)
         finally:

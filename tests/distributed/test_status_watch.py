@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from structured_agents.cli.main import app
 from structured_agents.jobs import JobSpec
-from structured_agents.store import Store
+from structured_agents.store import SqlStore
 
 cli = CliRunner()
 
@@ -26,7 +26,7 @@ def _jobs(n: int) -> list[JobSpec]:
 def test_watch_refreshes_until_every_run_has_ended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     url = f"sqlite:///{tmp_path / 'sa.db'}"
     monkeypatch.setenv("SA_DATABASE_URL", url)
-    with Store(url) as store:
+    with SqlStore(url) as store:
         batch = store.create_batch("docstring", "1.0", "/src")
         jobs = _jobs(4)
         store.add_jobs(batch.id, jobs)
@@ -54,7 +54,7 @@ def test_watch_refreshes_until_every_run_has_ended(tmp_path: Path, monkeypatch: 
 def test_watch_of_an_ended_batch_returns_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     url = f"sqlite:///{tmp_path / 'sa.db'}"
     monkeypatch.setenv("SA_DATABASE_URL", url)
-    with Store(url) as store:
+    with SqlStore(url) as store:
         batch = store.create_batch("docstring", "1.0", "/src")
         (job,) = _jobs(1)
         store.add_jobs(batch.id, [job])

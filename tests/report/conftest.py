@@ -16,7 +16,7 @@ from services import PostgresServer, create_database, drop_database
 
 from structured_agents.bundles import Bundle, load_bundle
 from structured_agents.pym import PymRunner
-from structured_agents.store import SqlStore, Store
+from structured_agents.store import SqlStore
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,7 @@ from structured_agents.engines import Engine, ScriptedEngine, by_run_id
 from structured_agents.engines.factory import register_engine
 from structured_agents.plugins.registry import get_plugin
 from structured_agents.settings import EngineSettings
-from structured_agents.store import SqlStore, Store
+from structured_agents.store import SqlStore
 
 ENGINE = "report-tests"
 cli = CliRunner()

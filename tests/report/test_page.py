@@ -13,7 +13,7 @@ from scripted_batch import Filled
 
 from structured_agents.jobs.spec import JobSpec
 from structured_agents.report import QualityFileError, build_report, load_quality
-from structured_agents.store import SqlStore, Store
+from structured_agents.store import SqlStore
 
 SVG_URI = re.compile(r'src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"')
 NAMESPACES = {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
