@@ -11,7 +11,6 @@ attempt of a retried run is there), their numbers extracted from the JSON payloa
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import DateTime, Float, Integer, String, Text, cast, column, distinct, func, select, table
@@ -19,7 +18,7 @@ from sqlalchemy.sql.expression import TableClause
 
 from structured_agents.store.database import Database
 from structured_agents.store.models import EventRow, ResultRow, RunRow, ToolCallRow
-from structured_agents.store.records import ResultRecord
+from structured_agents.store.records import ResultRecord, _utc, _utc_or_none
 from structured_agents.store.report_records import (
     BatchSetupRecord,
     EngineTurnRecord,
@@ -53,14 +52,8 @@ _FAILURES: TableClause = table(
 )
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
 class ReportQueries(Database):
-    """Per-batch reads for the report (mixed into :class:`~structured_agents.store.Store`)."""
+    """Per-batch reads for the report (mixed into :class:`~structured_agents.store.SqlStore`)."""
 
     def run_summaries(self, batch_id: str) -> list[RunSummaryRecord]:
         """Every run of the batch from ``run_summary``, in the order they finished (unfinished last)."""
@@ -78,8 +71,8 @@ class ReportQueries(Database):
                     qualname=row.qualname,
                     status=row.status,
                     attempts=row.attempts,
-                    started_at=_utc(row.started_at),
-                    finished_at=_utc(row.finished_at),
+                    started_at=_utc_or_none(row.started_at),
+                    finished_at=_utc_or_none(row.finished_at),
                     duration_s=row.duration_s,
                     turns=row.turns,
                     prompt_tokens=row.prompt_tokens,
@@ -109,7 +102,7 @@ class ReportQueries(Database):
         )
         with self._read(f"read engine turns of batch {batch_id}") as session:
             return [
-                EngineTurnRecord(_utc(ts) or ts, size or 1, latency or 0.0, tokens or 0, reason)
+                EngineTurnRecord(_utc(ts), size or 1, latency or 0.0, tokens or 0, reason)
                 for ts, size, latency, tokens, reason in session.execute(query)
             ]
 
@@ -152,7 +145,7 @@ class ReportQueries(Database):
                     row.qualname,
                     row.attempts,
                     row.error or "",
-                    _utc(row.finished_at),
+                    _utc_or_none(row.finished_at),
                     row.turns,
                     row.last_event,
                 )
