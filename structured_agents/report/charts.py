@@ -130,7 +130,7 @@ def _latency(figures: ReportFigures) -> str | None:
     axes.hist(durations, bins=bins, histtype="stepfilled", color=COLORS["bar"])
     for q, style in ((50, "--"), (95, ":")):
         value = float(np.percentile(durations, q))
-        axes.axvline(value, color=COLORS["error"], linestyle=style, label=f"p{q} {value:.2f} s")
+        axes.axvline(value, color=COLORS["error"], linestyle=style, label=f"p{q} {value:.3g} s")
     axes.set_xlabel("run duration (s)")
     axes.set_ylabel("runs")
     _legend(axes)
