@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from structured_agents.report.figures import ReportFigures, TimeAxis
 
@@ -90,6 +91,7 @@ def _throughput(figures: ReportFigures) -> str | None:
     axes.stairs(ok + bad, edges, fill=True, color=COLORS["error"], label="failed")
     axes.stairs(ok, edges, fill=True, color=COLORS["ok"], label="succeeded")
     _time_axes(axes, axis, f"runs finished per {_per_bin_label(axis)}")
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))
     _legend(axes, reverse=True)
     return _svg_uri(figure)
 
@@ -130,9 +132,11 @@ def _latency(figures: ReportFigures) -> str | None:
     axes.hist(durations, bins=bins, histtype="stepfilled", color=COLORS["bar"])
     for q, style in ((50, "--"), (95, ":")):
         value = float(np.percentile(durations, q))
-        axes.axvline(value, color=COLORS["error"], linestyle=style, label=f"p{q} {value:.3g} s")
+        shown = f"{value:.3g}" if value < 1000 else f"{value:,.0f}"
+        axes.axvline(value, color=COLORS["error"], linestyle=style, label=f"p{q} {shown} s")
     axes.set_xlabel("run duration (s)")
     axes.set_ylabel("runs")
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))
     _legend(axes)
     return _svg_uri(figure)
 
@@ -146,6 +150,7 @@ def _turns(figures: ReportFigures) -> str | None:
     axes.set_xticks(turns)
     axes.set_xlabel("model turns of the run")
     axes.set_ylabel("runs")
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))
     return _svg_uri(figure)
 
 
@@ -167,6 +172,7 @@ def _tools(figures: ReportFigures) -> str | None:
     axes.grid(axis="y", visible=False)
     axes.grid(axis="x", color="#e2e8f0", linewidth=0.8)
     axes.set_xlabel("calls")
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     _legend(axes)
     return _svg_uri(figure)
 
@@ -175,15 +181,16 @@ def draw_charts(figures: ReportFigures) -> list[Chart]:
     """Every chart of the report, in page order."""
     axis = figures.axis
     per = f" per {_per_bin_label(axis)}" if axis is not None else ""
+    bins = f", averaged over {_per_bin_label(axis)}" if axis is not None else ""
     specs = [
         ("throughput", "Runs finished over time", f"Runs that ended{per}, by outcome.", _throughput),
         (
             "batch_sizes",
             "Engine batch sizes",
-            f"How many requests the engine decoded together with each model turn{per}: mean and largest.",
+            f"How many requests the engine decoded together with each model turn: mean and largest{per}.",
             _batch_sizes,
         ),
-        ("tokens", "Tokens per second", f"Completion tokens the engine returned, per second{per}.", _tokens),
+        ("tokens", "Tokens per second", f"Completion tokens the engine returned per second{bins}.", _tokens),
         ("latency", "Run duration", "Time from a run's start to its end, finished runs.", _latency),
         ("turns", "Turns per run", "Finished runs by the number of model turns they took.", _turns),
         ("tools", "Tool calls", f"Calls per tool and their errors (top {TOP_TOOLS} by calls).", _tools),
