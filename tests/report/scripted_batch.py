@@ -2,9 +2,9 @@
 
 The embedded runner runs every job of ``tests/fixtures/sample_project`` with a grammar-checked
 scripted engine. Jobs are given one of three roles by their place in job-id order, so the batch
-has every shape a report shows: runs that submit at once (one turn), runs that read the
-type hints first (two turns, a ``read_type_hints`` call), and runs that submit an empty
-docstring twice (two failed ``submit_result`` calls, the run fails).
+has every shape a report shows: runs that submit at once (one turn), runs that submit an empty
+description first (a failed ``submit_result`` call) and a good one next (two turns), and runs
+that submit an empty description twice (two failed calls: the run fails).
 """
 
 from __future__ import annotations
@@ -25,9 +25,8 @@ from structured_agents.types import ToolCall
 __all__ = ["SAMPLE_PROJECT", "Filled", "ScriptedBatch", "run_scripted_batch"]
 
 SAMPLE_PROJECT = Path(__file__).resolve().parents[1] / "fixtures" / "sample_project"
-SUBMIT = [ToolCall("submit_result", {"docstring": "Do what the name says."})]
-READ = [ToolCall("read_type_hints", {})]
-EMPTY = [ToolCall("submit_result", {"docstring": ""})]
+SUBMIT = [ToolCall("submit_result", {"description": "Do what the name says."})]
+EMPTY = [ToolCall("submit_result", {"description": ""})]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,15 +36,15 @@ class ScriptedBatch:
     batch_id: str
     submitting: frozenset[str]
     """Runs that submitted in their first turn."""
-    reading: frozenset[str]
-    """Runs that read the type hints, then submitted."""
+    retrying: frozenset[str]
+    """Runs that submitted an empty description, then a good one."""
     failing: frozenset[str]
-    """Runs that submitted an empty docstring twice and failed."""
+    """Runs that submitted an empty description twice and failed."""
 
     @property
     def runs(self) -> int:
         """Runs in the batch."""
-        return len(self.submitting) + len(self.reading) + len(self.failing)
+        return len(self.submitting) + len(self.retrying) + len(self.failing)
 
 
 Filled = tuple[Store, ScriptedBatch]
@@ -58,9 +57,9 @@ def run_scripted_batch(bundle: Bundle, store: Store, workdir: Path, *, concurren
     shutil.copytree(SAMPLE_PROJECT, root)
     jobs = sorted(bundle.discover_jobs(root), key=lambda job: job.job_id)
     failing = frozenset(job.job_id for job in jobs[0::5])
-    reading = frozenset(job.job_id for job in jobs[1::3]) - failing
+    retrying = frozenset(job.job_id for job in jobs[1::3]) - failing
     scripts: dict[str, Script] = {job_id: [EMPTY, EMPTY] for job_id in failing}
-    scripts |= {job_id: [READ, SUBMIT] for job_id in reading}
+    scripts |= {job_id: [EMPTY, SUBMIT] for job_id in retrying}
 
     def script(key: Hashable) -> Script:
         return scripts.get(str(key), [SUBMIT])
@@ -68,5 +67,5 @@ def run_scripted_batch(bundle: Bundle, store: Store, workdir: Path, *, concurren
     engine = ScriptedEngine(script, plugin=bundle.plugin, key=by_run_id, validate_grammar=True)
     runner = EmbeddedRunner(bundle, engine, store, concurrency=concurrency, batch_wait_s=0.05)
     summary = asyncio.run(runner.run(root, jobs))
-    submitting = frozenset(job.job_id for job in jobs) - failing - reading
-    return ScriptedBatch(summary.batch_id, submitting, reading, failing)
+    submitting = frozenset(job.job_id for job in jobs) - failing - retrying
+    return ScriptedBatch(summary.batch_id, submitting, retrying, failing)

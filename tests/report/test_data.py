@@ -16,11 +16,11 @@ def test_run_summaries_match_what_each_run_did(filled: Filled) -> None:
     store, batch = filled
     runs = {run.run_id: run for run in load_report_data(store, batch.batch_id).runs}
 
-    assert set(runs) == batch.submitting | batch.reading | batch.failing
+    assert set(runs) == batch.submitting | batch.retrying | batch.failing
     for run_id, run in runs.items():
         expected = (
             ("failed", 2, 2, 2) if run_id in batch.failing
-            else ("succeeded", 2, 2, 0) if run_id in batch.reading
+            else ("succeeded", 2, 2, 1) if run_id in batch.retrying
             else ("succeeded", 1, 1, 0)
         )  # fmt: skip
         assert (run.status, run.turns, run.tool_calls, run.tool_errors) == expected, run_id
@@ -54,34 +54,32 @@ def test_tool_stats_failures_setup_and_results_of_the_batch(filled: Filled) -> N
     store, batch = filled
     data = load_report_data(store, batch.batch_id, diff_sample=3)
 
-    tools = {tool.name: tool for tool in data.tools}
-    submit, read = tools["submit_result"], tools["read_type_hints"]
-    assert (submit.calls, submit.errors, submit.runs) == (
-        len(batch.submitting) + len(batch.reading) + 2 * len(batch.failing),
-        2 * len(batch.failing),
+    (submit,) = data.tools
+    assert (submit.name, submit.calls, submit.errors, submit.runs) == (
+        "submit_result",
+        len(batch.submitting) + 2 * len(batch.retrying) + 2 * len(batch.failing),
+        len(batch.retrying) + 2 * len(batch.failing),
         batch.runs,
     )
     assert submit.error_rate == pytest.approx(submit.errors / submit.calls)
-    assert (read.calls, read.errors, read.runs) == (len(batch.reading), 0, len(batch.reading))
-    assert [tool.name for tool in data.tools] == ["submit_result", "read_type_hints"]  # most called first
-    assert 0 <= read.avg_duration_s <= read.max_duration_s
+    assert 0 <= submit.avg_duration_s <= submit.max_duration_s
 
     assert {failure.run_id for failure in data.failures} == batch.failing
     for failure in data.failures:
-        assert "did not submit" in failure.error and "docstring is empty" in failure.error
+        assert "did not submit" in failure.error and "description is empty" in failure.error
         assert (failure.turns, failure.last_event, failure.attempts) == (2, "kernel_end", 1)
 
     assert data.setup.plugin == "function_gemma" and data.setup.max_turns == 2
-    assert set(data.setup.tools) == {"submit_result", "read_type_hints"}
+    assert data.setup.tools == ("submit_result",)
     assert data.setup.grammars == ("ebnf",)
 
-    assert data.result_counts == {"proposed": len(batch.submitting) + len(batch.reading)}
+    assert data.result_counts == {"proposed": len(batch.submitting) + len(batch.retrying)}
     assert len(data.result_sample) == 3
     paths = [result.target_path for result in data.result_sample]
     assert paths == sorted(paths)
     for result in data.result_sample:
         added = [line for line in result.diff.splitlines() if line.startswith("+") and "+++" not in line]
-        assert added and all("Do what the name says." in line for line in added), result.diff
+        assert any("Do what the name says." in line for line in added), result.diff
 
 
 def test_figures_of_one_batch_leave_other_batches_out(filled: Filled) -> None:
@@ -94,7 +92,7 @@ def test_figures_of_one_batch_leave_other_batches_out(filled: Filled) -> None:
     assert (after.runs, after.engine_turns, after.tools) == (before.runs, before.engine_turns, before.tools)
     assert (after.failures, after.result_counts) == (before.failures, before.result_counts)
     mine = load_report_data(store, other.id)
-    assert [(t.name, t.calls, t.errors) for t in mine.tools] == [("read_type_hints", 1, 1)]
+    assert [(t.name, t.calls, t.errors) for t in mine.tools] == [("lookup", 1, 1)]
     assert [(t.batch_size, t.completion_tokens, t.finish_reason) for t in mine.engine_turns] == [
         (7, 5, "length")
     ]
@@ -109,7 +107,7 @@ def _one_failed_run(store: Store, batch_id: str) -> None:
     store.add_jobs(batch_id, [job])
     assert store.claim(job.job_id) is not None
     store.record_turn(job.job_id, 1, completion_tokens=5, batch_size=7)
-    store.record_tool_call(job.job_id, 1, f"call-{batch_id}", "read_type_hints", {}, "boom", is_error=True)
+    store.record_tool_call(job.job_id, 1, f"call-{batch_id}", "lookup", {}, "boom", is_error=True)
     store.record_event(
         {
             "type": "model_response",

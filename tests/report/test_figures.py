@@ -41,11 +41,11 @@ def test_figures_of_a_scripted_batch(filled: Filled) -> None:
 
     assert len(figures.durations_s) == batch.runs
     assert min(figures.durations_s) <= (summary.latency_p50_s or 0) <= max(figures.durations_s)
-    assert figures.turns_per_run == {1: len(batch.submitting), 2: len(batch.reading) + len(batch.failing)}
+    assert figures.turns_per_run == {1: len(batch.submitting), 2: len(batch.retrying) + len(batch.failing)}
     assert summary.mean_turns == pytest.approx(sum(run.turns for run in data.runs) / batch.runs)
     assert (summary.tool_calls, summary.tool_errors) == (
         sum(run.tool_calls for run in data.runs),
-        2 * len(batch.failing),
+        len(batch.retrying) + 2 * len(batch.failing),
     )
     (group,) = figures.failure_groups
     assert group.count == len(batch.failing) and set(group.run_ids) == batch.failing
