@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command: installs what the tests need on a fresh machine, then runs the checks.
-#   system: redis-server and PostgreSQL (Debian packages) when missing;
+#   system: redis-server, PostgreSQL and Chromium (Debian packages) when missing;
 #   python: scripts/install.sh into .venv;
 #   checks: ruff, mypy --strict on the package, pytest (extra args go to pytest).
 set -euo pipefail
@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   echo "installing ${missing[*]} from Debian packages"

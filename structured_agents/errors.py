@@ -9,8 +9,9 @@ converted at the seam where they enter, so callers catch one root::
     │   ├── GrammarConfigError      grammar mode/plugin capability mismatch
     │   ├── PluginNotFoundError     unknown plugin name
     │   ├── bundles.BundleError     malformed bundle manifest (file:line:col, field, expected)
-    │   └── registry.RegistryError   malformed registry document (file, line, JSON path)
-    │       └── VersionError, SchemaRefError, SchemaCycleError, RoutingError, MigrationError
+    │   ├── registry.RegistryError   malformed registry document (file, line, JSON path)
+    │   │   └── VersionError, SchemaRefError, SchemaCycleError, RoutingError, MigrationError
+    │   └── report.QualityFileError     malformed quality file of ``sa report`` (file, field)
     ├── GrammarError                a grammar artifact failed to build or compile
     ├── ParseError                  model output could not be parsed into tool calls
     ├── EngineError                 an engine failed to generate (load, decode, transport)

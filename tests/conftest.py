@@ -10,14 +10,19 @@ the default::
 tests. It loads the default shipped model from the user cache (converting it there on the first
 run on a machine, about a minute). Without the model stack (torch, transformers, the model
 package) the model tests skip, except under ``CI=true`` where they fail.
+
+``pg_server`` is a PostgreSQL server for the session, started only when a test asks for it; a
+missing PostgreSQL fails the tests (see ``tests/services.py``). ``pg_url`` is a new, empty
+database on it, dropped after the test.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
-from services import require_model_stack
+from services import PostgresServer, create_database, drop_database, require_model_stack, start_postgres
 
 if TYPE_CHECKING:
     from structured_agents.engines.transformers_engine import TransformersEngine
@@ -49,3 +54,19 @@ def engine(model_batch_size: int) -> TransformersEngine:
     from structured_agents.engines.transformers_engine import TransformersEngine
 
     return TransformersEngine(device="cpu", max_batch_size=model_batch_size)
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServer]:
+    """A PostgreSQL server shared by the session."""
+    server = start_postgres(tmp_path_factory.mktemp("postgres"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: PostgresServer) -> Iterator[str]:
+    """URL of a new, empty PostgreSQL database, dropped after the test."""
+    url = create_database(pg_server)
+    yield url
+    drop_database(pg_server, url)

@@ -1,4 +1,4 @@
-"""Real services for the tests: a throwaway PostgreSQL server.
+"""Real services for the tests: a throwaway PostgreSQL server, and where the browser is.
 
 ``start_postgres(base)`` initialises a cluster and starts it on a free localhost port with
 trust authentication for the user ``test``; ``server.stop()`` stops it and deletes it. The
@@ -30,6 +30,7 @@ __all__ = [
     "PostgresServer",
     "create_database",
     "drop_database",
+    "find_chromium",
     "find_pg_bin",
     "require_model_stack",
     "start_postgres",
@@ -48,6 +49,19 @@ def require_model_stack() -> None:
     if not missing:
         return
     message = f"the model stack is not installed (missing: {', '.join(missing)})"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def find_chromium() -> str:
+    """The system Chromium (Debian's ``chromium``); skips the test when missing, fails under ``CI=true``."""
+    import pytest
+
+    for name in ("chromium", "chromium-browser"):
+        if found := shutil.which(name):
+            return found
+    message = "chromium is not installed (apt-get install chromium; scripts/test.sh does)"
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(message)
     pytest.skip(message)

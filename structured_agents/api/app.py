@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from celery import Celery
 from fastapi import FastAPI, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 
 from structured_agents.api.schemas import (
     BatchCreate,
@@ -30,6 +30,7 @@ from structured_agents.api.schemas import (
     TurnOut,
 )
 from structured_agents.errors import ConfigError, StructuredAgentsError
+from structured_agents.report import build_report
 from structured_agents.settings import Settings, load_settings
 from structured_agents.store import RecordNotFoundError, ResultStatus, RunStatus, SqlStore, Store, StoreError
 from structured_agents.workers.celery_app import make_app
@@ -98,6 +99,11 @@ def create_app(
         """Results of the batch's runs, by file then run."""
         db.get_batch(batch_id)
         return [ResultOut.model_validate(result) for result in db.results(batch_id, status)]
+
+    @app.get("/batches/{batch_id}/report", response_class=HTMLResponse, responses=ERRORS)
+    def get_report(batch_id: str) -> HTMLResponse:
+        """The batch's report, as ``sa report`` writes it: one self-contained HTML page."""
+        return HTMLResponse(build_report(db, batch_id))
 
     @app.post("/batches/{batch_id}/cancel", response_model=Cancelled, responses=ERRORS)
     def cancel(batch_id: str) -> Cancelled:

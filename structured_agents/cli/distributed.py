@@ -26,9 +26,11 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.console import Console
+from rich.console import Console, Group
 from rich.live import Live
+from rich.progress_bar import ProgressBar
 from rich.table import Table
+from rich.text import Text
 
 from structured_agents.cli.check_option import CheckOption, CheckTimeoutOption, task_options
 from structured_agents.errors import StructuredAgentsError
@@ -85,9 +87,35 @@ def _counts_table(counts: BatchCounts) -> Table:
     return table
 
 
+def _ended(counts: BatchCounts) -> int:
+    return counts["succeeded"] + counts["failed"] + counts["cancelled"]
+
+
+def _watch_view(counts: BatchCounts, ended_before: int, elapsed_s: float) -> Group:
+    """The counts table over a bar of ended runs, with the pace since watching began and an ETA.
+
+    ``ended_before``: runs that had ended when watching began; ``elapsed_s``: seconds since.
+    """
+    ended = _ended(counts)
+    bar = ProgressBar(total=max(counts.total, 1), completed=ended, width=40)
+    note = Text()
+    note.append(f"{counts['failed']} failed", style="red" if counts["failed"] else "dim")
+    note.append(f" · {counts['running']} running", style="dim")
+    pace = (ended - ended_before) / elapsed_s if elapsed_s > 0 else 0.0
+    if pace > 0:
+        note.append(f" · {pace * 60:.1f} runs/min", style="cyan")
+        if not counts.done:
+            note.append(f" · about {(counts.total - ended) / pace:.0f}s left", style="dim")
+    line = Table.grid(padding=(0, 1))
+    line.add_row(bar, Text(f"{ended}/{counts.total} ended", style="bold"), note)
+    return Group(_counts_table(counts), line)
+
+
 def status(
     batch: Annotated[str, typer.Argument(help="Batch id.")],
-    watch: Annotated[bool, typer.Option(help="Refresh until no run is queued or running.")] = False,
+    watch: Annotated[
+        bool, typer.Option(help="Refresh, with a progress bar, until no run is queued or running.")
+    ] = False,
     interval: Annotated[float, typer.Option(help="Seconds between refreshes with --watch.")] = 1.0,
 ) -> None:
     """Runs of a batch by status."""
@@ -97,11 +125,12 @@ def status(
             if not watch:
                 console.print(_counts_table(counts))
                 return
-            with Live(_counts_table(counts), console=console) as live:
+            started, ended_before = time.monotonic(), _ended(counts)
+            with Live(_watch_view(counts, ended_before, 0.0), console=console) as live:
                 while not counts.done:
                     time.sleep(interval)
                     counts = store.batch_counts(batch)
-                    live.update(_counts_table(counts))
+                    live.update(_watch_view(counts, ended_before, time.monotonic() - started))
     except StructuredAgentsError as exc:
         raise _fail("status", exc) from exc
 

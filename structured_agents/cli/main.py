@@ -9,6 +9,7 @@ from structured_agents.cli.evaluate import evaluate
 from structured_agents.cli.harness import harness
 from structured_agents.cli.pym import pym_app
 from structured_agents.cli.registry import registry_app
+from structured_agents.cli.report import register as register_report
 from structured_agents.cli.run import register as register_run
 from structured_agents.cli.serve import serve
 
@@ -30,5 +31,6 @@ app.add_typer(pym_app, name="pym")
 app.add_typer(registry_app, name="registry")
 register_distributed(app)
 register_run(app)
+register_report(app)
 app.command("harness")(harness)
 app.command("eval")(evaluate)

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from structured_agents.patches import FileReport
     from structured_agents.runner.embedded import RunSummary
 
-__all__ = ["apply", "diff", "register", "run"]
+__all__ = ["DbOption", "apply", "batch_id_of", "diff", "fail", "open_store", "register", "run"]
 
 console = Console()
 DbOption = Annotated[
@@ -46,12 +46,14 @@ DbOption = Annotated[
 ]
 
 
-def _fail(command: str, exc: Exception) -> typer.Exit:
+def fail(command: str, exc: Exception) -> typer.Exit:
+    """Print ``sa COMMAND: error`` and the exit to raise (code 2)."""
     console.print(f"[red]sa {command}:[/red] {exc}", highlight=False, soft_wrap=True)
     return typer.Exit(2)
 
 
-def _store(db: str | None) -> Store:
+def open_store(db: str | None) -> Store:
+    """The store of ``--db``, else of the settings."""
     from structured_agents.settings import load_settings
 
     return SqlStore(db or load_settings().database_url)
@@ -85,7 +87,7 @@ def run(
         jobs = loaded.discover_jobs(root, overwrite=overwrite)
         store = SqlStore(db or settings.database_url)
     except StructuredAgentsError as exc:
-        raise _fail("run", exc) from exc
+        raise fail("run", exc) from exc
     try:
         with store:
             with RunProgress(description=loaded.manifest.name) as progress:
@@ -95,6 +97,10 @@ def run(
                     store,
                     concurrency=concurrency,
                     progress=progress,
+                    batch_options={
+                        "engine": settings.engine.name,
+                        "model": settings.engine.model or "the engine's default",
+                    },
                 )
                 summary = asyncio.run(runner.run(root, jobs, overwrite=overwrite, task_options=options))
             _print_summary(store, summary, db)
@@ -103,7 +109,7 @@ def run(
         console.print("Run the same command again to resume.")
         raise typer.Exit(130) from None
     except StructuredAgentsError as exc:
-        raise _fail("run", exc) from exc
+        raise fail("run", exc) from exc
     finally:
         loaded.close()
     if summary.failed:
@@ -132,13 +138,19 @@ def _print_summary(store: Store, summary: RunSummary, db: str | None) -> None:
         )
 
 
+def batch_id_of(store: Store, ref: str) -> str:
+    """``ref`` itself, or for ``latest`` the id of the newest batch."""
+    if ref != "latest":
+        return ref
+    batches = store.list_batches(limit=1)
+    if not batches:
+        raise RecordNotFoundError("no batch yet: run `sa run BUNDLE PATH` first")
+    return batches[0].id
+
+
 def _results(store: Store, ref: str) -> tuple[str, list[ResultRecord]]:
     """The batch id and results of ``ref``: a batch id, a run id, or ``latest``."""
-    if ref == "latest":
-        batches = store.list_batches(limit=1)
-        if not batches:
-            raise RecordNotFoundError("no batch yet: run `sa run BUNDLE PATH` first")
-        ref = batches[0].id
+    ref = batch_id_of(store, ref)
     try:
         return ref, store.results(store.get_batch(ref).id)
     except RecordNotFoundError:
@@ -158,11 +170,11 @@ def diff(
 ) -> None:
     """Show the changes a batch (or one run) proposes."""
     try:
-        with _store(db) as store:
+        with open_store(db) as store:
             batch_id, results = _results(store, ref)
             names = {r.id: r.qualname for r in store.list_runs(batch_id)}
     except StructuredAgentsError as exc:
-        raise _fail("diff", exc) from exc
+        raise fail("diff", exc) from exc
     shown = [r for r in results if all_results or r.status == "proposed"]
     for result in shown:
         if plain:
@@ -188,7 +200,7 @@ def apply(
     from structured_agents.patches import apply_patches
 
     try:
-        with _store(db) as store:
+        with open_store(db) as store:
             batch_id, results = _results(store, batch)
             proposed = [r for r in results if r.status == "proposed"]
             root = Path(store.get_batch(batch_id).root_path)
@@ -204,7 +216,7 @@ def apply(
                 raise typer.Exit(1)
             report = apply_patches(root, proposed, record=lambda file: _record(store, file))
     except StructuredAgentsError as exc:
-        raise _fail("apply", exc) from exc
+        raise fail("apply", exc) from exc
     applied, failed = len(report.run_ids("applied")), len(report.run_ids("failed"))
     console.print(f"{applied} of {len(proposed)} change(s) applied", highlight=False, soft_wrap=True)
     if failed:

@@ -78,7 +78,8 @@ class EmbeddedRunner:
 
     ``engine`` may be a function returning the engine: it is called only when there is work.
     An engine that is not a ``BatchingEngine`` is wrapped in one (batches of ``concurrency``,
-    waiting ``batch_wait_s`` for more requests) and closed at the end.
+    waiting ``batch_wait_s`` for more requests) and closed at the end. ``batch_options`` are
+    recorded with the batch (``sa run`` records the engine and model there, for ``sa report``).
     """
 
     def __init__(
@@ -91,6 +92,7 @@ class EmbeddedRunner:
         progress: RunProgress | None = None,
         observers: Iterable[Observer] = (),
         batch_wait_s: float = 0.2,
+        batch_options: Mapping[str, object] | None = None,
     ) -> None:
         if concurrency < 1:
             raise StructuredAgentsError(f"EmbeddedRunner.concurrency must be >= 1, got {concurrency}")
@@ -102,6 +104,7 @@ class EmbeddedRunner:
         self.progress = progress
         self._observers: list[Observer] = [*([progress] if progress else []), *observers]
         self._batch_wait_s = batch_wait_s
+        self._batch_options = dict(batch_options or {})
         self._tokens = 0
 
     def _batch(self, root: Path, options: dict[str, object]) -> BatchRecord:
@@ -138,6 +141,7 @@ class EmbeddedRunner:
             **(task_options or {}),
             "bundle": str(self.bundle.path),
             "overwrite": overwrite,
+            **self._batch_options,
         }
         batch = self._batch(root, options)
         self.store.add_jobs(batch.id, jobs)

@@ -30,6 +30,13 @@ from structured_agents.store.records import (
     ToolCallRecord,
     TurnRecord,
 )
+from structured_agents.store.report_records import (
+    BatchSetupRecord,
+    EngineTurnRecord,
+    FailureRecord,
+    RunSummaryRecord,
+    ToolStatsRecord,
+)
 from structured_agents.store.runlog import VIEWS
 from structured_agents.store.sql import SqlStore
 from structured_agents.store.steps import StoredRun
@@ -41,21 +48,26 @@ __all__ = [
     "VIEWS",
     "BatchCounts",
     "BatchRecord",
+    "BatchSetupRecord",
     "BatchStatus",
+    "EngineTurnRecord",
     "EnqueueResult",
     "EventRecord",
+    "FailureRecord",
     "FinalStatus",
     "RecordNotFoundError",
     "ResultRecord",
     "ResultStatus",
     "RunRecord",
     "RunStatus",
+    "RunSummaryRecord",
     "SqlStore",
     "Store",
     "StoreError",
     "StoreUnavailableError",
     "StoredRun",
     "ToolCallRecord",
+    "ToolStatsRecord",
     "TurnRecord",
     "current_revision",
     "default_url",

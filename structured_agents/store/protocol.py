@@ -26,6 +26,13 @@ from structured_agents.store.records import (
     ToolCallRecord,
     TurnRecord,
 )
+from structured_agents.store.report_records import (
+    BatchSetupRecord,
+    EngineTurnRecord,
+    FailureRecord,
+    RunSummaryRecord,
+    ToolStatsRecord,
+)
 from structured_agents.store.steps import StoredRun
 
 __all__ = ["Store"]
@@ -206,6 +213,36 @@ class Store(Protocol):
 
     def view(self, name: str, *, batch_id: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
         """Rows of a reporting view."""
+        ...
+
+    # -- one batch's figures, for the report ------------------------------------------------
+
+    def run_summaries(self, batch_id: str) -> list[RunSummaryRecord]:
+        """Every run of the batch (the ``run_summary`` view), in the order they finished."""
+        ...
+
+    def engine_turns(self, batch_id: str) -> list[EngineTurnRecord]:
+        """The engine's answers to the batch's runs, every attempt, in time order."""
+        ...
+
+    def batch_tool_stats(self, batch_id: str) -> list[ToolStatsRecord]:
+        """Calls, errors and durations per tool over the batch's runs, most called first."""
+        ...
+
+    def batch_failures(self, batch_id: str) -> list[FailureRecord]:
+        """The batch's failed runs (the ``failures`` view), last finished first."""
+        ...
+
+    def batch_setup(self, batch_id: str) -> BatchSetupRecord:
+        """Plugin, tools and turn limit of the batch's runs, and the grammar kinds of their turns."""
+        ...
+
+    def result_counts(self, batch_id: str) -> dict[str, int]:
+        """The batch's results counted by status."""
+        ...
+
+    def result_sample(self, batch_id: str, limit: int) -> list[ResultRecord]:
+        """Up to ``limit`` results of the batch that change something, by file then run."""
         ...
 
     # -- runs driven step by step ------------------------------------------------------------

@@ -11,24 +11,25 @@ over PostgreSQL (psycopg 3) or an embedded SQLite file.
     store.save_result(run.id, target_path=..., original_hash=..., diff=...)
     store.finish(run.id, "succeeded")
 
-Its statements live in three modules, one concern each, over one :class:`Database`
+Its statements live in four modules, one concern each, over one :class:`Database`
 (connection, sessions, dialect): :mod:`.queue` (batches and the run queue), :mod:`.runlog`
-(turns, tool calls, events, results, views) and :mod:`.steps` (run states and step attempts
-of runs driven step by step). It is synchronous and thread-safe: every method runs in its own
-short session and transaction, and SQLAlchemy and driver errors come out as
-:class:`~structured_agents.store.errors.StoreError`.
+(turns, tool calls, events, results, views), :mod:`.steps` (run states and step attempts
+of runs driven step by step) and :mod:`.report` (one batch's figures for ``sa report``). It is
+synchronous and thread-safe: every method runs in its own short session and transaction, and
+SQLAlchemy and driver errors come out as :class:`~structured_agents.store.errors.StoreError`.
 """
 
 from __future__ import annotations
 
 from structured_agents.store.queue import RunQueue
+from structured_agents.store.report import ReportQueries
 from structured_agents.store.runlog import RunLog
 from structured_agents.store.steps import RunSteps
 
 __all__ = ["SqlStore"]
 
 
-class SqlStore(RunQueue, RunLog, RunSteps):
+class SqlStore(RunQueue, RunLog, RunSteps, ReportQueries):
     """The store over a SQL database: ``SqlStore(url=None, *, migrate=True, echo=False)`` opens
     ``url`` (default: a SQLite file in the user data directory) and upgrades its schema to the
     newest migration."""

@@ -31,7 +31,7 @@ def test_enqueue_watch_and_inspect_from_the_command_line(cluster: Cluster, tmp_p
     assert "3 jobs queued, 0 skipped" in enqueued.stderr
 
     watched = sa(cluster, "status", batch_id, "--watch", "--interval", "0.3")
-    assert watched.returncode == 0 and "succeeded" in watched.stdout
+    assert watched.returncode == 0 and "succeeded" in watched.stdout and "3/3 ended" in watched.stdout
     assert cluster.store.batch_counts(batch_id).by_status == {"succeeded": 3}
 
     listed = sa(cluster, "runs", "--batch", batch_id, "--status", "succeeded")

@@ -1,8 +1,7 @@
-"""Store fixtures: a PostgreSQL server for the session, and a fresh database per test on both dialects.
+"""Store fixtures: a fresh database per test on both dialects.
 
-``pg_url`` is an empty PostgreSQL database; ``db_url`` runs a test once on SQLite and once on
-PostgreSQL; ``store`` is a migrated :class:`Store` on ``db_url``. PostgreSQL starts only when a
-test asks for it, and a missing PostgreSQL fails the tests (see ``tests/services.py``).
+``db_url`` runs a test once on SQLite and once on PostgreSQL (``pg_url``, from
+``tests/conftest.py``); ``store`` is a migrated :class:`Store` on ``db_url``.
 """
 
 from __future__ import annotations
@@ -11,25 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from services import PostgresServer, create_database, drop_database, start_postgres
 
 from structured_agents.store import SqlStore, Store
-
-
-@pytest.fixture(scope="session")
-def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServer]:
-    """A PostgreSQL server shared by the session."""
-    server = start_postgres(tmp_path_factory.mktemp("postgres"))
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def pg_url(pg_server: PostgresServer) -> Iterator[str]:
-    """URL of a new, empty PostgreSQL database, dropped after the test."""
-    url = create_database(pg_server)
-    yield url
-    drop_database(pg_server, url)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -1,0 +1,71 @@
+"""A real batch for the report tests: the docstring bundle over the sample project, scripted.
+
+The embedded runner runs every job of ``tests/fixtures/sample_project`` with a grammar-checked
+scripted engine. Jobs are given one of three roles by their place in job-id order, so the batch
+has every shape a report shows: runs that submit at once (one turn), runs that submit an empty
+description first (a failed ``submit_result`` call) and a good one next (two turns), and runs
+that submit an empty description twice (two failed calls: the run fails).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import Hashable
+from dataclasses import dataclass
+from pathlib import Path
+
+from structured_agents.bundles import Bundle
+from structured_agents.engines import ScriptedEngine, by_run_id
+from structured_agents.engines.scripted import Script
+from structured_agents.runner import EmbeddedRunner
+from structured_agents.store import Store
+from structured_agents.types import ToolCall
+
+__all__ = ["SAMPLE_PROJECT", "Filled", "ScriptedBatch", "run_scripted_batch"]
+
+SAMPLE_PROJECT = Path(__file__).resolve().parents[1] / "fixtures" / "sample_project"
+SUBMIT = [ToolCall("submit_result", {"description": "Do what the name says."})]
+EMPTY = [ToolCall("submit_result", {"description": ""})]
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedBatch:
+    """What the scripted batch did, to check a report against."""
+
+    batch_id: str
+    submitting: frozenset[str]
+    """Runs that submitted in their first turn."""
+    retrying: frozenset[str]
+    """Runs that submitted an empty description, then a good one."""
+    failing: frozenset[str]
+    """Runs that submitted an empty description twice and failed."""
+
+    @property
+    def runs(self) -> int:
+        """Runs in the batch."""
+        return len(self.submitting) + len(self.retrying) + len(self.failing)
+
+
+Filled = tuple[Store, ScriptedBatch]
+"""A store and the scripted batch it holds."""
+
+
+def run_scripted_batch(bundle: Bundle, store: Store, workdir: Path, *, concurrency: int = 4) -> ScriptedBatch:
+    """Copy the sample project under ``workdir`` and run the docstring bundle over it."""
+    root = workdir / "sample_project"
+    shutil.copytree(SAMPLE_PROJECT, root)
+    jobs = sorted(bundle.discover_jobs(root), key=lambda job: job.job_id)
+    failing = frozenset(job.job_id for job in jobs[0::5])
+    retrying = frozenset(job.job_id for job in jobs[1::3]) - failing
+    scripts: dict[str, Script] = {job_id: [EMPTY, EMPTY] for job_id in failing}
+    scripts |= {job_id: [EMPTY, SUBMIT] for job_id in retrying}
+
+    def script(key: Hashable) -> Script:
+        return scripts.get(str(key), [SUBMIT])
+
+    engine = ScriptedEngine(script, plugin=bundle.plugin, key=by_run_id, validate_grammar=True)
+    runner = EmbeddedRunner(bundle, engine, store, concurrency=concurrency, batch_wait_s=0.05)
+    summary = asyncio.run(runner.run(root, jobs))
+    submitting = frozenset(job.job_id for job in jobs) - failing - retrying
+    return ScriptedBatch(summary.batch_id, submitting, retrying, failing)

@@ -1,0 +1,41 @@
+"""``GET /batches/{id}/report``: the page ``sa report`` writes, served by the API."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+from scripted_batch import Filled
+
+from structured_agents.api.app import create_app
+from structured_agents.settings import Settings
+
+
+@pytest.fixture
+def client(sqlite_filled: Filled) -> Iterator[TestClient]:
+    store, _ = sqlite_filled
+    with TestClient(create_app(Settings(database_url=store.url), store=store)) as test_client:
+        yield test_client
+
+
+def test_the_api_serves_the_report_page(client: TestClient, sqlite_filled: Filled) -> None:
+    _, batch = sqlite_filled
+    response = client.get(f"/batches/{batch.batch_id}/report")
+
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/html")
+    assert f"Batch <code>{batch.batch_id}</code>" in response.text
+    assert response.text.count('<img src="data:image/svg+xml;base64,') == 6
+
+
+def test_the_report_of_an_unknown_batch_is_a_404(client: TestClient) -> None:
+    response = client.get("/batches/nope/report")
+
+    assert response.status_code == 404 and "nope" in response.json()["detail"]
+
+
+def test_the_report_route_is_documented_as_html(client: TestClient) -> None:
+    route = client.get("/openapi.json").json()["paths"]["/batches/{batch_id}/report"]["get"]
+
+    assert "text/html" in route["responses"]["200"]["content"]
