@@ -72,20 +72,26 @@ class Confinement:
 
     def bundle(self, ref: str) -> Path:
         """The ``bundle.yaml`` of ``ref``: a bundle name, or a path under the bundle directories."""
-        if "/" not in ref and "\\" not in ref:
-            bundles = list_bundles(self.bundle_dirs, cwd=False)
-            if ref in bundles:
-                return bundles[ref]
+        if "/" in ref or "\\" in ref:
+            return self._bundle_path(ref, ref)
+        bundles = list_bundles(self.bundle_dirs, cwd=False)
+        if ref not in bundles:
             known = ", ".join(sorted(bundles)) or "none"
             raise ConfigError(
                 f"no bundle named {ref!r} (known bundles: {known}; or a path under SA_API__BUNDLE_DIRS)"
             )
+        found = bundles[ref]
+        if found.parent.parent in self.bundle_dirs:  # not a shipped one: a symlink must not lead out
+            return self._bundle_path(str(found), ref)
+        return found
+
+    def _bundle_path(self, text: str, ref: str) -> Path:
         if not self.bundle_dirs:
             raise AccessDeniedError(
                 "bundles are taken by name only: set SA_API__BUNDLE_DIRS to the directories "
                 "bundles may be read from"
             )
-        resolved = _resolve(ref, "bundle")
+        resolved = _resolve(text, "bundle")
         if not _inside(resolved, self.bundle_dirs):
             allowed = ", ".join(str(path) for path in self.bundle_dirs)
             raise AccessDeniedError(
