@@ -147,9 +147,9 @@ class ApiSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     token: SecretStr | None = None
-    """Bearer token every request must send (``Authorization: Bearer TOKEN``); at least 16
-    printable ASCII characters without spaces, e.g. ``python -c 'import secrets;
-    print(secrets.token_urlsafe(32))'``. Required unless ``auth`` is ``none``."""
+    """Bearer token every request must send (``Authorization: Bearer TOKEN``): at least 16
+    printable ASCII characters, e.g. ``python3 -c 'import secrets; print(secrets.token_urlsafe(32))'``.
+    Required unless ``auth`` is ``none``."""
     auth: Literal["bearer", "none"] = "bearer"
     """``bearer``: every endpoint requires ``token``. ``none``: no authentication at all, for a
     trusted network only (anyone who reaches the port can enqueue and read results)."""
@@ -170,8 +170,10 @@ class ApiSettings(BaseModel):
     @classmethod
     def _token_shape(cls, token: SecretStr | None) -> SecretStr | None:
         value = "" if token is None else token.get_secret_value()
-        if token is not None and (len(value) < 16 or not all("!" <= char <= "~" for char in value)):
-            raise ValueError("must be at least 16 printable ASCII characters without spaces")
+        if token is not None and (
+            len(value) < 16 or value != value.strip() or not all(" " <= char <= "~" for char in value)
+        ):
+            raise ValueError("must be at least 16 printable ASCII characters, with no space at either end")
         return token
 
     @field_validator("roots", "bundle_dirs")
