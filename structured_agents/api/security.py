@@ -17,16 +17,17 @@ CORS headers are sent only for the origins of ``SA_API__CORS_ORIGINS`` (none by 
 from __future__ import annotations
 
 import hmac
-from typing import Annotated, Any
+from collections.abc import Awaitable, Callable
+from typing import Annotated
 
-from fastapi import Depends, FastAPI, HTTPException, Request, Security
+from fastapi import Depends, FastAPI, HTTPException, Request, Security, params
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from structured_agents.errors import ConfigError
 from structured_agents.settings import ApiSettings
 
-__all__ = ["STATE_CHANGING", "add_cors", "check_auth", "route_dependencies"]
+__all__ = ["STATE_CHANGING", "add_cors", "check_auth", "require_json", "route_dependencies"]
 
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 """Methods that must send a JSON content type."""
@@ -45,7 +46,7 @@ def check_auth(api: ApiSettings) -> None:
         )
 
 
-def _require_token(expected: bytes) -> Any:
+def _require_token(expected: bytes) -> Callable[..., Awaitable[None]]:
     async def require_token(
         credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_BEARER)],
     ) -> None:
@@ -65,7 +66,7 @@ async def require_json(request: Request) -> None:
         raise HTTPException(415, f"{request.method} requests must send Content-Type: application/json")
 
 
-def route_dependencies(api: ApiSettings) -> list[Any]:
+def route_dependencies(api: ApiSettings) -> list[params.Depends]:
     """The dependencies of every route: the token (unless ``auth`` is ``none``), then JSON."""
     check_auth(api)
     token = [] if api.token is None else [Depends(_require_token(api.token.get_secret_value().encode()))]
