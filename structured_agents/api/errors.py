@@ -6,11 +6,11 @@
     └── AccessDeniedError       a path outside what the operator allowed (403)
 
 Errors of the package map to statuses: unknown ids 404, a path outside the allowed directories
-403, malformed jobs, bundles, roots or codebases 422, database or broker down 503 and anything
-else 500. A 5xx answer says only what is down ("database unavailable"); the error itself, with
-the driver's text, goes to the log. A 422 for a malformed request lists what is wrong where,
-never the input itself (FastAPI's default echoes it, however large), and at most
-:data:`MAX_REPORTED` problems.
+403, malformed jobs, bundles, roots or codebases 422, database or broker down 503, and anything
+else (another database error included) 500. A 5xx answer says only what failed ("database
+unavailable", "database error"); the error itself, with the driver's text, goes to the log. A
+422 for a malformed request lists what is wrong where, never the input itself (FastAPI's
+default echoes it, however large), and at most :data:`MAX_REPORTED` problems.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from fastapi.responses import JSONResponse
 
 from structured_agents.errors import ConfigError, StructuredAgentsError
 from structured_agents.jobs.errors import DiscoveryError
-from structured_agents.store import RecordNotFoundError, StoreError
+from structured_agents.store import RecordNotFoundError, StoreError, StoreUnavailableError
 from structured_agents.workers.errors import BrokerError
 
 __all__ = ["MAX_REPORTED", "AccessDeniedError", "install_error_handlers", "status_of"]
@@ -50,10 +50,12 @@ def status_of(exc: StructuredAgentsError) -> tuple[int, str]:
         return 403, str(exc)
     if isinstance(exc, ConfigError | DiscoveryError):
         return 422, str(exc)
-    if isinstance(exc, StoreError):
+    if isinstance(exc, StoreUnavailableError):
         return 503, "database unavailable"
     if isinstance(exc, BrokerError):
         return 503, "broker unavailable"
+    if isinstance(exc, StoreError):
+        return 500, "database error"
     return 500, "internal error"
 
 

@@ -21,7 +21,7 @@ from services import PostgresServer
 from structured_agents.api.errors import MAX_REPORTED
 from structured_agents.serve import serve_in_thread
 from structured_agents.settings import Settings
-from structured_agents.store import Store
+from structured_agents.store import SqlStore
 from structured_agents.workers.celery_app import make_app
 
 MIB = 1024 * 1024
@@ -233,7 +233,7 @@ def test_text_postgresql_cannot_store_is_422(
 def test_5xx_say_what_is_down_and_log_the_driver_text(
     cluster: Cluster, pg_server: PostgresServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    missing = Store(pg_server.database_url("no_such_database"), migrate=False)
+    missing = SqlStore(pg_server.database_url("no_such_database"), migrate=False)
     down = authorized(api_app(cluster, store=missing))
     with caplog.at_level(logging.ERROR, logger="structured_agents.api.errors"):
         for path in ("/batches/x", "/runs/x", "/runs?batch_id=x"):
