@@ -11,7 +11,7 @@ the wrong kind is a :class:`ConfigError` (422). With no roots configured every r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,18 +23,23 @@ from structured_agents.settings import ApiSettings
 __all__ = ["Confinement"]
 
 
-def _resolve(text: str, what: str) -> Path:
+def _confine(text: str, bases: tuple[Path, ...], what: str, ref: str, setting: str, unset: str) -> Path:
+    """``text`` resolved, which must lie under one of ``bases`` (the directories of ``setting``)."""
+    if not bases:
+        raise AccessDeniedError(
+            f"{unset}: set {setting} to the directories {what}s may lie under (a JSON list)"
+        )
     path = Path(text)
     if not path.is_absolute():
-        raise ConfigError(f"{what} {text!r}: give an absolute path")
+        raise ConfigError(f"{what} {ref!r}: give an absolute path")
     try:
-        return path.resolve()
+        resolved = path.resolve()
     except (OSError, RuntimeError, ValueError) as exc:  # a symlink loop (RuntimeError before 3.13)
-        raise ConfigError(f"{what} {text!r} cannot be resolved: {type(exc).__name__}") from None
-
-
-def _inside(path: Path, bases: Sequence[Path]) -> bool:
-    return any(path.is_relative_to(base) for base in bases)
+        raise ConfigError(f"{what} {ref!r} cannot be resolved: {type(exc).__name__}") from None
+    if not any(resolved.is_relative_to(base) for base in bases):
+        allowed = ", ".join(str(base) for base in bases)
+        raise AccessDeniedError(f"{what} {ref!r} is outside the directories {setting} allows ({allowed})")
+    return resolved
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,15 +60,7 @@ class Confinement:
 
     def root(self, text: str) -> Path:
         """The resolved codebase root ``text``, which must be a directory under the allowed roots."""
-        if not self.roots:
-            raise AccessDeniedError(
-                "no codebase root is allowed: set SA_API__ROOTS to the directories batches may read "
-                '(a JSON list, e.g. ["/code"])'
-            )
-        resolved = _resolve(text, "root")
-        if not _inside(resolved, self.roots):
-            allowed = ", ".join(str(root) for root in self.roots)
-            raise AccessDeniedError(f"root {text!r} is outside the allowed roots ({allowed}; SA_API__ROOTS)")
+        resolved = _confine(text, self.roots, "root", text, "SA_API__ROOTS", "no codebase root is allowed")
         if not resolved.is_dir():
             raise ConfigError(
                 f"root {text!r}: {'not a directory' if resolved.exists() else 'no such directory'}"
@@ -86,18 +83,8 @@ class Confinement:
         return found
 
     def _bundle_path(self, text: str, ref: str) -> Path:
-        if not self.bundle_dirs:
-            raise AccessDeniedError(
-                "bundles are taken by name only: set SA_API__BUNDLE_DIRS to the directories "
-                "bundles may be read from"
-            )
-        resolved = _resolve(text, "bundle")
-        if not _inside(resolved, self.bundle_dirs):
-            allowed = ", ".join(str(path) for path in self.bundle_dirs)
-            raise AccessDeniedError(
-                f"bundle {ref!r} is outside the allowed bundle directories ({allowed}; SA_API__BUNDLE_DIRS)"
-            )
-        return find_bundle(resolved)
+        unset = "bundles are taken by name only"
+        return find_bundle(_confine(text, self.bundle_dirs, "bundle", ref, "SA_API__BUNDLE_DIRS", unset))
 
     def jobs(self, root: Path, paths: Iterable[str]) -> None:
         """AccessDeniedError naming each job whose target path leads out of ``root``."""

@@ -83,7 +83,7 @@ def test_roots_outside_the_allowed_ones_are_403(
     text = root.format(root=places.root, outside=places.outside)
     # explicit jobs: were the check gone, nothing would walk "/" for jobs
     detail = _refused(client, cluster, {"bundle": "mine", "root": text, "jobs": lookup_jobs("k")}, 403)
-    assert "outside the allowed roots" in detail and "SA_API__ROOTS" in detail
+    assert "outside the directories SA_API__ROOTS allows" in detail
     assert str(places.outside) not in detail or str(places.outside) in text  # a symlink's target stays hidden
 
 
@@ -91,7 +91,7 @@ def test_the_issue_case_reads_nothing_outside(client: TestClient, cluster: Clust
     """``{"bundle": "docstring", "root": "/any/dir"}`` queued a batch whose results held the source."""
     for root in (places.outside, places.root / "escape"):
         detail = _refused(client, cluster, {"bundle": "docstring", "root": str(root)}, 403)
-        assert "outside the allowed roots" in detail
+        assert "outside the directories SA_API__ROOTS allows" in detail
 
 
 @pytest.mark.parametrize(
@@ -146,11 +146,11 @@ def test_bundles_by_name_or_under_the_bundle_dirs_are_taken(
 @pytest.mark.parametrize(
     ("bundle", "status", "problem"),
     [
-        ("/etc/passwd", 403, "outside the allowed bundle directories"),
-        (str(BUNDLE), 403, "outside the allowed bundle directories"),
-        ("{bundles}/link", 403, "outside the allowed bundle directories"),
-        ("link", 403, "bundle 'link' is outside the allowed bundle directories"),
-        ("{bundles}/../allowed", 403, "outside the allowed bundle directories"),
+        ("/etc/passwd", 403, "outside the directories SA_API__BUNDLE_DIRS allows"),
+        (str(BUNDLE), 403, "outside the directories SA_API__BUNDLE_DIRS allows"),
+        ("{bundles}/link", 403, "outside the directories SA_API__BUNDLE_DIRS allows"),
+        ("link", 403, "bundle 'link' is outside the directories SA_API__BUNDLE_DIRS allows"),
+        ("{bundles}/../allowed", 403, "outside the directories SA_API__BUNDLE_DIRS allows"),
         ("{bundles}/empty", 422, "not a bundle"),
         ("{bundles}/missing", 422, "no such bundle"),
         ("bundles/mine", 422, "give an absolute path"),
