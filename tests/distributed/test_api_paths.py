@@ -39,7 +39,8 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> Places:
     (outside / "secret.py").write_text(f"def leak():\n    return {SECRET!r}\n", encoding="utf-8")
     (root / "file.txt").write_text("a file", encoding="utf-8")
     (root / "escape").symlink_to(outside, target_is_directory=True)
-    shutil.copytree(SAMPLE, root / "project")
+    # one level down: job ids hold the path, and must differ from test_shipped_bundles' jobs
+    shutil.copytree(SAMPLE, root / "project" / "api-copy")
     shutil.copy(BUNDLE / "bundle.yaml", bundles / "mine" / "bundle.yaml")
     (bundles / "link").symlink_to(BUNDLE, target_is_directory=True)
     return Places(root, outside, bundles)
