@@ -29,7 +29,8 @@ converted at the seam where they enter, so callers catch one root::
     ├── store.StoreError            a database operation failed (RecordNotFoundError)
     ├── jobs.DiscoveryError         a codebase could not be walked or parsed for jobs
     ├── patches.PatchError          a patch could not be built or applied
-    └── evaluation.EvaluationError  ``sa eval``: a package could not be fetched or evaluated
+    ├── evaluation.EvaluationError  ``sa eval``: a package could not be fetched or evaluated
+    └── api.AccessDeniedError       an API request names a path outside what the operator allowed
 
 Each error carries a message that says what failed and where (file, line, field, tool,
 request index...). Tool failures during a run are *not* raised to the caller: they become

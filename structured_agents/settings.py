@@ -5,6 +5,10 @@ Every variable starts with ``SA_``; nested groups use ``__``::
     SA_ENGINE__NAME=openai SA_ENGINE__BASE_URL=http://gpu-box:8000/v1 sa ...
     SA_SERVE__PORT=9000 SA_SERVE__PLUGIN=qwen sa serve
     SA_DATABASE_URL=postgresql://sa@db/sa SA_REDIS_URL=redis://redis:6379/0 sa worker gpu
+    SA_API__TOKEN=... SA_API__ROOTS='["/code"]' uvicorn --factory structured_agents.api.app:create_app
+
+List settings (``SA_API__ROOTS``, ``SA_API__BUNDLE_DIRS``, ``SA_API__CORS_ORIGINS``) take a JSON
+list, as pydantic-settings parses them.
 
 Other modules take a :class:`Settings` (or one of its groups) as an argument and never read
 the environment themselves. Invalid values raise :class:`~structured_agents.errors.ConfigError`
@@ -16,14 +20,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from structured_agents.errors import ConfigError
 from structured_agents.kernel.engine import SamplingParams
 
 __all__ = [
     "CACHE_DIR_ENV",
+    "ApiSettings",
     "EngineSettings",
     "ServeSettings",
     "Settings",
@@ -137,6 +142,54 @@ class WorkerSettings(BaseModel):
     an agent run as a tool is an error result naming this setting."""
 
 
+class ApiSettings(BaseModel):
+    """The HTTP API of distributed runs: who may call it, and what it may read (``SA_API__*``).
+
+    ``create_app`` refuses to start without a ``token`` unless ``auth`` is ``none``; these
+    settings alone load without one, since the workers read the same environment.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    token: SecretStr | None = None
+    """Bearer token every request must send (``Authorization: Bearer TOKEN``): at least 16
+    printable ASCII characters, e.g. ``python3 -c 'import secrets; print(secrets.token_urlsafe(32))'``.
+    Required unless ``auth`` is ``none``."""
+    auth: Literal["bearer", "none"] = "bearer"
+    """``bearer``: every endpoint requires ``token``. ``none``: no authentication at all, for a
+    trusted network only (anyone who reaches the port can enqueue and read results)."""
+    roots: tuple[Path, ...] = ()
+    """Absolute directories a batch's codebase root must lie under, after resolving ``..`` and
+    symlinks (JSON list, e.g. ``["/code"]``). Empty: every root is refused (403)."""
+    bundle_dirs: tuple[Path, ...] = ()
+    """Absolute directories a bundle given by path must lie under (JSON list, e.g.
+    ``["/bundles"]``); their bundles are also found by name, before the shipped ones. Empty:
+    only the shipped bundles, by name."""
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1)
+    """Largest request body, in bytes; a larger one is refused with 413 while it is read."""
+    cors_origins: tuple[str, ...] = ()
+    """Origins browsers may call the API from (JSON list, e.g. ``["https://ui.example"]``).
+    Empty: no CORS headers, so browsers refuse cross-origin reads."""
+
+    @field_validator("token")
+    @classmethod
+    def _token_shape(cls, token: SecretStr | None) -> SecretStr | None:
+        value = "" if token is None else token.get_secret_value()
+        if token is not None and (
+            len(value) < 16 or value != value.strip() or not all(" " <= char <= "~" for char in value)
+        ):
+            raise ValueError("must be at least 16 printable ASCII characters, with no space at either end")
+        return token
+
+    @field_validator("roots", "bundle_dirs")
+    @classmethod
+    def _absolute(cls, paths: tuple[Path, ...]) -> tuple[Path, ...]:
+        relative = [str(path) for path in paths if not path.is_absolute()]
+        if relative:
+            raise ValueError(f"must be absolute directories, not {', '.join(relative)}")
+        return paths
+
+
 class Settings(BaseSettings):
     """All settings, from ``SA_*`` environment variables or keyword arguments."""
 
@@ -150,6 +203,7 @@ class Settings(BaseSettings):
     engine: EngineSettings = EngineSettings()
     serve: ServeSettings = ServeSettings()
     workers: WorkerSettings = WorkerSettings()
+    api: ApiSettings = ApiSettings()
     database_url: str | None = None
     """Database of batches and runs (``SA_DATABASE_URL``); None: the embedded SQLite file."""
     cache_dir: Path | None = Field(
@@ -166,15 +220,35 @@ def _env_name(loc: tuple[int | str, ...]) -> str:
     return ENV_PREFIX + ENV_NESTED_DELIMITER.join(str(part) for part in loc).upper()
 
 
+def _is_secret(loc: tuple[int | str, ...]) -> bool:
+    model: Any = Settings
+    for part in loc:
+        field = getattr(model, "model_fields", {}).get(part)
+        if field is None:
+            return False
+        if SecretStr in getattr(field.annotation, "__args__", (field.annotation,)):
+            return True
+        model = field.annotation
+    return False
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Read the settings; keyword arguments (``engine={...}``) override the environment.
 
-    Raises :class:`ConfigError` naming each invalid variable and its value.
+    Raises :class:`ConfigError` naming each invalid variable and its value (a secret's value
+    is never shown).
     """
     try:
         return Settings(**overrides)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{_env_name(err['loc'])}={err.get('input')!r}: {err['msg']}" for err in exc.errors()
+            f"{_env_name(err['loc'])}{'' if _is_secret(err['loc']) else '=' + repr(err.get('input'))}: "
+            f"{err['msg']}"
+            for err in exc.errors()
         )
         raise ConfigError(f"invalid settings: {problems}") from exc
+    except SettingsError as exc:
+        raise ConfigError(
+            f"invalid settings: {exc}: {exc.__cause__}; list settings take a JSON list, "
+            """e.g. SA_API__ROOTS='["/code"]'"""
+        ) from exc

@@ -15,7 +15,7 @@ from structured_agents.engines.openai_compat import OpenAICompatEngine
 from structured_agents.engines.scripted import ScriptedEngine
 from structured_agents.errors import ConfigError, EngineError
 from structured_agents.kernel.engine import Completion, Engine, GenerationRequest, SamplingParams
-from structured_agents.settings import EngineSettings, Settings, load_settings
+from structured_agents.settings import ApiSettings, EngineSettings, Settings, load_settings
 
 
 @pytest.fixture(autouse=True)
@@ -132,3 +132,41 @@ def test_registered_engines_are_built_by_name() -> None:
     engine = create_engine(Settings(engine=EngineSettings(name="Echo-Test", model="m")).engine)
     completions: Sequence[Completion] = engine.generate([GenerationRequest(prompt="hi")])
     assert completions[0].text == "m:hi"
+
+
+def test_api_settings_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SA_API__TOKEN", "a-token-of-24-characters")
+    monkeypatch.setenv("SA_API__ROOTS", '["/code", "/srv/repos"]')
+    monkeypatch.setenv("SA_API__BUNDLE_DIRS", '["/bundles"]')
+    monkeypatch.setenv("SA_API__CORS_ORIGINS", '["https://ui.example"]')
+    monkeypatch.setenv("SA_API__MAX_BODY_BYTES", "2048")
+    api = load_settings().api
+    assert api.token is not None and api.token.get_secret_value() == "a-token-of-24-characters"
+    assert api.roots == (Path("/code"), Path("/srv/repos")) and api.bundle_dirs == (Path("/bundles"),)
+    assert (api.cors_origins, api.max_body_bytes, api.auth) == (("https://ui.example",), 2048, "bearer")
+    assert "a-token-of-24-characters" not in repr(load_settings())
+    defaults = ApiSettings()
+    assert (defaults.token, defaults.roots, defaults.bundle_dirs, defaults.cors_origins) == (None, (), (), ())
+    assert defaults.max_body_bytes == 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "expected"),
+    [
+        ("SA_API__TOKEN", "short-secret", r"SA_API__TOKEN: .*at least 16 printable ASCII"),
+        ("SA_API__TOKEN", " a token that starts with a space", r"SA_API__TOKEN: .*no space at either end"),
+        ("SA_API__TOKEN", "a token with a tab\tinside", r"SA_API__TOKEN: .*printable ASCII"),
+        ("SA_API__ROOTS", '["code"]', r"SA_API__ROOTS=\['code'\]: .*must be absolute directories, not code"),
+        ("SA_API__ROOTS", "/code", r"list settings take a JSON list, e\.g\. SA_API__ROOTS='\[\"/code\"\]'"),
+        ("SA_API__AUTH", "basic", r"SA_API__AUTH='basic'"),
+        ("SA_API__MAX_BODY_BYTES", "0", r"SA_API__MAX_BODY_BYTES='0'"),
+    ],
+)
+def test_invalid_api_settings_name_the_variable_and_never_show_a_secret(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str, expected: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError, match=expected) as caught:
+        load_settings()
+    if variable == "SA_API__TOKEN":
+        assert value not in str(caught.value)

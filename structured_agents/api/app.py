@@ -1,26 +1,37 @@
 """The FastAPI application: batches, runs, events and results over the store.
 
 Endpoints are plain ``def``s, so FastAPI runs them in its thread pool (the store is
-synchronous and thread-safe). Errors of the package map to HTTP: unknown ids 404, malformed
-jobs or bundles 422, database or broker down 503.
+synchronous and thread-safe). Every route requires the bearer token and JSON on state changes
+(:mod:`.security`); bodies are limited while they are read (:mod:`.body_limit`); roots and bundles
+must lie where the operator allowed (:mod:`.paths`); errors map to HTTP without leaking the
+input or the driver's text (:mod:`.errors`): unknown ids 404, paths outside 403, malformed
+requests, jobs or bundles 422, database or broker down 503.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Any
+import logging
+from typing import Any
 
 from celery import Celery
-from fastapi import FastAPI, Query, Request
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse
 
+from structured_agents.api.body_limit import BodyLimit
+from structured_agents.api.errors import install_error_handlers
+from structured_agents.api.paths import Confinement
 from structured_agents.api.schemas import (
+    AfterId,
     BatchCreate,
     BatchCreated,
     BatchOut,
     Cancelled,
     EventOut,
     EventPage,
+    IdPath,
+    IdQuery,
+    Limit,
+    Offset,
     Problem,
     ResultOut,
     RunDetail,
@@ -29,57 +40,64 @@ from structured_agents.api.schemas import (
     ToolCallOut,
     TurnOut,
 )
-from structured_agents.errors import ConfigError, StructuredAgentsError
+from structured_agents.api.security import add_cors, route_dependencies
 from structured_agents.report import build_report
 from structured_agents.settings import Settings, load_settings
-from structured_agents.store import RecordNotFoundError, ResultStatus, RunStatus, SqlStore, Store, StoreError
+from structured_agents.store import ResultStatus, RunStatus, SqlStore, Store
 from structured_agents.workers.celery_app import make_app
 from structured_agents.workers.enqueue import enqueue
-from structured_agents.workers.errors import BrokerError
 from structured_agents.workers.tasks_control import cancel_batch
 
 __all__ = ["create_app"]
 
-ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": Problem} for code in (404, 422, 503)}
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": Problem} for code in (401, 403, 404, 413, 415, 422, 503)
+}
 """Error responses every endpoint documents."""
 
-
-def _status_of(exc: StructuredAgentsError) -> int:
-    if isinstance(exc, RecordNotFoundError):
-        return 404
-    if isinstance(exc, ConfigError):
-        return 422
-    if isinstance(exc, StoreError | BrokerError):
-        return 503
-    return 500
+log = logging.getLogger(__name__)
 
 
 def create_app(
     settings: Settings | None = None, *, store: Store | None = None, broker: Celery | None = None
 ) -> FastAPI:
-    """The API over ``store`` and ``broker`` (by default those ``settings`` describe)."""
+    """The API over ``store`` and ``broker`` (by default those ``settings`` describe).
+
+    Raises :class:`~structured_agents.errors.ConfigError` when ``SA_API__TOKEN`` is not set
+    (unless ``SA_API__AUTH=none``), so ``uvicorn --factory`` exits with that message.
+    """
     settings = settings or load_settings()
+    dependencies = route_dependencies(settings.api)
+    if settings.api.auth == "none":
+        log.warning("SA_API__AUTH=none: the API requires no token; keep it on a trusted network")
+    confinement = Confinement.from_settings(settings.api)
     db = store or SqlStore(settings.database_url)
     celery = broker or make_app(settings)
     app = FastAPI(
         title="structured-agents distributed runs",
         version="1",
-        description="Enqueue batches of agent runs over a codebase and follow them.",
+        description="Enqueue batches of agent runs over a codebase and follow them. Every endpoint requires "
+        "`Authorization: Bearer SA_API__TOKEN`; POST requests send `Content-Type: application/json`.",
+        dependencies=dependencies,
     )
-
-    @app.exception_handler(StructuredAgentsError)
-    async def _problem(request: Request, exc: StructuredAgentsError) -> JSONResponse:
-        return JSONResponse(status_code=_status_of(exc), content={"detail": str(exc)})
+    install_error_handlers(app)
+    app.add_middleware(BodyLimit, max_bytes=settings.api.max_body_bytes)
+    add_cors(app, settings.api)
 
     @app.post("/batches", status_code=201, response_model=BatchCreated, responses=ERRORS)
     def create_batch(body: BatchCreate) -> BatchCreated:
         """Enqueue a batch; malformed jobs refuse the whole batch (422) and nothing is written."""
-        jobs = None if body.jobs is None else [job.to_spec() for job in body.jobs]
-        done = enqueue(db, celery, Path(body.bundle), Path(body.root), jobs)
+        bundle = confinement.bundle(body.bundle)
+        root = confinement.root(body.root)
+        jobs = None
+        if body.jobs is not None:
+            confinement.jobs(root, (job.path for job in body.jobs))
+            jobs = [job.to_spec() for job in body.jobs]
+        done = enqueue(db, celery, bundle, root, jobs)
         return BatchCreated(batch_id=done.batch_id, queued=done.queued, skipped=done.skipped)
 
     @app.get("/batches/{batch_id}", response_model=BatchOut, responses=ERRORS)
-    def get_batch(batch_id: str) -> BatchOut:
+    def get_batch(batch_id: IdPath) -> BatchOut:
         """A batch and its runs counted by status."""
         batch, counts = db.get_batch(batch_id), db.batch_counts(batch_id)
         return BatchOut(
@@ -95,27 +113,27 @@ def create_app(
         )
 
     @app.get("/batches/{batch_id}/results", response_model=list[ResultOut], responses=ERRORS)
-    def get_results(batch_id: str, status: ResultStatus | None = None) -> list[ResultOut]:
+    def get_results(batch_id: IdPath, status: ResultStatus | None = None) -> list[ResultOut]:
         """Results of the batch's runs, by file then run."""
         db.get_batch(batch_id)
         return [ResultOut.model_validate(result) for result in db.results(batch_id, status)]
 
     @app.get("/batches/{batch_id}/report", response_class=HTMLResponse, responses=ERRORS)
-    def get_report(batch_id: str) -> HTMLResponse:
+    def get_report(batch_id: IdPath) -> HTMLResponse:
         """The batch's report, as ``sa report`` writes it: one self-contained HTML page."""
         return HTMLResponse(build_report(db, batch_id))
 
     @app.post("/batches/{batch_id}/cancel", response_model=Cancelled, responses=ERRORS)
-    def cancel(batch_id: str) -> Cancelled:
+    def cancel(batch_id: IdPath) -> Cancelled:
         """Cancel a batch: queued runs now, running ones at their next step."""
         return Cancelled(batch_id=batch_id, cancelled=cancel_batch(db, batch_id))
 
     @app.get("/runs", response_model=RunPage, responses=ERRORS)
     def list_runs(
-        batch_id: str,
+        batch_id: IdQuery,
         status: RunStatus | None = None,
-        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-        offset: Annotated[int, Query(ge=0)] = 0,
+        limit: Limit = 100,
+        offset: Offset = 0,
     ) -> RunPage:
         """Runs of a batch, oldest first, optionally of one status."""
         db.get_batch(batch_id)
@@ -129,7 +147,7 @@ def create_app(
         )
 
     @app.get("/runs/{run_id}", response_model=RunDetail, responses=ERRORS)
-    def get_run(run_id: str) -> RunDetail:
+    def get_run(run_id: IdPath) -> RunDetail:
         """A run with its turns and tool calls."""
         run = RunOut.model_validate(db.get_run(run_id))
         return RunDetail(
@@ -140,9 +158,9 @@ def create_app(
 
     @app.get("/runs/{run_id}/events", response_model=EventPage, responses=ERRORS)
     def get_events(
-        run_id: str,
-        after_id: Annotated[int, Query(ge=0)] = 0,
-        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        run_id: IdPath,
+        after_id: AfterId = 0,
+        limit: Limit = 100,
     ) -> EventPage:
         """A run's events in order; page on with ``after_id``."""
         db.get_run(run_id)

@@ -1,21 +1,35 @@
-"""Request and response bodies of the API, documented field by field for the OpenAPI schema."""
+"""Request and response bodies of the API, documented field by field for the OpenAPI schema.
+
+Whatever a request carries is bounded here, so that it reaches the database only in a shape the
+database takes: ids at most as long as their ``VARCHAR(64)`` columns and without NUL, offsets
+within ``BIGINT``, and no NUL or unpaired surrogate in any string of a body (PostgreSQL text and
+JSON cannot hold them). Anything else is a 422 naming the field.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi import Path, Query
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from structured_agents.workers.enqueue import JobInput
 
 __all__ = [
+    "BIGINT_MAX",
+    "ID_MAX_LENGTH",
+    "AfterId",
     "BatchCreate",
     "BatchCreated",
     "BatchOut",
     "Cancelled",
     "EventOut",
     "EventPage",
+    "IdPath",
+    "IdQuery",
+    "Limit",
+    "Offset",
     "Problem",
     "ResultOut",
     "RunDetail",
@@ -24,6 +38,63 @@ __all__ = [
     "ToolCallOut",
     "TurnOut",
 ]
+
+
+ID_MAX_LENGTH = 64
+"""Longest batch or run id (the length of the ``id`` columns)."""
+BIGINT_MAX = 2**63 - 1
+"""Largest value of PostgreSQL's ``BIGINT`` (offsets, event ids)."""
+PATH_MAX_LENGTH = 4096
+"""Longest bundle or root path (Linux's ``PATH_MAX``)."""
+
+
+def _no_nul(text: str) -> str:
+    if "\x00" in text:
+        raise ValueError("must not hold a NUL character")
+    return text
+
+
+IdPath = Annotated[
+    str,
+    Path(min_length=1, max_length=ID_MAX_LENGTH, description="A batch or run id."),
+    AfterValidator(_no_nul),
+]
+"""An id in the URL path."""
+IdQuery = Annotated[
+    str, Query(min_length=1, max_length=ID_MAX_LENGTH, description="A batch id."), AfterValidator(_no_nul)
+]
+"""An id in the query string."""
+Offset = Annotated[int, Query(ge=0, le=BIGINT_MAX, description="Rows to skip.")]
+"""A page's offset."""
+AfterId = Annotated[int, Query(ge=0, le=BIGINT_MAX, description="Last event id seen; 0 from the start.")]
+"""The event id to read on after."""
+Limit = Annotated[int, Query(ge=1, le=1000, description="Most items of the page.")]
+"""A page's size."""
+
+
+def _bad_text(data: Any) -> str | None:
+    """Where ``data`` (parsed JSON) holds a string PostgreSQL cannot store, or None."""
+    stack: list[tuple[str, Any]] = [("(body)", data)]
+    while stack:  # not recursive: a deeply nested body must not exhaust the stack
+        where, item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item or (not item.isascii() and _unpaired_surrogate(item)):
+                return where
+        elif isinstance(item, dict):
+            for key, value in item.items():
+                inner = f"{where}.{str(key)[:100]}"
+                stack += [(inner, key), (inner, value)]
+        elif isinstance(item, list):
+            stack += [(f"{where}.{number}", value) for number, value in enumerate(item)]
+    return None
+
+
+def _unpaired_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 class _Out(BaseModel):
@@ -41,11 +112,30 @@ class BatchCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    bundle: str = Field(description="Bundle directory (or its bundle.yaml) as the workers see it.")
-    root: str = Field(description="Codebase root as the workers see it: the runs' workspace.")
-    jobs: list[JobInput] | None = Field(
-        default=None, description="Jobs to run; omitted: discovered under root by the bundle's task."
+    bundle: str = Field(
+        min_length=1,
+        max_length=PATH_MAX_LENGTH,
+        description="A bundle name (docstring, lint, or one in SA_API__BUNDLE_DIRS), or the absolute "
+        "path of a bundle directory (or its bundle.yaml) under SA_API__BUNDLE_DIRS.",
     )
+    root: str = Field(
+        min_length=1,
+        max_length=PATH_MAX_LENGTH,
+        description="Absolute codebase root under SA_API__ROOTS, as the workers see it: the runs' workspace.",
+    )
+    jobs: list[JobInput] | None = Field(
+        default=None,
+        description="Jobs to run, their paths inside root; omitted: discovered under root by the "
+        "bundle's task.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _storable_text(cls, data: Any) -> Any:
+        where = _bad_text(data)
+        if where is not None:
+            raise ValueError(f"{where}: text must not hold a NUL character or an unpaired surrogate")
+        return data
 
 
 class BatchCreated(_Out):

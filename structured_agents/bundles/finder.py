@@ -22,9 +22,11 @@ MANIFEST_NAME = "bundle.yaml"
 _PACKAGE = Path(__file__).resolve().parent.parent
 
 
-def bundle_search_path(search: Iterable[Path] | None = None) -> list[Path]:
-    """The directories searched for bundles by name, in order (existing ones only)."""
-    candidates = [*(search or ()), Path.cwd() / "bundles", _PACKAGE.parent / "bundles", _PACKAGE / "_bundles"]
+def bundle_search_path(search: Iterable[Path] | None = None, *, cwd: bool = True) -> list[Path]:
+    """The directories searched for bundles by name, in order (existing ones only); ``cwd=False``
+    leaves out ``./bundles`` (only the caller's directories and the shipped bundles)."""
+    own = [Path.cwd() / "bundles"] if cwd else []
+    candidates = [*(search or ()), *own, _PACKAGE.parent / "bundles", _PACKAGE / "_bundles"]
     seen: list[Path] = []
     for candidate in candidates:
         resolved = candidate.resolve()
@@ -33,10 +35,10 @@ def bundle_search_path(search: Iterable[Path] | None = None) -> list[Path]:
     return seen
 
 
-def list_bundles(search: Iterable[Path] | None = None) -> dict[str, Path]:
+def list_bundles(search: Iterable[Path] | None = None, *, cwd: bool = True) -> dict[str, Path]:
     """Every bundle found by name: name -> ``bundle.yaml`` (earlier directories win)."""
     found: dict[str, Path] = {}
-    for directory in bundle_search_path(search):
+    for directory in bundle_search_path(search, cwd=cwd):
         for manifest in sorted(directory.glob(f"*/{MANIFEST_NAME}")):
             found.setdefault(manifest.parent.name, manifest)
     return found
