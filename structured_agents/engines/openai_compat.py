@@ -10,6 +10,13 @@ Endpoints: ``completions`` posts the plugin-rendered ``prompt`` to ``/completion
 posts ``messages`` and ``tools`` to ``/chat/completions`` and returns the server's parsed
 ``tool_calls`` as :attr:`Completion.tool_calls_raw`.
 
+``SamplingParams.bad_words`` travel as vLLM's ``bad_words`` extra parameter (as the grammar
+does): ``vllm serve`` bans them; a server that does not know the field ignores it or refuses the
+request, so the bans a bundle's copy check sets (:mod:`structured_agents.bundles.echoes`) hold
+only on vLLM-compatible servers; elsewhere the check still refuses the copy after the turn.
+``n > 1`` is sent as ``n`` requests with seeds ``seed + i``
+(:mod:`structured_agents.engines.candidates`), which every server understands.
+
 Failures: 429, 5xx and connection errors are retried up to ``max_retries`` times with
 exponential backoff and jitter, waiting what ``Retry-After`` asks instead when the server sends
 it; timeouts and other 4xx are not retried. Every failure is an :class:`EngineError` naming the
@@ -31,6 +38,7 @@ from typing import Any, Literal, TypeVar
 
 import httpx
 
+from structured_agents.engines.candidates import decode_candidates
 from structured_agents.errors import ConfigError, EngineError
 from structured_agents.kernel.engine import Completion, FinishReason, GenerationRequest
 from structured_agents.types import JsonDict, TokenUsage
@@ -115,6 +123,8 @@ def build_body(request: GenerationRequest, endpoint: Endpoint, model: str | None
         body["stop"] = list(sampling.stop)
     if sampling.frequency_penalty:
         body["frequency_penalty"] = sampling.frequency_penalty
+    if sampling.bad_words:
+        body["bad_words"] = list(sampling.bad_words)
     if request.grammar is not None:
         body.update(request.grammar.to_vllm_payload())
     return body
@@ -171,7 +181,7 @@ class OpenAICompatEngine:
         """Send every request concurrently; raise the failure of the lowest failing index."""
         if not requests:
             return []
-        return self._run(self._generate(list(requests)))
+        return decode_candidates(lambda rows: self._run(self._generate(list(rows))), requests)
 
     def close(self) -> None:
         """Close the HTTP client and stop the private event loop."""

@@ -82,6 +82,8 @@ class Row:
     """The request's compiled grammar (None: unconstrained)."""
     stop_token_ids: tuple[int, ...] = ()
     """The engine's stop tokens when the row was submitted."""
+    banned: tuple[tuple[int, ...], ...] = ()
+    """Token sequences of the request's ``bad_words`` (:mod:`structured_agents.engines.bad_words`)."""
     streams_text: bool = True
     """Whether :meth:`delta` text is wanted (``generate`` callers read only the completion)."""
     logprobs: list[TokenLogprob] = field(default_factory=list)

@@ -47,6 +47,7 @@ from typing import Any
 import torch
 import xgrammar
 
+from structured_agents.engines.bad_words import bad_word_ids
 from structured_agents.engines.candidates import decode_candidates, submit_candidates
 from structured_agents.engines.logits import VocabIndex
 from structured_agents.engines.model_store import ModelStore
@@ -288,10 +289,14 @@ class TransformersEngine:
             error = exc if isinstance(exc, EngineError) else EngineError(f"request {index}: {exc}")
             stream.fail(error)
 
+    def _encode(self, text: str) -> list[int]:
+        return [int(t) for t in self.tokenizer(text, add_special_tokens=False)["input_ids"]]
+
     def _row(self, index: int, request: GenerationRequest) -> Row:
         with self._tokenizer_lock:
             prompt_ids = [int(t) for t in self.tokenizer(request.prompt)["input_ids"]]
-        row = Row(index, request, prompt_ids, stop_token_ids=tuple(self.stop_token_ids))
+            banned = bad_word_ids(request.sampling.bad_words, self._encode)
+        row = Row(index, request, prompt_ids, stop_token_ids=tuple(self.stop_token_ids), banned=banned)
         limit = getattr(self.model.config, "max_position_embeddings", None)
         if not row.prompt_ids:
             row.fail(f"request {index} ({request.request_id}): the prompt is empty")

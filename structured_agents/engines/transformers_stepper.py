@@ -4,7 +4,8 @@
 engine's loop thread drives. ``admit`` prefills new rows (grouped by similar prompt length, so
 little of a prefill is padding) and joins their KV caches to the batch's
 (:class:`~structured_agents.engines.kv_batch.KVBatch`); ``step`` picks every live row's next
-token (frequency penalties for the whole batch in one scatter, then
+token (frequency penalties for the whole batch in one scatter, the tokens that would complete a
+row's ``bad_words`` banned, then
 :func:`~structured_agents.engines.logits.select_tokens` under each row's grammar), advances the
 rows, streams their settled text, finishes the rows that end, drops them (and cancelled rows)
 from the cache, and runs one forward pass for the rest.
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from structured_agents.engines.bad_words import ban_bad_words
 from structured_agents.engines.kv_batch import KVBatch
 from structured_agents.engines.logits import GrammarMasker, penalize, select_tokens, top_logprobs
 from structured_agents.engines.rows import Row
@@ -108,6 +110,7 @@ class TransformersStepper:
         counts = [-1 if p.logprobs is None else p.logprobs for p in params]
         raw = logits.clone() if any(count >= 0 for count in counts) else None
         penalize(logits, [row.tokens for row in rows], params)
+        ban_bad_words(logits, [row.tokens for row in rows], [row.banned for row in rows])
         tokens = select_tokens(logits, range(len(rows)), self.masker, params, [r.generator for r in rows])
         logprobs = top_logprobs(raw, tokens, counts) if raw is not None else [[] for _ in rows]
         stats.select_s += time.perf_counter() - clock

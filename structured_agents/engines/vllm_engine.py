@@ -2,10 +2,10 @@
 
 Each request becomes one ``vllm.SamplingParams`` carrying its own grammar as
 ``StructuredOutputsParams(**artifact.to_vllm_payload()["structured_outputs"])`` and
-``output_kind=RequestOutputKind.DELTA``. ``submit`` hands it to the engine's step loop
-(:mod:`structured_agents.engines.step_loop`), whose thread adds it to vLLM's own
-``LLMEngine`` (``LLM.llm_engine.add_request``) between ``step()`` calls
-(:mod:`structured_agents.engines.vllm_stepper`): vLLM schedules every agent's turn together
+``output_kind=RequestOutputKind.DELTA`` (a request's ``bad_words`` are vLLM's own).
+``submit`` hands it to the engine's step loop (:mod:`structured_agents.engines.step_loop`),
+whose thread adds it to vLLM's own ``LLMEngine`` (``LLM.llm_engine.add_request``) between
+``step()`` calls (:mod:`structured_agents.engines.vllm_stepper`): vLLM schedules every agent's turn together
 under its own grammar (XGrammar backend), requests join and leave its batch at every step, and
 each step's new text streams out. ``generate(requests)`` submits all and waits for all.
 
@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from structured_agents.engines.candidates import submit_candidates
 from structured_agents.engines.step_loop import StepLoop
 from structured_agents.engines.vllm_stepper import VLLMPending, VLLMStepper, refusal
 from structured_agents.errors import EngineError
@@ -87,6 +88,7 @@ def build_sampling_kwargs(request: GenerationRequest) -> dict[str, Any]:
         "stop": list(sampling.stop) or None,
         "frequency_penalty": sampling.frequency_penalty,
         "logprobs": sampling.logprobs,
+        "bad_words": list(sampling.bad_words) or None,
     }
 
 
@@ -137,7 +139,14 @@ class VLLMEngine:
         )
 
     def submit(self, request: GenerationRequest) -> GenerationStream:
-        """Queue ``request`` for vLLM's next step; its stream gets each step's new text."""
+        """Queue ``request`` for vLLM's next step; its stream gets each step's new text. A
+        request with ``n > 1`` goes in as ``n`` requests (seeds ``seed + i``, vLLM's prefix
+        cache shares their prompt), its stream carrying only the completion with every candidate."""
+        if request.sampling.n == 1:
+            return self._submit(request)
+        return submit_candidates(self._submit, request)
+
+    def _submit(self, request: GenerationRequest) -> GenerationStream:
         stream = GenerationStream(request)
         stream.on_cancel(self._loop.wake)
         try:

@@ -4,8 +4,8 @@ The bodies follow vLLM's OpenAI-compatible server: the OpenAI fields this server
 (``max_tokens``, ``temperature``, ``top_p``, ``seed``, ``stop``, ``frequency_penalty``, ``n``,
 ``stream`` with ``stream_options.include_usage``, ``logprobs``; for chat also ``top_logprobs``,
 ``tools``, ``tool_choice`` and ``parallel_tool_calls``) plus vLLM's ``structured_outputs``
-object. Fields it does not know are ignored with a warning, as vLLM does. Everything that
-cannot be served raises :class:`ApiError` (HTTP 400 with a message naming the field).
+object and ``bad_words`` list. Fields it does not know are ignored with a warning, as vLLM
+does. Everything that cannot be served raises :class:`ApiError` (HTTP 400 with a message naming the field).
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ class _Body(BaseModel):
     stop: str | list[str] | None = None
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
     structured_outputs: dict[str, Any] | None = None
+    bad_words: list[str] | None = None
     n: int = Field(default=1, ge=1, le=MAX_CANDIDATES)
     stream: bool = False
     stream_options: StreamOptions | None = None
@@ -110,6 +111,7 @@ class _Body(BaseModel):
                     defaults.frequency_penalty if self.frequency_penalty is None else self.frequency_penalty
                 ),
                 logprobs=self.logprob_count(),
+                bad_words=tuple(self.bad_words or ()),
             )
         except ConfigError as exc:
             raise ApiError(str(exc)) from exc

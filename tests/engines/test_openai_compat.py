@@ -92,7 +92,9 @@ def test_completions_body_carries_prompt_sampling_and_grammar() -> None:
     request = GenerationRequest(
         prompt="P",
         grammar=grammar,
-        sampling=SamplingParams(max_new_tokens=9, temperature=0.5, seed=4, stop=("X",), frequency_penalty=-1),
+        sampling=SamplingParams(
+            max_new_tokens=9, temperature=0.5, seed=4, stop=("X",), frequency_penalty=-1, bad_words=("Y z",)
+        ),
     )
     assert build_body(request, "completions", "m") == {
         "model": "m",
@@ -103,6 +105,7 @@ def test_completions_body_carries_prompt_sampling_and_grammar() -> None:
         "seed": 4,
         "stop": ["X"],
         "frequency_penalty": -1,
+        "bad_words": ["Y z"],
         "structured_outputs": {"grammar": 'root ::= "a"'},
     }
 

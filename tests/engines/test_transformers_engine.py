@@ -17,6 +17,7 @@ import torch
 import xgrammar
 
 import structured_agents.engines.logits as logits_module
+from structured_agents.engines.bad_words import bad_word_ids, ban_bad_words
 from structured_agents.engines.logits import GrammarMasker, VocabIndex, penalize, select_tokens
 from structured_agents.engines.rows import Row, find_stop
 from structured_agents.engines.transformers_engine import resolve_device, resolve_dtype
@@ -389,6 +390,48 @@ def test_a_cancelled_request_leaves_the_batch(engine: TransformersEngine) -> Non
     assert engine.live_rows == 0 and engine.stats.steps - steps < 100
     with pytest.raises(CancelledError):
         stream.result()
+
+
+def test_bad_words_are_split_as_they_start_a_text_and_after_a_space() -> None:
+    spelled = {"stack of items.": [7, 8, 9], " stack of items.": [17, 8, 9], "stack": [7], " stack": [17]}
+
+    assert bad_word_ids(["stack of items.", " stack"], spelled.__getitem__) == (
+        (7, 8, 9),
+        (17, 8, 9),
+        (7,),
+        (17,),
+    )
+
+
+def test_the_token_that_would_complete_a_bad_word_is_banned() -> None:
+    logits = torch.zeros((3, 20))
+    banned = [((7, 8, 9), (4,)), ((7, 8, 9),), ((7, 8, 30),)]  # 30: beyond the logits, ignored
+
+    ban_bad_words(logits, [[1, 7, 8], [7, 1, 8], [7, 8]], banned)
+
+    assert torch.isinf(logits[0, 9]) and torch.isinf(logits[0, 4])  # a one-token word: always
+    assert not torch.isinf(logits[1]).any() and not torch.isinf(logits[2]).any()  # 7, 8 not last
+
+
+def _occurs(part: Sequence[int], tokens: Sequence[int]) -> bool:
+    return any(tuple(tokens[i : i + len(part)]) == tuple(part) for i in range(len(tokens) - len(part) + 1))
+
+
+@pytest.mark.model
+def test_a_bad_word_is_never_generated(engine: TransformersEngine) -> None:
+    prompt = "The capital of France is the city of Paris. The capital of France is"
+    sampling = SamplingParams(max_new_tokens=8, logprobs=0)
+    (free,) = engine.generate([GenerationRequest(prompt, sampling=sampling)])
+    word = next(scored.token.strip() for scored in free.logprobs if scored.token.strip())
+
+    banned = SamplingParams(max_new_tokens=8, logprobs=0, bad_words=(word,))
+    (kept_out,) = engine.generate([GenerationRequest(prompt, sampling=banned)])
+
+    tokens = [scored.token_id for scored in kept_out.logprobs]
+    sequences = bad_word_ids(
+        [word], lambda text: engine.tokenizer(text, add_special_tokens=False)["input_ids"]
+    )
+    assert sequences and not any(_occurs(sequence, tokens) for sequence in sequences), (word, kept_out.text)
 
 
 @pytest.mark.model

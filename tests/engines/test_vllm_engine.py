@@ -66,7 +66,13 @@ def test_sampling_kwargs_are_real_sampling_params_fields() -> None:
     request = GenerationRequest(
         prompt="p",
         sampling=SamplingParams(
-            max_new_tokens=64, temperature=0.3, top_p=0.9, seed=7, stop=("</s>",), frequency_penalty=0.5
+            max_new_tokens=64,
+            temperature=0.3,
+            top_p=0.9,
+            seed=7,
+            stop=("</s>",),
+            frequency_penalty=0.5,
+            bad_words=("A last-in, first-out stack of items.",),
         ),
     )
     kwargs = build_sampling_kwargs(request)
@@ -79,12 +85,14 @@ def test_sampling_kwargs_are_real_sampling_params_fields() -> None:
         "stop": ["</s>"],
         "frequency_penalty": 0.5,
         "logprobs": None,
+        "bad_words": ["A last-in, first-out stack of items."],
     }
 
 
 def test_sampling_kwargs_use_vllm_sentinels_for_unset_values() -> None:
     kwargs = build_sampling_kwargs(GenerationRequest(prompt="p"))
     assert kwargs["seed"] is None and kwargs["stop"] is None  # vLLM's defaults, not "" or []
+    assert kwargs["bad_words"] is None
 
 
 @pytest.mark.parametrize("artifact", ARTIFACTS, ids=lambda a: a.kind)

@@ -100,7 +100,13 @@ def test_models_lists_the_served_model(server: Server) -> None:
 @pytest.mark.parametrize("artifact", ARTIFACTS, ids=lambda a: a.kind)
 def test_completions_carry_grammar_and_sampling_intact(server: Server, artifact: GrammarArtifact) -> None:
     sampling = SamplingParams(
-        max_new_tokens=17, temperature=0.4, top_p=0.8, seed=5, stop=("<end>",), frequency_penalty=0.25
+        max_new_tokens=17,
+        temperature=0.4,
+        top_p=0.8,
+        seed=5,
+        stop=("<end>",),
+        frequency_penalty=0.25,
+        bad_words=("a copied line",),
     )
     since = len(server.engine.batches)
     with server.client(model="tiny") as client:
