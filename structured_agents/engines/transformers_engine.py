@@ -40,7 +40,6 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +48,7 @@ import xgrammar
 
 from structured_agents.engines.bad_words import bad_word_ids
 from structured_agents.engines.candidates import decode_candidates, submit_candidates
+from structured_agents.engines.decode_stats import DecodeStats
 from structured_agents.engines.logits import VocabIndex
 from structured_agents.engines.model_store import ModelStore
 from structured_agents.engines.rows import Row
@@ -94,38 +94,6 @@ def resolve_dtype(dtype: str, device: torch.device) -> str:
         return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
     fast_bf16 = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
     return "bfloat16" if fast_bf16 else "float32"
-
-
-@dataclass(slots=True)
-class DecodeStats:
-    """Where the engine spent its time, in seconds, and how full its batch was (benchmarks, logs)."""
-
-    compile_s: float = 0.0
-    """Compiling grammars (cache hits cost almost nothing; summed over the compiling threads)."""
-    prefill_s: float = 0.0
-    """Forward passes over the prompts."""
-    decode_s: float = 0.0
-    """Forward passes over generated tokens."""
-    select_s: float = 0.0
-    """Choosing tokens: filling and applying grammar bitmasks, argmax or sampling."""
-    accept_s: float = 0.0
-    """Advancing the grammar matchers by the chosen tokens."""
-    steps: int = 0
-    """Decode steps (one token for every live row each)."""
-    row_steps: int = 0
-    """Sum over the steps of the rows decoded in each: ``row_steps / steps`` is the mean batch."""
-
-    @property
-    def mean_batch(self) -> float:
-        """Mean number of rows per decode step."""
-        return self.row_steps / self.steps if self.steps else 0.0
-
-    def since(self, before: DecodeStats) -> DecodeStats:
-        """What was added after ``before`` (a copy taken earlier)."""
-        return DecodeStats(*(getattr(self, f.name) - getattr(before, f.name) for f in fields(self)))
-
-    def copy(self) -> DecodeStats:
-        return DecodeStats(*(getattr(self, f.name) for f in fields(self)))
 
 
 class TransformersEngine:

@@ -15,22 +15,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 
 from structured_agents.engines.bad_words import ban_bad_words
+from structured_agents.engines.decode_stats import DecodeStats
 from structured_agents.engines.kv_batch import KVBatch
-from structured_agents.engines.logits import GrammarMasker, penalize, select_tokens, top_logprobs
+from structured_agents.engines.logits import GrammarMasker, VocabIndex, penalize, select_tokens, top_logprobs
 from structured_agents.engines.rows import Row
 from structured_agents.errors import EngineError
 from structured_agents.kernel.engine import TokenLogprob
 from structured_agents.kernel.streaming import StreamDelta
 
-if TYPE_CHECKING:
-    from structured_agents.engines.transformers_engine import TransformersEngine
-
-__all__ = ["TransformersStepper", "prefill_groups"]
+__all__ = ["StepModel", "TransformersStepper", "prefill_groups"]
 
 _PAD_SLACK = 1.5
 """A prefill group takes the next (longer) prompt while it is at most this times its shortest."""
@@ -48,10 +46,29 @@ def prefill_groups(rows: Sequence[Row], *, slack: float = _PAD_SLACK, extra: int
     return groups
 
 
+class StepModel(Protocol):
+    """What the stepper needs of its engine: the loaded model, its tokens, and where to count."""
+
+    max_batch_size: int
+    pad_token_id: int
+    vocab_size: int
+    stop_token_ids: list[int]
+    vocab: VocabIndex
+    stats: DecodeStats
+    model: Any
+    """The ``transformers`` model (its ``config`` sizes the cache)."""
+
+    def forward(
+        self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any
+    ) -> torch.Tensor: ...
+
+    def decode_text(self, tokens: Sequence[int]) -> str: ...
+
+
 class TransformersStepper:
     """Live rows, their cache and pending logits; driven from the engine's loop thread only."""
 
-    def __init__(self, engine: TransformersEngine) -> None:
+    def __init__(self, engine: StepModel) -> None:
         self.engine = engine
         self.rows: list[Row] = []
         self.kv = KVBatch()

@@ -55,9 +55,8 @@ TEAM_MARKER = "(a team run: docstring_team)"
 SUMMARIZER_MARKER = "(the team's summarizer)"
 """Text only the prompt of its summarizer agent (run as a tool, in the tools worker) has."""
 SCRIPTED_SUMMARY = "It does what its name says."
-DOCSTRING_MARKER = "in the google style this project uses. A docstring starts"
-"""Text only the shipped docstring bundle's system prompt has, rendered with the style its
-context provider (a ``.pym`` script) detects in the sample project."""
+DOCSTRING_MARKER = "You write docstrings for Python code. Read the code"
+"""Text only the shipped docstring bundle's system prompt has."""
 LINT_MARKER = "Findings ruff's safe fixes leave in"
 """Text of the shipped lint bundle's prompts: its scripted model accepts fix 1, then submits."""
 
@@ -71,7 +70,7 @@ def write_script(path: Path, *, delay_s: float = 0.05) -> Path:
     submit = plugin.render_tool_calls([ToolCall("submit_result", {"summary": "done"})])
     lookup = plugin.render_tool_calls([ToolCall("lookup", {"key": "abc"})])
     slow = plugin.render_tool_calls([ToolCall("slow_lookup", {"key": "abc", "seconds": 2.5})])
-    docstring = plugin.render_tool_calls([ToolCall("submit_result", {"docstring": SCRIPTED_DOCSTRING})])
+    docstring = plugin.render_tool_calls([ToolCall("submit_result", {"description": SCRIPTED_DOCSTRING})])
     accept = plugin.render_tool_calls([ToolCall("accept_fix", {"id": 1})])
     decided = plugin.render_tool_calls([ToolCall("submit_result", {})])
     team = [plugin.render_tool_calls([ToolCall(name, {})]) for name in ("summarize_code", "style_rules")]

@@ -103,9 +103,9 @@ async def test_endless_loop_is_stopped_then_next_call_works(runner: PymRunner) -
 async def test_an_operation_the_sandbox_cannot_interrupt_is_named_as_the_time_limit(
     runner: PymRunner, make_script: Make
 ) -> None:
-    # One bigint power: Monty cannot stop inside it (16 s on a 2-core machine); its pool kills the
-    # worker 1 s past the execution time limit, long before the run's wall-clock timeout.
-    script = make_script("x = 10 ** 10 ** 7\nx > 0\n")
+    # One bigint power: Monty cannot stop inside it (over 20 s on a fast core, 12 MiB); its pool
+    # kills the worker 1 s past the execution time limit, long before the run's wall-clock timeout.
+    script = make_script("x = 10 ** (3 * 10 ** 7)\nx > 0\n")
     limits = PymLimits(duration_s=0.5, timeout_s=60.0)
     with pytest.raises(PymLimitError) as info:
         await runner.run(script, {}, limits=limits)

@@ -9,14 +9,25 @@ from fastapi.testclient import TestClient
 from scripted_batch import Filled
 
 from structured_agents.api.app import create_app
-from structured_agents.settings import Settings
+from structured_agents.settings import ApiSettings, Settings
+
+TOKEN = "report-token-0123456789"
 
 
 @pytest.fixture
 def client(sqlite_filled: Filled) -> Iterator[TestClient]:
     store, _ = sqlite_filled
-    with TestClient(create_app(Settings(database_url=store.url), store=store)) as test_client:
+    settings = Settings(database_url=store.url, api=ApiSettings(token=TOKEN))
+    with TestClient(create_app(settings, store=store)) as test_client:
+        test_client.headers["Authorization"] = f"Bearer {TOKEN}"
         yield test_client
+
+
+def test_the_report_needs_the_token(client: TestClient, sqlite_filled: Filled) -> None:
+    _, batch = sqlite_filled
+    response = client.get(f"/batches/{batch.batch_id}/report", headers={"Authorization": "Bearer wrong"})
+
+    assert response.status_code == 401 and "Batch" not in response.text
 
 
 def test_the_api_serves_the_report_page(client: TestClient, sqlite_filled: Filled) -> None:

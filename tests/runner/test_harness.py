@@ -32,19 +32,24 @@ UNCONSTRAINED = [
     "The function adds numbers.",  # prose
     "<start_function_call>call:delete_file{path:<escape>x<escape>}<end_function_call>",  # unknown tool
     "<start_function_call>call:submit_result{text:<escape>x<escape>}<end_function_call>",  # wrong key
-    "<start_function_call>call:submit_result{docstring:<escape>never closed",  # broken, not cut off
+    "<start_function_call>call:submit_result{description:<escape>never closed",  # broken, not cut off
 ]
 
-RAMBLING = [ToolCall("submit_result", {"docstring": "word " * 400})]
+RAMBLING = [ToolCall("submit_result", {"description": "word " * 400})]
 """A submission longer than the docstring bundle's token budget: always cut off."""
 
 
 def engine() -> ScriptedEngine:
     """Valid submissions under a grammar; without one, the unconstrained outputs in turn."""
     unconstrained = itertools.cycle(UNCONSTRAINED)
+    outputs: dict[str, str] = {}  # the bundle asks for several candidates: all alike
 
     def grammar_or_not(request: GenerationRequest) -> str | list[ToolCall]:
-        return submit_docstring(request) if request.grammar is not None else next(unconstrained)
+        if request.grammar is not None:
+            return submit_docstring(request)
+        if request.request_id not in outputs:
+            outputs[request.request_id] = next(unconstrained)
+        return outputs[request.request_id]
 
     return ScriptedEngine(
         lambda _key: [grammar_or_not],
@@ -67,9 +72,9 @@ async def test_grammar_on_gives_valid_calls_and_off_shows_each_failure_kind(
     assert details[:4] == [
         UNCONSTRAINED[0],
         "'delete_file' is not a tool of the bundle",
-        "submit_result: 'docstring' is a required property",
-        "ParseError: FunctionGemma call: unterminated <escape> string at offset 50 "
-        "(near 'it_result{docstring:<escape>never closed')",
+        "submit_result: 'description' is a required property",
+        "ParseError: FunctionGemma call: unterminated <escape> string at offset 52 "
+        "(near '_result{description:<escape>never closed')",
     ]
     assert off.to_dict()["failures"] and on.to_dict()["failures"] == []
     assert on.completion_tokens > 0 and on.tokens_per_s > 0 and len(on.latencies_s) == 12
@@ -102,7 +107,7 @@ def scripted_engine(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         return engine()
 
     def rambling(_settings: EngineSettings) -> Engine:  # every submission runs out of tokens
-        long = [ToolCall("submit_result", {"docstring": "word " * 400})]
+        long = [ToolCall("submit_result", {"description": "word " * 400})]
         return ScriptedEngine(
             lambda _key: [long], plugin=get_plugin("function_gemma"), key=lambda r: r.request_id
         )
