@@ -14,6 +14,9 @@ from structured_agents.bundles import BundleError, load_bundle
 from structured_agents.cli.main import app
 from structured_agents.pym import PymRunner
 
+_SUBMIT = "  - name: submit_result\n    bind: [parameter_names]\n"
+_GONE = "  - name: read_type_hints\n    bind: [source]\n"
+
 
 def _error(bundle: Path, runner: PymRunner) -> str:
     with pytest.raises(BundleError) as caught:
@@ -37,23 +40,21 @@ def test_a_missing_tool_names_the_manifest_line_and_the_tools_there_are(
     docstring_copy: Path, pym_runner: PymRunner
 ) -> None:
     manifest = docstring_copy / "bundle.yaml"
-    edit(manifest, "  - name: read_type_hints", "  - name: read_type_hint")
+    edit(manifest, _SUBMIT, _SUBMIT + _GONE)  # a tool the bundle no longer has
 
     message = _error(docstring_copy, pym_runner)
 
-    assert message.startswith(f"{manifest}:{line_of(manifest, 'read_type_hint')}:")
-    assert (
-        "registry 'grail' has no tool 'read_type_hint' (available: read_type_hints, submit_result)" in message
-    )
+    assert message.startswith(f"{manifest}:{line_of(manifest, 'read_type_hints')}:")
+    assert "registry 'grail' has no tool 'read_type_hints' (available: submit_result)" in message
 
 
 def test_a_broken_script_gives_its_own_diagnostics(docstring_copy: Path, pym_runner: PymRunner) -> None:
-    script = docstring_copy / "tools" / "read_type_hints.pym"
+    script = docstring_copy / "tools" / "submit_result.pym"
     script.write_text(script.read_text() + "\nclass Oops:\n    pass\n")
 
     message = _error(docstring_copy, pym_runner)
 
-    assert "tool 'read_type_hints' cannot be used" in message
+    assert "tool 'submit_result' cannot be used" in message
     assert f"{script}:" in message and "PYM002" in message
 
 
@@ -114,21 +115,16 @@ def test_an_unknown_grammar_mode_lists_the_modes(docstring_copy: Path, pym_runne
     [
         ("plugin: function_gemma", "plugin: gemma", "model.plugin: unknown model plugin 'gemma'"),
         (
-            "externals: [list_files, read_file]",
-            "externals: [list_files, read_files]",
-            "unknown host function",
-        ),
-        (
-            "bind: [source]",
-            "bind: [src]",
-            "tool 'read_type_hints' has no input 'src' to bind (inputs: source)",
+            "bind: [parameter_names]",
+            "bind: [parameters_names]",
+            "tool 'submit_result' has no input 'parameters_names' to bind "
+            "(inputs: description, parameters, returns, yields, parameter_names)",
         ),
         (
             "  - type: grail\n    path: tools",
             "  - type: grail\n    path: tool",
             "registries.0.path: no such folder",
         ),
-        ("externals: [list_files, read_file]", "externals: [read_file]", "PYM024"),
     ],
 )
 def test_other_mistakes_name_their_line(
@@ -140,6 +136,59 @@ def test_other_mistakes_name_their_line(
     message = _error(docstring_copy, pym_runner)
 
     assert message.startswith(f"{manifest}:") and expected in message
+
+
+PROVIDER = '''"""How many Python files the project has."""
+
+from grail import external
+
+
+@external
+async def list_files(pattern: str) -> list[str]:
+    """List workspace files matching a glob pattern, or the files in a directory."""
+    ...
+
+
+len([name for name in await list_files(".") if name.endswith(".py")])
+'''
+
+
+@pytest.mark.parametrize(
+    ("new", "needle", "expected"),
+    [
+        (
+            "externals: [list_files, read_files]",
+            "externals:",
+            "externals: unknown host function 'read_files' (known: ",
+        ),
+        (  # the provider calls list_files, no longer granted
+            "externals: [read_file]",
+            "files: context/files.pym",
+            "initial_context.context_providers.files: "
+            "{provider}:7:1: PYM024 external 'list_files' is not granted by the host (granted: read_file)",
+        ),
+    ],
+)
+def test_externals_mistakes_name_their_line(
+    docstring_copy: Path, pym_runner: PymRunner, new: str, needle: str, expected: str
+) -> None:
+    provider = docstring_copy / "context" / "files.pym"
+    provider.parent.mkdir()
+    provider.write_text(PROVIDER)
+    manifest = docstring_copy / "bundle.yaml"
+    edit(
+        manifest,
+        "  examples_file: prompts/examples.yaml\n",
+        "  examples_file: prompts/examples.yaml\n  context_providers:\n    files: context/files.pym\n",
+    )
+    edit(manifest, _SUBMIT, _SUBMIT + "\nexternals: [list_files, read_file]\n")
+    load_bundle(docstring_copy, runner=pym_runner).close()  # as granted, the bundle loads
+    edit(manifest, "externals: [list_files, read_file]", new)
+
+    message = _error(docstring_copy, pym_runner)
+
+    assert message.startswith(f"{manifest}:{line_of(manifest, needle)}:")
+    assert expected.format(provider=provider) in message
 
 
 def test_an_example_calling_an_unknown_tool_names_the_examples_file_line(
@@ -161,7 +210,7 @@ def test_unknown_bundles_list_the_known_ones(pym_runner: PymRunner) -> None:
 
 
 def test_sa_run_with_a_broken_bundle_writes_nothing(docstring_copy: Path, tmp_path: Path) -> None:
-    edit(docstring_copy / "bundle.yaml", "  - name: read_type_hints", "  - name: read_type_hint")
+    edit(docstring_copy / "bundle.yaml", _SUBMIT, _SUBMIT + _GONE)
     project = tmp_path / "project"
     shutil.copytree(SAMPLE_PROJECT, project)
     database = tmp_path / "sa.db"
@@ -171,6 +220,6 @@ def test_sa_run_with_a_broken_bundle_writes_nothing(docstring_copy: Path, tmp_pa
     )
 
     assert result.exit_code == 2
-    assert "sa run:" in result.output and "read_type_hint" in result.output
+    assert "sa run:" in result.output and "read_type_hints" in result.output
     assert not database.exists()
     assert not filecmp.dircmp(SAMPLE_PROJECT, project).diff_files

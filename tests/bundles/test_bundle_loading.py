@@ -6,7 +6,7 @@ import asyncio
 import json
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -15,8 +15,8 @@ from bundle_helpers import SAMPLE_PROJECT, SHIPPED, copy_bundle, edit
 from structured_agents.bundles import Bundle, find_bundle, list_bundles, load_bundle
 from structured_agents.context import RunContext
 from structured_agents.pym import PymRunner
-from structured_agents.tasks.docstring import discover_docstring_jobs
-from structured_agents.types import ToolCall
+from structured_agents.tasks.docstring import discover_docstring_jobs, docstring_text
+from structured_agents.types import Message, ToolCall
 
 
 @pytest.fixture
@@ -41,107 +41,124 @@ def test_bundles_are_found_by_name_or_path(tmp_path: Path, monkeypatch: pytest.M
 def test_the_model_sees_the_tools_without_their_bound_inputs(docstring: Bundle) -> None:
     tools = {tool.name: tool for tool in docstring.tools.tools()}
 
-    assert list(tools) == ["submit_result", "read_type_hints"]
-    assert tools["read_type_hints"].properties == {} and tools["read_type_hints"].required == ()
-    assert tools["submit_result"].required == ("docstring",)
+    assert list(tools) == ["submit_result"]
+    submit = tools["submit_result"]
+    # parameter_names is bound from the job: the model does not see it
+    assert list(submit.properties) == ["description", "parameters", "returns", "yields"]
+    assert submit.required == ("description",)
     assert docstring.config.final_turn_termination_only and docstring.config.max_turns == 2
-    assert (docstring.config.sampling.max_new_tokens, docstring.config.sampling.frequency_penalty) == (
-        160,
-        0.6,
-    )
+    sampling = docstring.config.sampling
+    assert (sampling.max_new_tokens, sampling.frequency_penalty, sampling.n) == (160, 0.6, 4)
 
 
-def test_bound_inputs_come_from_the_job(docstring: Bundle) -> None:
-    source = "def area(width: float, height: float = 1.0) -> float:\n    return width * height\n"
-    context = RunContext(run_id="r", inputs={"source": source})
+def test_each_job_sees_submit_result_shaped_to_its_target(docstring: Bundle) -> None:
+    inputs = {"parameter_names": ["width", "*sizes"], "gives": "returns", "style": "google"}
+    assert docstring.config.tool_view is not None
 
-    result = asyncio.run(docstring.tools.execute(ToolCall("read_type_hints", {}, "c1"), context))
-    missing = asyncio.run(docstring.tools.execute(ToolCall("read_type_hints", {}, "c2"), RunContext("r")))
+    [submit] = docstring.config.tool_view(docstring.tools.tools(), inputs)
 
-    assert not result.is_error
-    assert '"name": "height", "annotation": "float", "default": "1.0"' in result.output
-    assert missing.is_error and "needs the job input(s) source" in missing.output
+    assert submit.name == "submit_result" and submit.required == ("description", "parameters", "returns")
+    assert submit.properties["parameters"]["required"] == ["width", "sizes"]
+    assert submit.properties["parameters"]["additionalProperties"] is False
 
 
-def _submit(bundle: Bundle, docstring: str, **inputs: object) -> dict[str, object]:
+def _execute(
+    bundle: Bundle, name: str, arguments: Mapping[str, object], **inputs: object
+) -> tuple[bool, str]:
     context = RunContext(run_id="r", inputs=inputs)
-    result = asyncio.run(
-        bundle.tools.execute(ToolCall("submit_result", {"docstring": docstring}, "c"), context)
-    )
-    assert not result.is_error, result.output
-    submitted: dict[str, object] = json.loads(result.output)
+    result = asyncio.run(bundle.tools.execute(ToolCall(name, dict(arguments), "c"), context))
+    return result.is_error, result.output
+
+
+def test_bound_inputs_come_from_the_job(docstring: Bundle, pym_runner: PymRunner) -> None:
+    parts = {"description": "Area.", "parameters": {"width": "The width.", "depth": "The depth."}}
+
+    bound = _execute(docstring, "submit_result", parts, parameter_names=["width", "height"])
+    unbound = _execute(docstring, "submit_result", parts)  # parameter_names defaults to None: any
+
+    assert not bound[0] and json.loads(bound[1]) == {
+        "description": "Area.",
+        "parameters": {"width": "The width."},
+        "removed": ["depth"],
+    }
+    assert not unbound[0] and json.loads(unbound[1]) == parts
+
+    lint = load_bundle("lint", runner=pym_runner)  # a bound input without a default must be given
+    try:
+        findings = [{"id": 1, "fix": "- x == None\n+ x is None"}]
+        accepted = _execute(lint, "accept_fix", {"id": 1}, findings=findings)
+        missing = _execute(lint, "accept_fix", {"id": 1})
+    finally:
+        lint.close()
+    assert accepted == (False, '{"accepted": 1}')
+    assert missing[0] and "needs the job input(s) findings" in missing[1]
+
+
+def _submit(bundle: Bundle, parts: Mapping[str, object], **inputs: object) -> dict[str, object]:
+    is_error, output = _execute(bundle, "submit_result", parts, **inputs)
+    assert not is_error, output
+    submitted: dict[str, object] = json.loads(output)
     return submitted
 
 
-GOOGLE = """Scale a shape.
-
-Args:
-    shape (Shape): The shape.
-    width: The width,
-        on two lines.
-    self: The instance.
-
-Returns:
-    The scaled shape."""
-NUMPY = """Scale a shape.
-
-Parameters
-----------
-shape : Shape
-    The shape.
-width, height : float
-    The size.
-
-Returns
--------
-Shape
-    The scaled shape."""
-SPHINX = """Scale a shape.
-
-:param Shape shape: The shape.
-:param width: The width,
-    on two lines.
-:type width: float
-:returns: The scaled shape."""
+PARTS: dict[str, object] = {
+    "description": "Scale a shape.",
+    "parameters": {"shape": "The shape.", "width": "The width.", "self": "The instance."},
+    "returns": "The scaled shape.",
+}
+SCALE = "def scale(shape: Shape, factor: float) -> Shape:\n    return shape * factor\n"
 
 
 @pytest.mark.parametrize(
-    ("text", "kept", "removed"),
+    ("style", "written"),
     [
-        (GOOGLE, "Args:\n    shape (Shape): The shape.\n\nReturns:", ["width", "self"]),
-        (NUMPY, "----------\nshape : Shape\n    The shape.\n\nReturns", ["width", "height"]),
-        (SPHINX, ":param Shape shape: The shape.\n:returns:", ["width"]),
+        ("google", "Scale a shape.\n\nArgs:\n    shape: The shape.\n\nReturns:\n    The scaled shape."),
+        (
+            "numpy",
+            "Scale a shape.\n\nParameters\n----------\nshape : Shape\n    The shape.\n\n"
+            "Returns\n-------\nShape\n    The scaled shape.",
+        ),
+        ("sphinx", "Scale a shape.\n\n:param shape: The shape.\n:returns: The scaled shape."),
+        ("plain", "Scale a shape."),
     ],
 )
 def test_submit_drops_what_describes_parameters_the_target_does_not_take(
-    docstring: Bundle, text: str, kept: str, removed: list[str]
+    docstring: Bundle, style: str, written: str
 ) -> None:
-    submitted = _submit(docstring, text, parameters=["shape", "factor"])
-    assert submitted["removed"] == removed
-    written = str(submitted["docstring"])
-    assert written.startswith("Scale a shape.\n\n") and kept in written
-    assert written.endswith("The scaled shape.") and "width" not in written and "self" not in written
+    names = ["shape", "factor"]
+    submitted = _submit(docstring, PARTS, parameter_names=names)
+
+    assert submitted["removed"] == ["width", "self"]
+    assert submitted["parameters"] == {"shape": "The shape."}
+    inputs = {"parameter_names": names, "gives": "returns", "style": style, "source": SCALE}
+    assert docstring_text(submitted, inputs) == written  # factor, left undescribed, is left out
 
 
-def test_submit_drops_a_parameter_section_left_empty_and_keeps_what_it_cannot_check(
-    docstring: Bundle,
-) -> None:
-    invented = "Area of a circle.\n\nArgs:\n    radius: The radius.\n\nReturns:\n    The area."
-    assert _submit(docstring, invented, parameters=[]) == {
-        "docstring": "Area of a circle.\n\nReturns:\n    The area.",
+def test_submit_cleans_each_part_and_keeps_what_it_cannot_check(docstring: Bundle) -> None:
+    invented = {
+        "description": "Area of a circle.",
+        "parameters": {"radius": "The radius."},
+        "returns": "The area.",
+    }
+    assert _submit(docstring, invented, parameter_names=[]) == {
+        "description": "Area of a circle.",
+        "parameters": {},
+        "returns": "The area.",
         "removed": ["radius"],
     }
-    right = "Scale.\n\nArgs:\n    *args: Shapes.\n    **options: How."
-    assert _submit(docstring, right, parameters=["*args", "**options"]) == {"docstring": right}
-    tight = "Bind.\n\nParameters\n----------\nkey: str\n    The key.\nfile:str\n    A file."  # no spaces
-    assert _submit(docstring, tight, parameters=["key"]) == {
-        "docstring": "Bind.\n\nParameters\n----------\nkey: str\n    The key.",
-        "removed": ["file"],
+    starred = {"description": "Scale.", "parameters": {"*args": "Shapes.", "**options": "How."}}
+    assert _submit(docstring, starred, parameter_names=["*args", "**options"]) == {
+        "description": "Scale.",
+        "parameters": {"args": "Shapes.", "options": "How."},
     }
-    stray = "Sum.\n\nArgs:\n    : stray text\n    a: The a."  # an entry without a name goes unreported
-    assert _submit(docstring, stray, parameters=["a"]) == {"docstring": "Sum.\n\nArgs:\n    a: The a."}
-    # A job from before parameters were recorded binds none: the docstring is kept as written.
-    assert _submit(docstring, invented) == {"docstring": invented}
+    # one line each: quotes, call-format markers and extra spaces cut
+    messy = {"description": '"""Sum  the\n  numbers.<end_function_call>', "yields": "'Each  total.'"}
+    assert _submit(docstring, messy) == {"description": "Sum the numbers.", "yields": "Each total."}
+    # A job from before parameter names were recorded binds none: the parameters are kept as written.
+    assert _submit(docstring, invented) == invented
+
+    is_error, output = _execute(docstring, "submit_result", {"description": " <escape>"})
+    assert is_error and "the description is empty" in output
 
 
 def _codebase(root: Path, docstring: str) -> Path:
@@ -153,41 +170,118 @@ def _codebase(root: Path, docstring: str) -> Path:
     return root
 
 
+G_PARTS: dict[str, object] = {
+    "description": "Give x back.",
+    "parameters": {"x": "Any value."},
+    "returns": "X.",
+}
+
+
 @pytest.mark.parametrize(
-    ("sections", "style", "example_line"),
+    ("sections", "style", "written"),
     [
-        ("Args:\n    a: A.\n\nReturns:\n    B.", "google", "Args:"),
-        ("Parameters\n----------\na : int\n    A.", "numpy", "----------"),
-        (":param a: A.\n:returns: B.", "sphinx", ":param "),
+        (
+            "Args:\n    a: A.\n\nReturns:\n    B.",
+            "google",
+            "Give x back.\n\nArgs:\n    x: Any value.\n\nReturns:\n    X.",
+        ),
+        (
+            "Parameters\n----------\na : int\n    A.",
+            "numpy",
+            "Give x back.\n\nParameters\n----------\nx\n    Any value.\n\nReturns\n-------\nX.",
+        ),
+        (":param a: A.\n:returns: B.", "sphinx", "Give x back.\n\n:param x: Any value.\n:returns: X."),
     ],
 )
-def test_the_docstring_style_is_detected_and_its_examples_shown(
-    docstring: Bundle, tmp_path: Path, sections: str, style: str, example_line: str
+def test_the_docstring_style_is_detected_and_the_parts_written_in_it(
+    docstring: Bundle, tmp_path: Path, sections: str, style: str, written: str
 ) -> None:
     root = _codebase(tmp_path / "code", sections)
     [job] = discover_docstring_jobs(root)
 
-    context = asyncio.run(docstring.context(job.inputs, root))
-    messages = docstring.messages(job.inputs, context)
+    messages = asyncio.run(docstring.initial_messages(job.inputs, root))
 
-    assert context["docstring_style"]["style"] == style
-    assert f"in the {style} style" in (messages[0].content or "")
-    shown = [call.arguments["docstring"] for m in messages for call in m.tool_calls]
-    assert shown and all(example_line in text for text in shown if "\n" in text)
+    assert job.qualname == "g" and job.inputs["style"] == style
+    # the prompt is the same in every style: the worked examples show parts, not formatted text
+    shown = [call.arguments for m in messages for call in m.tool_calls]
+    assert len(shown) == 3 and all("description" in parts and "docstring" not in parts for parts in shown)
     assert messages[-1].content == "Write the docstring of function g in mod.py.\n\ndef g(x):\n    return x"
+    assert docstring_text(G_PARTS, job.inputs) == written
 
 
-def test_the_sample_project_has_no_sections_so_google_is_the_default(docstring: Bundle) -> None:
-    job = discover_docstring_jobs(SAMPLE_PROJECT)[0]
+def test_the_sample_project_documents_in_prose_so_its_style_is_plain(
+    docstring: Bundle, tmp_path: Path
+) -> None:
+    jobs = discover_docstring_jobs(SAMPLE_PROJECT)
+    assert jobs and {job.inputs["style"] for job in jobs} == {"plain"}
+    assert docstring.config.tool_view is not None
+    [submit] = docstring.config.tool_view(docstring.tools.tools(), jobs[0].inputs)
+    assert list(submit.properties) == ["description"]  # prose: no parameters, nothing handed back
 
-    context = asyncio.run(docstring.context(job.inputs, SAMPLE_PROJECT))
+    bare = tmp_path / "bare"  # without docstrings to learn from, the style is google
+    bare.mkdir()
+    (bare / "mod.py").write_text("def g(x):\n    return x\n")
+    assert [job.inputs["style"] for job in discover_docstring_jobs(bare)] == ["google"]
 
-    assert context["docstring_style"] == {
-        "style": "google",
-        "counts": {"google": 0, "numpy": 0, "sphinx": 0},
-        "sampled": context["docstring_style"]["sampled"],
-    }
-    assert context["docstring_style"]["sampled"] >= 2
+
+STYLE_PROVIDER = '''"""The style of the target's file: sphinx when it has a :param field, google otherwise."""
+
+from grail import Input, external
+
+path: str = Input("path", description="The file being documented, relative to the project root.")
+
+
+@external
+async def read_file(path: str) -> str:
+    """Read a text file of the workspace."""
+    ...
+
+
+text = await read_file(path)
+{"style": "sphinx" if ":param " in text else "google"}
+'''
+
+
+def test_prompt_context_providers_choose_the_examples_shown(tmp_path: Path, pym_runner: PymRunner) -> None:
+    bundle_dir = copy_bundle("docstring", tmp_path / "bundle")
+    (bundle_dir / "context").mkdir()
+    (bundle_dir / "context" / "style.pym").write_text(STYLE_PROVIDER)
+    manifest = bundle_dir / "bundle.yaml"
+    edit(
+        manifest,
+        "  examples_file: prompts/examples.yaml\n",
+        "  examples_file: prompts/examples.yaml\n"
+        '  example_variant: "{{ context.style.style }}"\n'
+        "  context_providers:\n    style: context/style.pym\n",
+    )
+    edit(manifest, "    bind: [parameter_names]\n", "    bind: [parameter_names]\n\nexternals: [read_file]\n")
+    examples = bundle_dir / "prompts" / "examples.yaml"
+    for variant, kind in (("google", "function"), ("sphinx", "method")):
+        task = f"- user: |-\n    Write the docstring of {kind}"
+        edit(examples, task, f"- variant: {variant}\n  user: |-\n    Write the docstring of {kind}")
+    system = bundle_dir / "prompts" / "system.j2"
+    edit(system, "You write docstrings", "You write {{ context.style.style }} docstrings")
+    root = _codebase(tmp_path / "code", ":param a: A.")
+    [job] = discover_docstring_jobs(root)
+
+    bundle = load_bundle(bundle_dir, runner=pym_runner)
+    try:
+        context = asyncio.run(bundle.context(job.inputs, root))
+        messages = bundle.messages(job.inputs, context)
+        google = bundle.messages(job.inputs, {"style": {"style": "google"}})
+    finally:
+        bundle.close()
+
+    def tasks(shown: list[Message]) -> list[str]:
+        return [(m.content or "").split("\n")[0] for m in shown[1:-1] if m.role == "user"]
+
+    assert context == {"style": {"style": "sphinx"}}
+    assert (messages[0].content or "").startswith("You write sphinx docstrings")
+    assert tasks(messages) == [  # the sphinx example, and the one shown in every variant
+        "Write the docstring of method Inventory.restock in inventory.py.",
+        "Write the docstring of class Thermostat in heating.py.",
+    ]
+    assert tasks(google)[0] == "Write the docstring of function celsius_to_kelvin in units.py."
 
 
 def test_tool_context_providers_and_python_registries(
@@ -203,6 +297,7 @@ def test_tool_context_providers_and_python_registries(
         "    return text.upper()\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
+    (bundle_dir / "context").mkdir()
     (bundle_dir / "context" / "note.pym").write_text('"""A note."""\n\n"style notes: be brief"\n')
     manifest = bundle_dir / "bundle.yaml"
     edit(
@@ -210,7 +305,7 @@ def test_tool_context_providers_and_python_registries(
         "  - type: grail\n    path: tools\n",
         "  - type: grail\n    path: tools\n  - type: python\n    name: helpers\n    module: extra_tools\n",
     )
-    submit = "  - name: submit_result\n    bind: [parameters]\n"
+    submit = "  - name: submit_result\n    bind: [parameter_names]\n"
     provided = submit + "    context_providers: [context/note.pym]\n"
     edit(manifest, submit, provided + "  - name: shout\n    registry: helpers\n")
     sys.modules.pop("extra_tools", None)
@@ -219,12 +314,12 @@ def test_tool_context_providers_and_python_registries(
     try:
         context = RunContext(run_id="r")
         submitted = asyncio.run(
-            bundle.tools.execute(ToolCall("submit_result", {"docstring": "Hi."}, "c"), context)
+            bundle.tools.execute(ToolCall("submit_result", {"description": "Hi."}, "c"), context)
         )
         shouted = asyncio.run(bundle.tools.execute(ToolCall("shout", {"text": "hi"}, "d"), context))
     finally:
         bundle.close()
 
-    assert [tool.name for tool in bundle.tools.tools()] == ["submit_result", "shout", "read_type_hints"]
-    assert submitted.output == 'style notes: be brief\n\n{"docstring": "Hi."}'
+    assert [tool.name for tool in bundle.tools.tools()] == ["submit_result", "shout"]
+    assert submitted.output == 'style notes: be brief\n\n{"description": "Hi."}'
     assert (shouted.output, shouted.is_error) == ("HI", False)

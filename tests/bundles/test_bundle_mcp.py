@@ -24,8 +24,8 @@ def _mcp_bundle(docstring_copy: Path, tool: str) -> Path:
     edit(manifest, "  - type: grail\n    path: tools\n", f"  - type: grail\n    path: tools\n{server}")
     edit(
         manifest,
-        "  - name: submit_result\n    bind: [parameters]\n",
-        f"  - name: submit_result\n    bind: [parameters]\n  - name: {tool}\n    registry: calc\n",
+        "  - name: submit_result\n    bind: [parameter_names]\n",
+        f"  - name: submit_result\n    bind: [parameter_names]\n  - name: {tool}\n    registry: calc\n",
     )
     return docstring_copy
 
@@ -45,7 +45,7 @@ def test_mcp_tools_are_resolved_when_the_bundle_connects(docstring_copy: Path, p
 
     names, output = asyncio.run(use())
 
-    assert names == ["submit_result", "add", "read_type_hints"]
+    assert names == ["submit_result", "add"]
     assert output == "5"
 
 

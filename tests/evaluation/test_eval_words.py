@@ -24,11 +24,12 @@ def test_a_word_of_the_bundle_missing_from_the_file_is_leaked() -> None:
 def test_the_vocabulary_comes_from_the_loaded_bundles_examples_prompts_and_tools(tmp_path: Path) -> None:
     bundle_dir = shutil.copytree(find_bundle("docstring").parent, tmp_path / "docstring")
     examples = bundle_dir / "prompts" / "examples.yaml"
-    examples.write_text(examples.read_text().replace("stack of items", "zebra of items"))
+    examples.write_text(examples.read_text().replace("holds a room", "holds a zebra"))
     system = bundle_dir / "prompts" / "system.j2"
     system.write_text(system.read_text() + " Never mention a quokka.")
     tool = bundle_dir / "tools" / "submit_result.pym"
-    tool.write_text(tool.read_text().replace("Submit the finished docstring", "Submit the wombat docstring"))
+    text = tool.read_text().replace("Submit the finished docstring", "Submit the wombat docstring")
+    tool.write_text(text.replace("One line per parameter: what it is.", "One line per platypus."))
 
     bundle = load_bundle(bundle_dir / "bundle.yaml")
     try:
@@ -36,5 +37,7 @@ def test_the_vocabulary_comes_from_the_loaded_bundles_examples_prompts_and_tools
     finally:
         bundle.close()
 
-    assert {"zebra", "quokka", "wombat", "integers", "push"} <= vocabulary
+    # an example's call (zebra) and task (restock), the system prompt (quokka), the tool's
+    # description (wombat) and its argument's (platypus)
+    assert {"zebra", "restock", "quokka", "wombat", "platypus"} <= vocabulary
     assert not {"endif", "elif", "dedent", "qualname"} & vocabulary  # Jinja tags are not prompt text
