@@ -163,10 +163,17 @@ def measure(
 ) -> CaseReport:
     """Decode ``requests`` (without their grammars unless ``grammar``) and check each output.
 
-    The requests go in all at once through a :class:`BatchingEngine` of ``batch_size``, as
-    concurrent runs would: each one's latency is the time until its own batch was decoded.
+    Each request is decoded once (``n = 1``: a bundle's candidates are more samples of the same
+    turn, which cost time and change no rate measured here). The requests go in all at once
+    through a :class:`BatchingEngine` of ``batch_size``, as concurrent runs would: each one's
+    latency is the time until its own batch was decoded.
     """
-    batch = [r if grammar else dataclasses.replace(r, grammar=None) for r in requests]
+    batch = [
+        dataclasses.replace(
+            r, grammar=r.grammar if grammar else None, sampling=dataclasses.replace(r.sampling, n=1)
+        )
+        for r in requests
+    ]
     finished: list[float] = [0.0] * len(batch)
     with BatchingEngine(engine, max_batch_size=batch_size) as batching:
         started = time.perf_counter()
