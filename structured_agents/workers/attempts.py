@@ -33,41 +33,57 @@ def step_key(epoch: int, *parts: object) -> str:
     return ":".join([f"e{epoch}", *(str(part) for part in parts)])
 
 
-def begin(rt: Runtime, run: StoredRun, key: str) -> int | None:
-    """Count a delivery of step ``key``: its attempt number, or None (run failed) past the budget."""
+def _named(key: str, what: str) -> str:
+    return f"{key} ({what})" if what else key
+
+
+def begin(rt: Runtime, run: StoredRun, key: str, what: str = "") -> int | None:
+    """Count a delivery of step ``key``: its attempt number, or None (run failed) past the budget.
+    ``what`` names what the step runs (``tool NAME``) in the run's error."""
     attempt = rt.store.begin_step(run.run_id, key)
     if attempt <= rt.settings.workers.max_attempts:
         return attempt
     last = rt.store.step_error(run.run_id, key) or WORKER_LOST
+    step = _named(key, what)
     rt.lifecycle.fail(
-        run, StepFailedError(f"step {key} was begun {attempt - 1} times without finishing; {last}")
+        run, StepFailedError(f"step {step} was begun {attempt - 1} times without finishing; {last}")
     )
     return None
 
 
-def on_failure(rt: Runtime, run: StoredRun, key: str, attempt: int, error: BaseException) -> float | None:
+def on_failure(
+    rt: Runtime, run: StoredRun, key: str, attempt: int, error: BaseException, what: str = ""
+) -> float | None:
     """Record that attempt ``attempt`` of step ``key`` failed: the delay before the next one, or
-    None when that was the last attempt of the budget and the run was failed."""
+    None when that was the last attempt of the budget and the run was failed (its error names
+    ``what`` the step runs, when given)."""
     text = f"{type(error).__name__}: {error}"
     logger.warning("run %s step %s attempt %d failed: %s", run.run_id, key, attempt, text)
     if is_transient(error):
         return rt.backoff(attempt)
     rt.store.fail_step(run.run_id, key, text)
     if attempt >= rt.settings.workers.max_attempts:
-        rt.lifecycle.fail(run, StepFailedError(f"step {key} failed {attempt} times; last error: {text}"))
+        step = _named(key, what)
+        rt.lifecycle.fail(run, StepFailedError(f"step {step} failed {attempt} times; last error: {text}"))
         return None
     return rt.backoff(attempt)
 
 
 def run_step(
-    task: Any, run_id: str, epoch: int, parts: tuple[object, ...], body: Callable[[StoredRun], None]
+    task: Any,
+    run_id: str,
+    epoch: int,
+    parts: tuple[object, ...],
+    body: Callable[[StoredRun], None],
+    describe: Callable[[StoredRun], str] | None = None,
 ) -> None:
     """Run one step of a single-message task: load, check, count, act, and retry or fail.
 
     The step acts only when the run is running and its stored state belongs to ``epoch``;
     otherwise the message is a leftover and is dropped. A lost database connection before the
     step is counted retries the message (up to the budget, with backoff); a failure of
-    ``body`` goes through :func:`on_failure`.
+    ``body`` goes through :func:`on_failure`. ``describe`` names what the step runs (the tool
+    of a tool call) for the error of a run the step fails.
     """
     rt = runtime()
     key = step_key(epoch, *parts)
@@ -75,7 +91,8 @@ def run_step(
         run = rt.store.load_runs([run_id]).get(run_id)
         if run is None or run.status != "running" or run.current_state is None or run.epoch != epoch:
             return
-        attempt = begin(rt, run, key)
+        what = describe(run) if describe is not None else ""
+        attempt = begin(rt, run, key, what)
     except StructuredAgentsError as exc:
         if not is_transient(exc):
             raise
@@ -86,6 +103,6 @@ def run_step(
     try:
         body(run)
     except Exception as exc:
-        delay = on_failure(rt, run, key, attempt, exc)
+        delay = on_failure(rt, run, key, attempt, exc, what)
         if delay is not None:
             raise task.retry(exc=exc, countdown=delay, max_retries=None) from exc

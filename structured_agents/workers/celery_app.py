@@ -6,7 +6,9 @@ Delivery guarantees come from the broker settings and the steps together:
   step ran; a worker killed mid-step leaves it unacknowledged, and Redis hands it to another
   worker after ``visibility_timeout`` (``SA_WORKERS__VISIBILITY_TIMEOUT_S``).
 - ``task_acks_on_failure_or_timeout=False``: a step that raises (it could not even record its
-  failure: database or broker down) is not acknowledged either, so it comes back later.
+  failure: database or broker down) is not acknowledged either, so it comes back later; a
+  step whose retries run out while the database is down is dropped, and the periodic sweep
+  sends it again once the run's state has not moved for ``SA_WORKERS__STALE_AFTER_S``.
 - ``task_ignore_result``: no result backend; the history is in the database.
 - ``worker_prefetch_multiplier=1`` for the CPU workers; the GPU worker is started with a
   prefetch above ``flush_every`` (``sa worker gpu``) or batches could never fill.

@@ -45,7 +45,21 @@ def _call(run: StoredRun, turn: int, call_id: str) -> None:
         send_next(app, applied.epoch, applied.state)
 
 
+def _tool_of(run: StoredRun, call_id: str) -> str:
+    """``tool NAME`` for the call's tool, so that a run failed on the call names it."""
+    state = run.current_state
+    calls = state.pending_calls if state is not None else []
+    return next((f"tool {call.name}" for call in calls if call.id == call_id), "")
+
+
 @task(TOOL_CALL, bind=True, time_limit=SETTINGS.workers.tool_time_limit_s)
 def call_tool(self: Any, run_id: str, epoch: int, turn: int, call_id: str) -> None:
     """Run one tool call of turn ``turn`` and record it; the last of the turn applies the turn."""
-    run_step(self, run_id, epoch, ("tool", turn, call_id), lambda run: _call(run, turn, call_id))
+    run_step(
+        self,
+        run_id,
+        epoch,
+        ("tool", turn, call_id),
+        lambda run: _call(run, turn, call_id),
+        lambda run: _tool_of(run, call_id),
+    )

@@ -2,7 +2,9 @@
 
 Each process runs in its own session (process group), so a test can SIGKILL a worker with
 its pool children, as a crash would, and the fixtures' finalizers can always kill what is
-left. A missing ``redis-server`` fails the tests: they never skip.
+left. A missing ``redis-server`` fails the tests: they never skip. ``pg_stop`` and
+``pg_start`` take the session's PostgreSQL server (``tests/services.py``) down and bring it
+back on the same data directory and port.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import redis
+from services import RUN_AS, PostgresServer
 
-__all__ = ["RedisServer", "WorkerProcess", "free_port", "wait_for"]
+__all__ = ["RedisServer", "WorkerProcess", "free_port", "pg_start", "pg_stop", "wait_for"]
 
 SA = Path(sys.executable).with_name("sa")
 
@@ -79,6 +82,15 @@ class RedisServer:
 
         wait_for("redis-server", answers, 20)
 
+    def wipe(self) -> None:
+        """Delete the data of a stopped server (its append-only file), so that it starts empty:
+        every message, queue binding and unacknowledged delivery is lost."""
+        if self.process is not None:
+            raise RuntimeError("stop redis-server before wiping its data")
+        shutil.rmtree(self.directory / "appendonlydir", ignore_errors=True)  # Redis 7
+        for name in ("appendonly.aof", "dump.rdb"):  # Redis 6 and older; snapshots
+            (self.directory / name).unlink(missing_ok=True)
+
     def stop(self) -> None:
         """Stop the server (SIGTERM, then SIGKILL)."""
         if self.process is None:
@@ -90,6 +102,30 @@ class RedisServer:
             _kill_group(self.process, signal.SIGKILL)
             self.process.wait(10)
         self.process = None
+
+
+def _pg_ctl(server: PostgresServer, *args: str) -> None:
+    command = [str(server.bin_dir / "pg_ctl"), "-D", str(server.data_dir / "data"), *args]
+    if server.as_root:  # PostgreSQL refuses to run as root (see tests/services.py)
+        command = ["runuser", "-u", RUN_AS, "--", *command]
+    result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)
+    if result.returncode != 0:
+        raise RuntimeError(
+            f"pg_ctl {' '.join(args)} failed ({result.returncode}):\n{result.stdout}{result.stderr}"
+        )
+
+
+def pg_stop(server: PostgresServer, mode: str = "fast") -> None:
+    """Stop the PostgreSQL server (``fast``: its clients are disconnected; ``immediate``: as a
+    crash, recovered from the WAL on the next start) and wait until it is down."""
+    _pg_ctl(server, "-m", mode, "-w", "stop")
+
+
+def pg_start(server: PostgresServer) -> None:
+    """Start a stopped PostgreSQL server again, on the same data directory and port, and wait
+    until it accepts connections. ``pg_ctl restart`` starts a stopped server too, with the
+    options of its last start (``postmaster.opts``: port, socket directory, settings)."""
+    _pg_ctl(server, "-l", str(server.data_dir / "log"), "-w", "restart")
 
 
 class WorkerProcess:

@@ -4,8 +4,10 @@ One cluster serves the whole module run (starting it takes a few seconds); each 
 its own batch. Tests that kill a worker or restart Redis start it again before they return.
 The GPU worker plays a turn-keyed script (``SA_ENGINE__NAME=scripted``): every run looks a key
 up, then submits; prompts with ``SLOW`` use a tool that sleeps, prompts with ``POISON`` get an
-empty script (their first model turn always fails). The CPU worker plays the same script for
-agents run as tools (``SA_WORKERS__AGENT_ENGINE__NAME=scripted``).
+empty script (their first model turn always fails), prompts with ``CRASH`` call a tool that
+kills its worker process, prompts with ``COUNTED`` a slow tool that notes each execution in the
+workspace. The CPU worker plays the same script for agents run as tools
+(``SA_WORKERS__AGENT_ENGINE__NAME=scripted``).
 """
 
 from __future__ import annotations
@@ -63,13 +65,16 @@ LINT_MARKER = "Findings ruff's safe fixes leave in"
 
 def write_script(path: Path, *, delay_s: float = 0.05) -> Path:
     """The workers' script: look up, then submit (a slow lookup for SLOW, nothing for POISON,
-    a docstring for the shipped docstring bundle's prompts, fix 1 for the lint bundle's; for
+    a worker-killing lookup for CRASH, a slow lookup noting its executions for COUNTED, a
+    docstring for the shipped docstring bundle's prompts, fix 1 for the lint bundle's; for
     docstring_team's, ask the summarizer and the style guide first, and the summarizer submits a
     summary)."""
     plugin = get_plugin("function_gemma")
     submit = plugin.render_tool_calls([ToolCall("submit_result", {"summary": "done"})])
     lookup = plugin.render_tool_calls([ToolCall("lookup", {"key": "abc"})])
     slow = plugin.render_tool_calls([ToolCall("slow_lookup", {"key": "abc", "seconds": 2.5})])
+    crash = plugin.render_tool_calls([ToolCall("crashing_lookup", {"key": "abc"})])
+    counted = plugin.render_tool_calls([ToolCall("counted_lookup", {"key": "abc", "seconds": 2.5})])
     docstring = plugin.render_tool_calls([ToolCall("submit_result", {"description": SCRIPTED_DOCSTRING})])
     accept = plugin.render_tool_calls([ToolCall("accept_fix", {"id": 1})])
     decided = plugin.render_tool_calls([ToolCall("submit_result", {})])
@@ -82,6 +87,8 @@ def write_script(path: Path, *, delay_s: float = 0.05) -> Path:
         "when_prompt_contains": {
             "SLOW": [slow, submit],
             "POISON": [],
+            "CRASH": [crash, submit],
+            "COUNTED": [counted, submit],
             DOCSTRING_MARKER: [docstring],
             LINT_MARKER: [accept, decided],
             TEAM_MARKER: [*team, team_submit],
@@ -103,6 +110,9 @@ class Cluster:
     cpu: WorkerProcess
     root: Path
     workers: list[WorkerProcess] = field(default_factory=list)
+    postgres: PostgresServer | None = None
+    """The PostgreSQL server of the cluster's database (``pg_stop`` and ``pg_start`` of
+    ``cluster.py`` take it down and bring it back)."""
 
     def enqueue(self, keys: list[str]) -> str:
         """A batch of one job per key; returns its id."""
@@ -156,7 +166,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, pg_server: PostgresServer)
     try:
         gpu.start()
         cpu.start()
-        yield Cluster(store, make_app(settings), redis_server, gpu, cpu, base)
+        yield Cluster(store, make_app(settings), redis_server, gpu, cpu, base, postgres=pg_server)
     finally:
         for worker in (gpu, cpu):
             worker.kill()
