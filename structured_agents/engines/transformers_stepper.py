@@ -2,10 +2,10 @@
 
 :class:`TransformersStepper` is the :class:`~structured_agents.engines.step_loop.Stepper` the
 engine's loop thread drives. ``admit`` prefills new rows (grouped by similar prompt length, so
-little of a prefill is padding) and joins their KV caches to the batch's
-(:class:`~structured_agents.engines.kv_batch.KVBatch`); ``step`` picks every live row's next
-token (frequency penalties for the whole batch in one scatter, the tokens that would complete a
-row's ``bad_words`` banned, then
+little of a prefill is padding; rows with the same prompt, a request's candidates, once) and
+joins their KV caches to the batch's (:class:`~structured_agents.engines.kv_batch.KVBatch`);
+``step`` picks every live row's next token (frequency penalties for the whole batch in one
+scatter, the tokens that would complete a row's ``bad_words`` banned, then
 :func:`~structured_agents.engines.logits.select_tokens` under each row's grammar), advances the
 rows, streams their settled text, finishes the rows that end, drops them (and cancelled rows)
 from the cache, and runs one forward pass for the rest.
@@ -94,7 +94,16 @@ class TransformersStepper:
     def admit(self, pending: list[Row]) -> None:
         for group in prefill_groups(pending):
             clock = time.perf_counter()
-            logits, cache, mask, next_pos = self._prefill(group)
+            # Rows with the same prompt (a request's n candidates) share one prefill: each
+            # distinct prompt goes through the model once, and its cache rows are repeated.
+            distinct: dict[tuple[int, ...], int] = {}
+            index = [distinct.setdefault(tuple(row.prompt_ids), len(distinct)) for row in group]
+            firsts = {position: row for row, position in zip(group, index, strict=True)}
+            logits, cache, mask, next_pos = self._prefill([firsts[k] for k in range(len(distinct))])
+            if len(distinct) < len(group):
+                select = torch.tensor(index, device=mask.device)
+                cache.batch_select_indices(select.to(cache.layers[0].keys.device))
+                logits, mask, next_pos = logits[select.to(logits.device)], mask[select], next_pos[select]
             self.engine.stats.prefill_s += time.perf_counter() - clock
             self.kv.join(cache, mask, next_pos)
             self.logits = logits if self.logits is None else torch.cat([self.logits, logits])

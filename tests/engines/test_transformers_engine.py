@@ -435,6 +435,23 @@ def test_a_bad_word_is_never_generated(engine: TransformersEngine) -> None:
 
 
 @pytest.mark.model
+def test_rows_with_the_same_prompt_share_one_prefill_and_decode_as_alone(engine: TransformersEngine) -> None:
+    prompts = ["The capital of France is", "def add(a, b):\n    return"]
+    sampling = SamplingParams(max_new_tokens=6, logprobs=0)
+    alone = [engine.generate([GenerationRequest(p, sampling=sampling)])[0] for p in prompts]
+    before = engine.stats.copy()
+
+    twice = engine.generate([GenerationRequest(p, sampling=sampling) for p in prompts for _ in range(2)])
+
+    assert engine.stats.since(before).prefill_s > 0
+    for k, single in enumerate(alone):
+        first, second = twice[2 * k], twice[2 * k + 1]
+        assert first.text == second.text  # the same prompt in the same batch: the same computation
+        # the repeated cache rows belong to their own prompt: the first token scores as it does alone
+        assert first.logprobs[0].logprob == pytest.approx(single.logprobs[0].logprob, abs=0.05)
+
+
+@pytest.mark.model
 def test_logprobs_come_with_each_token_and_its_alternatives(engine: TransformersEngine) -> None:
     sampling = SamplingParams(max_new_tokens=6, logprobs=3)
     (completion,) = engine.generate([GenerationRequest("The capital of France is", sampling=sampling)])
