@@ -48,7 +48,7 @@ def test_the_model_sees_the_tools_without_their_bound_inputs(docstring: Bundle) 
     assert submit.required == ("description",)
     assert docstring.config.final_turn_termination_only and docstring.config.max_turns == 2
     sampling = docstring.config.sampling
-    assert (sampling.max_new_tokens, sampling.frequency_penalty, sampling.n) == (160, 0.6, 4)
+    assert (sampling.max_new_tokens, sampling.frequency_penalty, sampling.n) == (160, 0.6, 2)
 
 
 def test_each_job_sees_submit_result_shaped_to_its_target(docstring: Bundle) -> None:

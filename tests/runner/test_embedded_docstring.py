@@ -152,7 +152,7 @@ def test_each_jobs_submit_result_takes_its_targets_own_parameters(
         properties = submit["parameters"]["properties"]
         assert job.inputs["style"] == "plain"  # the sample project's docstrings are one-liners
         assert list(properties) == ["description"]
-        assert request.sampling.n == 4 and request.grammar is not None
+        assert request.sampling.n == 2 and request.grammar is not None
 
 
 def test_in_a_sectioned_style_the_tool_takes_the_targets_parameters_and_what_it_gives(
