@@ -77,8 +77,11 @@ def _legend(axes: Axes, *, reverse: bool = False) -> None:
 
 
 def _per_bin_label(axis: TimeAxis) -> str:
-    width = axis.bin_s / axis.scale
-    return f"{width:g} {axis.unit}"
+    """The bin width in the largest unit it fills ("5 s", not "0.0833333 min")."""
+    for size, unit in ((3600.0, "h"), (60.0, "min"), (1.0, "s")):
+        if axis.bin_s >= size:
+            return f"{axis.bin_s / size:.3g} {unit}"
+    return f"{axis.bin_s:.3g} s"
 
 
 def _throughput(figures: ReportFigures) -> str | None:
