@@ -17,13 +17,14 @@ its own (``next_pos``), independent of the padding.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
 
 from structured_agents.errors import EngineError
 
-__all__ = ["KVBatch"]
+__all__ = ["KVBatch", "select_rows"]
 
 
 def _left_pad(tensor: torch.Tensor, length: int, dim: int) -> torch.Tensor:
@@ -33,6 +34,16 @@ def _left_pad(tensor: torch.Tensor, length: int, dim: int) -> torch.Tensor:
     shape = list(tensor.shape)
     shape[dim] = missing
     return torch.cat([tensor.new_zeros(shape), tensor], dim=dim)
+
+
+def select_rows(
+    cache: Any, mask: torch.Tensor, next_pos: torch.Tensor, rows: Sequence[int]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows ``rows`` (in that order; a row may repeat) of ``cache``, in place, and of its
+    ``mask`` and ``next_pos``, returned."""
+    index = torch.tensor(rows, device=mask.device)
+    cache.batch_select_indices(index.to(cache.layers[0].keys.device))
+    return mask[index], next_pos[index]
 
 
 def _check_layers(cache: Any) -> None:
@@ -83,9 +94,7 @@ class KVBatch:
         if not rows:
             self.__init__()  # type: ignore[misc]
             return
-        index = torch.tensor(rows, device=self.mask.device)
-        self.cache.batch_select_indices(index.to(self.cache.layers[0].keys.device))
-        self.mask, self.next_pos = self.mask[index], self.next_pos[index]
+        self.mask, self.next_pos = select_rows(self.cache, self.mask, self.next_pos, rows)
         used = self.mask.any(dim=0).nonzero()
         unused = int(used[0]) if used.numel() else 0
         if unused:

@@ -21,7 +21,7 @@ import torch
 
 from structured_agents.engines.bad_words import ban_bad_words
 from structured_agents.engines.decode_stats import DecodeStats
-from structured_agents.engines.kv_batch import KVBatch
+from structured_agents.engines.kv_batch import KVBatch, select_rows
 from structured_agents.engines.logits import GrammarMasker, VocabIndex, penalize, select_tokens, top_logprobs
 from structured_agents.engines.rows import Row
 from structured_agents.errors import EngineError
@@ -96,14 +96,15 @@ class TransformersStepper:
             clock = time.perf_counter()
             # Rows with the same prompt (a request's n candidates) share one prefill: each
             # distinct prompt goes through the model once, and its cache rows are repeated.
-            distinct: dict[tuple[int, ...], int] = {}
-            index = [distinct.setdefault(tuple(row.prompt_ids), len(distinct)) for row in group]
-            firsts = {position: row for row, position in zip(group, index, strict=True)}
-            logits, cache, mask, next_pos = self._prefill([firsts[k] for k in range(len(distinct))])
+            distinct: dict[tuple[int, ...], Row] = {}
+            for row in group:
+                distinct.setdefault(tuple(row.prompt_ids), row)
+            logits, cache, mask, next_pos = self._prefill(list(distinct.values()))
             if len(distinct) < len(group):
-                select = torch.tensor(index, device=mask.device)
-                cache.batch_select_indices(select.to(cache.layers[0].keys.device))
-                logits, mask, next_pos = logits[select.to(logits.device)], mask[select], next_pos[select]
+                position = {prompt: k for k, prompt in enumerate(distinct)}
+                index = [position[tuple(row.prompt_ids)] for row in group]
+                mask, next_pos = select_rows(cache, mask, next_pos, index)
+                logits = logits[torch.tensor(index, device=logits.device)]
             self.engine.stats.prefill_s += time.perf_counter() - clock
             self.kv.join(cache, mask, next_pos)
             self.logits = logits if self.logits is None else torch.cat([self.logits, logits])
@@ -135,8 +136,9 @@ class TransformersStepper:
         params = [row.request.sampling for row in rows]
         counts = [-1 if p.logprobs is None else p.logprobs for p in params]
         raw = logits.clone() if any(count >= 0 for count in counts) else None
-        penalize(logits, [row.tokens for row in rows], params)
-        ban_bad_words(logits, [row.tokens for row in rows], [row.banned for row in rows])
+        generated = [row.tokens for row in rows]
+        penalize(logits, generated, params)
+        ban_bad_words(logits, generated, [row.banned for row in rows])
         tokens = select_tokens(logits, range(len(rows)), self.masker, params, [r.generator for r in rows])
         logprobs = top_logprobs(raw, tokens, counts) if raw is not None else [[] for _ in rows]
         stats.select_s += time.perf_counter() - clock

@@ -142,8 +142,6 @@ class VLLMEngine:
         """Queue ``request`` for vLLM's next step; its stream gets each step's new text. A
         request with ``n > 1`` goes in as ``n`` requests (seeds ``seed + i``, vLLM's prefix
         cache shares their prompt), its stream carrying only the completion with every candidate."""
-        if request.sampling.n == 1:
-            return self._submit(request)
         return submit_candidates(self._submit, request)
 
     def _submit(self, request: GenerationRequest) -> GenerationStream:

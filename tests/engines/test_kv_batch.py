@@ -11,11 +11,10 @@ from typing import Any
 
 import pytest
 import torch
+import transformers
 
 from structured_agents.engines.kv_batch import KVBatch
 from structured_agents.errors import EngineError
-
-transformers = pytest.importorskip("transformers")
 
 
 @pytest.fixture(scope="module")
