@@ -110,12 +110,14 @@ class WorkerSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    flush_every: int = Field(default=16, ge=1)
-    """Model turns the GPU worker collects before one ``generate`` call (the batch size)."""
-    flush_interval_s: float = Field(default=0.1, gt=0)
-    """Longest wait, in seconds, before a partial batch of model turns is decoded anyway."""
-    prefetch_multiplier: int = Field(default=0, ge=0)
-    """Messages a worker process reserves; 0 means twice ``flush_every`` on the ``llm`` queue."""
+    turns_in_flight: int = Field(default=0, ge=0)
+    """Model turns the llm worker holds at once (taken from the queue, decoding or being
+    committed; its prefetch); 0 means twice ``SA_ENGINE__MAX_BATCH_SIZE``, so requests wait
+    inside the engine for the next free row."""
+    batch_wait_s: float = Field(default=0.05, ge=0)
+    """Engines that do not stream (scripted, function engines): longest wait, in seconds, for
+    more model turns before a partial batch is decoded; streaming engines admit turns between
+    decode steps and never wait."""
     max_attempts: int = Field(default=5, ge=1)
     """Deliveries of one step before its run is marked failed with the step's last error."""
     retry_backoff_s: float = Field(default=1.0, gt=0)

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Sequence
 
+from structured_agents.engines.occupancy import Occupancy, OccupancyCounter, ReportsOccupancy
 from structured_agents.errors import ConfigError, EngineError
 from structured_agents.kernel.engine import Completion, Engine, GenerationRequest
 from structured_agents.kernel.streaming import GenerationStream, StreamDelta, StreamingEngine
@@ -45,6 +46,7 @@ class BatchingEngine:
         self._streaming = inner if isinstance(inner, StreamingEngine) else None
         self._queue: queue.SimpleQueue[GenerationStream | None] = queue.SimpleQueue()
         self._closed = False
+        self._occupancy = OccupancyCounter()
         self._worker = threading.Thread(target=self._run, name="batching-engine", daemon=True)
         if self._streaming is None:
             self._worker.start()
@@ -65,6 +67,13 @@ class BatchingEngine:
         stream = GenerationStream(request)
         self._queue.put(stream)
         return stream
+
+    def occupancy(self) -> Occupancy:
+        """How full the batches were while requests waited: the inner engine's count when it
+        streams and keeps one, else this engine's flushes (each flush a step)."""
+        if self._streaming is not None and isinstance(self.inner, ReportsOccupancy):
+            return self.inner.occupancy()
+        return self._occupancy.snapshot()
 
     def _record(self, stream: GenerationStream) -> None:
         if not stream.cancelled and stream.future.exception() is None:
@@ -113,24 +122,34 @@ class BatchingEngine:
             batch = [stream for stream in batch if not stream.cancelled]  # callers that gave up
             if not batch:
                 continue
-            requests = [stream.request for stream in batch]
             self.batch_sizes.append(len(batch))
-            try:
-                completions = self.inner.generate(requests)
-                if len(completions) != len(requests):
-                    raise EngineError(
-                        f"{type(self.inner).__name__}.generate returned {len(completions)} completions "
-                        f"for {len(requests)} requests"
-                    )
-            except BaseException as exc:  # hand every caller the failure, keep serving
-                error = exc
-                if not isinstance(exc, EngineError):
-                    error = EngineError(f"batch of {len(batch)} failed: {exc}")
-                    error.__cause__ = exc
+            full = len(batch) == self.max_batch_size
+            self._occupancy.record(len(batch), full=full, waiting=self._queue.qsize())
+            self._decode(batch)
+
+    def _decode(self, batch: list[GenerationStream]) -> None:
+        """One ``generate`` over ``batch``; when it fails, each request alone (poison stays alone)."""
+        requests = [stream.request for stream in batch]
+        try:
+            completions = self.inner.generate(requests)
+            if len(completions) != len(requests):
+                raise EngineError(
+                    f"{type(self.inner).__name__}.generate returned {len(completions)} completions "
+                    f"for {len(requests)} requests"
+                )
+        except BaseException as exc:  # hand the callers the failure, keep serving
+            if len(batch) > 1 and isinstance(exc, Exception):
                 for stream in batch:
-                    stream.fail(error)
-                continue
-            for stream, completion in zip(batch, completions, strict=True):
-                if completion.finish_reason != "error" and completion.text:
-                    stream.push(StreamDelta(completion.text, logprobs=completion.logprobs))
-                stream.finish(completion)
+                    self.batch_sizes.append(1)
+                    self._decode([stream])
+                return
+            error = exc
+            if not isinstance(exc, EngineError):
+                error = EngineError(f"{type(self.inner).__name__}.generate failed: {exc}")
+                error.__cause__ = exc
+            batch[0].fail(error)
+            return
+        for stream, completion in zip(batch, completions, strict=True):
+            if completion.finish_reason != "error" and completion.text:
+                stream.push(StreamDelta(completion.text, logprobs=completion.logprobs))
+            stream.finish(completion)

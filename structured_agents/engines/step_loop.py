@@ -8,7 +8,8 @@ to do. The stepper (the engine's decoding state) is only ever touched from the l
 engines that are not thread-safe stay safe.
 
 A step that raises fails every live request with an :class:`EngineError` naming the cause; the
-stepper is reset and the loop keeps serving.
+stepper is reset and the loop keeps serving. Every step is counted in :meth:`StepLoop.occupancy`
+(how full the batch was while requests waited).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import threading
 from collections import deque
 from typing import Generic, Protocol, TypeVar
 
+from structured_agents.engines.occupancy import Occupancy, OccupancyCounter
 from structured_agents.errors import EngineError
 from structured_agents.kernel.streaming import GenerationStream
 
@@ -67,6 +69,11 @@ class StepLoop(Generic[P]):
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._occupancy = OccupancyCounter()
+
+    def occupancy(self) -> Occupancy:
+        """The steps taken so far, and how full their batches were."""
+        return self._occupancy.snapshot()
 
     def put(self, pending: P) -> None:
         """Queue ``pending`` for admission (from any thread)."""
@@ -93,8 +100,9 @@ class StepLoop(Generic[P]):
         if thread is not None and thread is not threading.current_thread():
             thread.join()
 
-    def _take(self) -> list[P] | None:
-        """Requests to admit now (cancelled ones dropped); None when closed and idle."""
+    def _take(self) -> tuple[list[P], int] | None:
+        """Requests to admit now (cancelled ones dropped) and how many still wait; None when
+        closed and idle."""
         with self._cond:
             while not self._waiting and not self._stepper.live():
                 if self._closed:
@@ -106,14 +114,16 @@ class StepLoop(Generic[P]):
                 pending = self._waiting.popleft()
                 if pending.stream is None or not pending.stream.cancelled:
                     taken.append(pending)
-            return taken
+            return taken, len(self._waiting)
 
     def _run(self) -> None:
-        while (admitted := self._take()) is not None:
+        while (took := self._take()) is not None:
+            admitted, waiting = took
             try:
                 if admitted:
                     self._stepper.admit(admitted)
-                if self._stepper.live():
+                if rows := self._stepper.live():
+                    self._occupancy.record(rows, full=self._stepper.room() == 0, waiting=waiting)
                     self._stepper.step()
             except Exception as exc:  # the model failed: fail what was in flight, keep serving
                 error = EngineError(f"{self._name}: decoding failed: {type(exc).__name__}: {exc}")

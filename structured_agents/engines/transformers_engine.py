@@ -51,6 +51,7 @@ from structured_agents.engines.candidates import decode_candidates, submit_candi
 from structured_agents.engines.decode_stats import DecodeStats
 from structured_agents.engines.logits import VocabIndex
 from structured_agents.engines.model_store import ModelStore
+from structured_agents.engines.occupancy import Occupancy
 from structured_agents.engines.rows import Row
 from structured_agents.engines.step_loop import StepLoop
 from structured_agents.engines.transformers_stepper import TransformersStepper
@@ -217,6 +218,10 @@ class TransformersEngine:
     def live_rows(self) -> int:
         """Rows in the batch now (requests being decoded)."""
         return self._stepper.live()
+
+    def occupancy(self) -> Occupancy:
+        """How full the step loop kept the batch (see :mod:`~structured_agents.engines.occupancy`)."""
+        return self._loop.occupancy()
 
     def close(self) -> None:
         """Finish the requests in flight, then stop the loop thread and the compile pool."""

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from structured_agents.engines.candidates import submit_candidates
+from structured_agents.engines.occupancy import Occupancy
 from structured_agents.engines.step_loop import StepLoop
 from structured_agents.engines.vllm_stepper import VLLMPending, VLLMStepper, refusal
 from structured_agents.errors import EngineError
@@ -161,6 +162,10 @@ class VLLMEngine:
         """Decode ``requests`` with whatever else is in flight; the i-th completion answers the i-th."""
         streams = [self.submit(request) for request in requests]
         return [stream.result() for stream in streams]
+
+    def occupancy(self) -> Occupancy:
+        """How full the step loop kept the batch (see :mod:`~structured_agents.engines.occupancy`)."""
+        return self._loop.occupancy()
 
     def close(self) -> None:
         """Finish the requests in flight, then stop the loop thread."""

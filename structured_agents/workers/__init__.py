@@ -4,7 +4,8 @@ An agent run is a chain of steps, each a Celery task, each reading the run's sta
 database and writing it back in one transaction::
 
     control  sa.control.start_run(run)              claim the run, KernelStart, state turn 0
-      llm    sa.llm.turn(run, epoch, turn)          batched: one engine.generate per flush
+      llm    sa.llm.turn(run, epoch, turn)          fed to the engine as it arrives (continuous
+                                                    batching), acknowledged once committed
       tools  sa.tools.call(run, epoch, turn, call)  one task per tool call (fan-out); the last
                                                     one recorded applies the turn and sends
                                                     the next model turn, or finishes the run

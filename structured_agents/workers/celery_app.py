@@ -11,7 +11,8 @@ Delivery guarantees come from the broker settings and the steps together:
   sends it again once the run's state has not moved for ``SA_WORKERS__STALE_AFTER_S``.
 - ``task_ignore_result``: no result backend; the history is in the database.
 - ``worker_prefetch_multiplier=1`` for the CPU workers; the GPU worker is started with a
-  prefetch above ``flush_every`` (``sa worker gpu``) or batches could never fill.
+  prefetch of ``SA_WORKERS__TURNS_IN_FLIGHT`` (``sa worker gpu``): the model turns it feeds to
+  its engine at once, above the engine's batch.
 - task events on (``SA_WORKERS__TASK_EVENTS``), so Flower shows every step as it runs.
 
 ``sa.control.sweep`` runs on the beat schedule every ``SA_WORKERS__SWEEP_INTERVAL_S``.
@@ -41,8 +42,9 @@ TASK_MODULES = (
 
 
 def gpu_prefetch(settings: Settings) -> int:
-    """Prefetch multiplier of the GPU worker: above ``flush_every`` so a whole batch can be held."""
-    return settings.workers.prefetch_multiplier or 2 * settings.workers.flush_every
+    """Prefetch multiplier of the GPU worker (one process): its turns in flight, above the
+    engine's batch so a free row always has a turn waiting for it."""
+    return settings.workers.turns_in_flight or 2 * settings.engine.max_batch_size
 
 
 def make_app(settings: Settings) -> Celery:

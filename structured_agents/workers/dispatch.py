@@ -29,8 +29,8 @@ def send(app: Celery, name: str, args: tuple[Any, ...], *, countdown: float | No
     """Publish one task message (routed by name); ``BrokerError`` when the broker refuses.
 
     A delayed model turn goes through the ``control`` queue (:data:`DELAYED`), which sends it
-    on when it is due: celery-batches 0.11 compares a message's ETA (a wall-clock timestamp)
-    with ``time.monotonic()``, so an ETA message on the ``llm`` queue would never be flushed.
+    on when it is due: the ``llm`` worker feeds every message it receives to its engine at
+    once (:mod:`~structured_agents.workers.turn_feed`) and keeps no timers of its own.
     """
     if countdown and name.startswith(LLM_PREFIX):
         name, args = DELAYED, (name, list(args))

@@ -108,7 +108,7 @@ def _both_workers_heard(running: Running) -> bool:
     # Flower's event receiver starts some time after its HTTP API answers, and task events sent
     # before then are lost to it: heartbeats of both workers show it is listening.
     alive = [name for name, up in _flower_workers(running).items() if up]
-    return any(n.startswith("gpu@") for n in alive) and any(n.startswith("cpu-") for n in alive)
+    return any(n.startswith("gpu-") for n in alive) and any(n.startswith("cpu-") for n in alive)
 
 
 @pytest.fixture(scope="module")
@@ -258,4 +258,4 @@ def test_flower_wants_its_login_and_saw_the_workers_and_the_steps(finished: Fini
     succeeded = {task["name"] for task in tasks if task["state"] == "SUCCESS"}
     assert succeeded >= STEP_KINDS, succeeded
     workers = httpx.get(f"{flower}/api/workers?refresh=1", auth=login, timeout=60).json()
-    assert any(n.startswith("gpu@") for n in workers) and any(n.startswith("cpu-") for n in workers), workers
+    assert any(n.startswith("gpu-") for n in workers) and any(n.startswith("cpu-") for n in workers), workers

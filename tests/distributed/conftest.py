@@ -39,8 +39,8 @@ from structured_agents.workers.enqueue import enqueue, parse_jobs
 HERE = Path(__file__).resolve().parent
 BUNDLE = HERE / "bundle"
 WORKER_SETTINGS = {
-    "SA_WORKERS__FLUSH_EVERY": "16",
-    "SA_WORKERS__FLUSH_INTERVAL_S": "0.05",
+    "SA_ENGINE__MAX_BATCH_SIZE": "16",
+    "SA_WORKERS__BATCH_WAIT_S": "0.05",
     "SA_WORKERS__MAX_ATTEMPTS": "3",
     "SA_WORKERS__RETRY_BACKOFF_S": "0.2",
     "SA_WORKERS__RETRY_BACKOFF_MAX_S": "1",

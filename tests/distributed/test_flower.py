@@ -33,7 +33,7 @@ def flower(cluster: Cluster) -> Iterator[str]:
         except (httpx.HTTPError, ValueError):
             return False
         names = [name for name, up in alive.items() if up]
-        return any(n.startswith("gpu@") for n in names) and any(n.startswith("cpu-") for n in names)
+        return any(n.startswith("gpu-") for n in names) and any(n.startswith("cpu-") for n in names)
 
     try:
         wait_for("flower to hear every worker's heartbeat", hears_every_worker, 60, 0.5)
@@ -59,6 +59,6 @@ def test_flower_shows_the_workers_and_the_steps_of_a_batch(cluster: Cluster, flo
     seen = tasks()
     assert all(seen[name] == {"SUCCESS"} for name in wanted), seen
     workers = httpx.get(f"{flower}/api/workers?refresh=1", timeout=30).json()
-    assert any(name.startswith("gpu@") for name in workers) and any(
+    assert any(name.startswith("gpu-") for name in workers) and any(
         name.startswith("cpu-") for name in workers
     )

@@ -9,6 +9,7 @@ import pytest
 from kombu.exceptions import OperationalError as KombuOperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from structured_agents.engines.batching import BatchingEngine
 from structured_agents.engines.script_file import load_script
 from structured_agents.errors import ConfigError, EngineError
 from structured_agents.kernel.engine import GenerationRequest
@@ -18,7 +19,6 @@ from structured_agents.workers.celery_app import make_app
 from structured_agents.workers.dispatch import send
 from structured_agents.workers.errors import BrokerError, converting_broker, is_transient
 from structured_agents.workers.runtime import Runtime
-from structured_agents.workers.tasks_llm import generate_isolated
 
 
 def _request(run_id: str, turn: int, prompt: str = "hello") -> GenerationRequest:
@@ -85,10 +85,14 @@ def test_script_files_load_from_both_formats(tmp_path: Path) -> None:
 
 
 def test_a_poison_request_does_not_fail_its_batch(tmp_path: Path) -> None:
+    """The llm worker's engine wrapper decodes a failed batch again one request at a time."""
     engine = load_script(_script(tmp_path, {"turns": ["ok"], "when_prompt_contains": {"POISON": []}}))
-    outcomes = generate_isolated(engine, [_request("a", 1), _request("b", 1, "POISON"), _request("c", 1)])
-    assert [getattr(o, "text", None) for o in outcomes] == ["ok", None, "ok"]
-    assert isinstance(outcomes[1], EngineError)
+    with BatchingEngine(engine, max_batch_size=8, max_wait_s=0.5) as batching:
+        requests = (_request("a", 1), _request("b", 1, "POISON"), _request("c", 1))
+        streams = [batching.submit(request) for request in requests]
+        assert streams[0].result().text == "ok" == streams[2].result().text
+        with pytest.raises(EngineError):
+            streams[1].result()
     assert engine.batch_sizes == [3, 1, 1, 1]
 
 

@@ -62,12 +62,26 @@ def test_flushes_at_max_batch_size() -> None:
     assert inner.calls == [3, 3, 1]
 
 
-def test_failure_reaches_every_caller_and_engine_keeps_serving() -> None:
+def test_a_failing_batch_is_decoded_again_alone_so_only_the_poison_request_fails() -> None:
     inner = EchoEngine(fail_on="bad")
-    with BatchingEngine(inner, max_batch_size=4, max_wait_s=0.05) as engine:
+    with BatchingEngine(inner, max_batch_size=4, max_wait_s=0.5) as engine:
+        streams = [engine.submit(GenerationRequest(prompt=p)) for p in ("ok", "bad", "also")]
+        assert streams[0].result().text == "OK" and streams[2].result().text == "ALSO"
         with pytest.raises(EngineError, match="cannot decode 'bad'"):
-            engine.generate([GenerationRequest(prompt="ok"), GenerationRequest(prompt="bad")])
+            streams[1].result()
         assert engine.generate([GenerationRequest(prompt="fine")])[0].text == "FINE"
+    assert inner.calls == [3, 1, 1, 1, 1]
+    assert engine.batch_sizes == inner.calls
+
+
+def test_occupancy_counts_full_flushes_while_requests_wait() -> None:
+    inner = EchoEngine()
+    with BatchingEngine(inner, max_batch_size=3, max_wait_s=0.5) as engine:
+        engine.generate([GenerationRequest(prompt=str(i)) for i in range(7)])
+        occupancy = engine.occupancy()
+    # flushes of 3 (4 waiting), 3 (1 waiting) and 1 (none waiting, not full: no backlog)
+    assert (occupancy.steps, occupancy.rows, occupancy.backlogged, occupancy.full) == (3, 7, 2, 2)
+    assert occupancy.share == 1.0 and occupancy.as_dict()["mean_batch"] == 2.33
 
 
 def test_rejects_bad_settings_and_use_after_close() -> None:

@@ -105,6 +105,9 @@ def test_the_batch_takes_max_batch_size_rows_and_the_rest_wait() -> None:
     completions = engine.generate([GenerationRequest(f"row{i}") for i in range(5)])
     assert [c.text for c in completions] == [f"row{i}" for i in range(5)]
     assert max(engine.stepper.sizes) == 2
+    occupancy = engine.loop.occupancy()
+    assert occupancy.steps == len(engine.stepper.sizes) and occupancy.rows == sum(engine.stepper.sizes)
+    assert occupancy.backlogged >= 1 and occupancy.share == 1.0  # never part-empty while rows waited
     engine.loop.close()
 
 

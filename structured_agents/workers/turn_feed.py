@@ -1,0 +1,292 @@
+"""The llm worker's model turns, fed from the queue straight into the engine (continuous batching).
+
+The consumer hands every ``sa.llm.turn`` message to :meth:`TurnFeed.put` the moment it arrives;
+the feed's one thread does all the rest, so the process's runtime (store, event loop, agents)
+is only ever touched from that thread:
+
+1. **begin**: the runs of the messages that arrived together are loaded in one query; each
+   turn is counted (``step_attempts``) and built into its request (grammar included);
+2. **submit**: the request goes to the engine's ``submit`` at once. A streaming engine
+   (transformers, vLLM) admits it between decode steps, so rows join and leave every step and
+   the batch stays full; any other engine is fed in flushes by
+   :class:`~structured_agents.engines.batching.BatchingEngine`;
+3. **commit**: when its stream ends, the turn is committed on its own (compare-and-set, unique
+   ``(run_id, turn)``), the run's next step is sent, and only then is the message acknowledged.
+
+So a worker killed at any point leaves every turn it had not committed unacknowledged, and the
+broker hands those to another worker; a turn committed before the kill comes back as a no-op.
+A delivery of a turn already in flight here (the sweep sent it again; the broker restored it
+after a reconnection) joins the first and is acknowledged with it. A turn that cannot even be
+begun because the database is away is held and tried again after a backoff, never
+acknowledged until it is done. A failed decode or commit is retried with backoff and fails the
+run once the step's budget is spent (:mod:`structured_agents.workers.attempts`).
+
+The feed keeps at most ``SA_WORKERS__TURNS_IN_FLIGHT`` turns (the worker's prefetch): above the
+engine's batch, so requests wait inside the engine for the next free row instead of in Redis.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import heapq
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from celery import Celery
+
+from structured_agents.engines.batching import BatchingEngine
+from structured_agents.kernel.streaming import GenerationStream
+from structured_agents.lifecycle import ModelTurn
+from structured_agents.store import StoredRun
+from structured_agents.workers.attempts import begin, on_failure, step_key
+from structured_agents.workers.constants import LLM_TURN
+from structured_agents.workers.dispatch import send, send_next
+from structured_agents.workers.runtime import Runtime
+
+__all__ = ["Delivery", "Step", "TurnFeed"]
+
+logger = logging.getLogger(__name__)
+
+Step = tuple[str, int, int]
+"""The arguments of one model-turn message: run id, epoch, turn."""
+
+_HOLD_S = (0.5, 10.0)
+"""First and longest wait, in seconds, before a turn that could not be begun is tried again."""
+
+
+@dataclass(slots=True)
+class Delivery:
+    """One message of the ``llm`` queue, as the consumer received it."""
+
+    step: Step
+    task_id: str
+    ack: Callable[[], Any]
+    """Acknowledges the message (thread-safe: runs on the consumer's event loop)."""
+    holds: int = 0
+    """How many times it was held because the turn could not be begun."""
+
+
+@dataclass(slots=True)
+class _Flight:
+    turn: ModelTurn
+    key: str
+    attempt: int
+    deliveries: list[Delivery]
+    started: float = field(default_factory=time.monotonic)
+
+
+_Item = Delivery | tuple[_Flight, GenerationStream]
+"""What the feed's thread takes: a message that arrived, or a turn whose stream ended."""
+_Events = list[tuple[str, str, dict[str, Any]]]
+"""Task events to send: (kind, task id, fields)."""
+
+
+class TurnFeed:
+    """One thread that begins, submits and commits model turns as their messages arrive."""
+
+    def __init__(self, app: Celery, rt: Runtime, hostname: str) -> None:
+        """Load the engine (here, so a worker whose model cannot load fails as it starts) and
+        start the feed's thread."""
+        self._app = app
+        self._rt = rt
+        self._hostname = hostname
+        self._inbox: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
+        self._held: list[tuple[float, int, Delivery]] = []
+        self._flights: dict[Step, _Flight] = {}
+        self._committed = 0
+        settings = rt.settings
+        self._engine = BatchingEngine(
+            rt.engine, max_batch_size=settings.engine.max_batch_size, max_wait_s=settings.workers.batch_wait_s
+        )
+        logger.info("loaded the engine %s", type(rt.engine).__name__)
+        self._thread = threading.Thread(target=self._serve, name="turn-feed", daemon=True)
+        self._thread.start()
+
+    def put(self, delivery: Delivery) -> None:
+        """Take one message (from the consumer's thread)."""
+        self._inbox.put(delivery)
+
+    def stats(self) -> dict[str, Any]:
+        """Turns in flight and committed, and the engine's occupancy (``celery inspect``)."""
+        return {
+            "in_flight": len(self._flights),
+            "held": len(self._held),
+            "committed": self._committed,
+            "engine": self._engine.occupancy().as_dict(),
+        }
+
+    def close(self) -> None:
+        """Stop taking work (uncommitted turns stay unacknowledged for the broker to restore)."""
+        self._inbox.put(None)
+
+    def _serve(self) -> None:
+        rt = self._rt
+        while True:
+            items = self._next_items()
+            if items is None:
+                return
+            arrived = [item for item in items if isinstance(item, Delivery)]
+            finished = [item for item in items if isinstance(item, tuple)]
+            events: _Events = []
+            if arrived:
+                self._begin(rt, arrived, events)
+            for flight, stream in finished:
+                self._commit(rt, flight, stream, events)
+            self._send_events(events)
+
+    def _next_items(self) -> list[_Item] | None:
+        """What arrived (waiting until something did or a held turn is due), due holds included;
+        None once closed."""
+        timeout = max(self._held[0][0] - time.monotonic(), 0.0) if self._held else None
+        items: list[_Item | None] = []
+        with contextlib.suppress(queue.Empty):  # empty: a held turn is due
+            items.append(self._inbox.get(timeout=timeout))
+        while True:
+            try:
+                items.append(self._inbox.get_nowait())
+            except queue.Empty:
+                break
+        if None in items:
+            return None
+        now = time.monotonic()
+        while self._held and self._held[0][0] <= now:
+            items.append(heapq.heappop(self._held)[2])
+        return [item for item in items if item is not None]
+
+    def _begin(self, rt: Runtime, arrived: list[Delivery], events: _Events) -> None:
+        fresh: list[Delivery] = []
+        for delivery in arrived:
+            flight = self._flights.get(delivery.step)
+            if flight is not None:  # the same turn again: acknowledged with the first
+                flight.deliveries.append(delivery)
+            else:
+                fresh.append(delivery)
+        if not fresh:
+            return
+        try:
+            runs = rt.store.load_runs(run_id for run_id, _, _ in {d.step for d in fresh})
+        except Exception as exc:
+            for delivery in fresh:
+                self._hold(delivery, exc)
+            return
+        for delivery in fresh:
+            if delivery.step in self._flights:  # two deliveries of one turn arrived together
+                self._flights[delivery.step].deliveries.append(delivery)
+                continue
+            run = runs.get(delivery.step[0])
+            try:
+                flight = self._prepare(rt, run, delivery) if run is not None else None
+            except Exception as exc:
+                self._hold(delivery, exc)
+                continue
+            if flight is None:
+                delivery.ack()
+                continue
+            self._flights[delivery.step] = flight
+            events.append(("task-started", delivery.task_id, {}))
+            try:
+                stream = self._engine.submit(flight.turn.request)
+            except Exception as exc:
+                self._fail(rt, flight, exc)
+                self._land(flight)
+                continue
+            stream.add_done_callback(functools.partial(self._ended, flight))
+
+    def _ended(self, flight: _Flight, stream: GenerationStream) -> None:
+        """A stream ended (on the engine's thread): the feed's thread commits it."""
+        self._inbox.put((flight, stream))
+
+    def _prepare(self, rt: Runtime, run: StoredRun, delivery: Delivery) -> _Flight | None:
+        """Count and build the turn; None when the message is a leftover or the turn was retried."""
+        _, epoch, number = delivery.step
+        state = run.current_state
+        if run.status != "running" or state is None or run.epoch != epoch:
+            return None
+        if state.phase != "model" or state.turn != number - 1:
+            return None  # a duplicate of a turn already applied
+        key = step_key(epoch, "llm", number)
+        attempt = begin(rt, run, key)
+        if attempt is None:
+            return None
+        try:
+            turn = rt.run(rt.lifecycle.model_turn(run, number))
+        except Exception as exc:
+            self._retry(rt, run, key, attempt, delivery.step, exc)
+            return None
+        return None if turn is None else _Flight(turn, key, attempt, [delivery])
+
+    def _commit(
+        self,
+        rt: Runtime,
+        flight: _Flight,
+        stream: GenerationStream,
+        events: _Events,
+    ) -> None:
+        runtime_s = time.monotonic() - flight.started
+        try:
+            completion = stream.result()
+            applied = rt.run(rt.lifecycle.apply_completion(flight.turn, completion))
+            if applied is not None and applied.state is not None:
+                send_next(self._app, applied.epoch, applied.state)
+        except Exception as exc:
+            self._fail(rt, flight, exc)
+            events += [
+                ("task-failed", d.task_id, {"exception": repr(exc), "runtime": runtime_s})
+                for d in flight.deliveries
+            ]
+        else:
+            self._committed += 1
+            events += [
+                ("task-succeeded", d.task_id, {"result": "committed", "runtime": runtime_s})
+                for d in flight.deliveries
+            ]
+        self._land(flight)
+
+    def _fail(self, rt: Runtime, flight: _Flight, error: Exception) -> None:
+        self._retry(rt, flight.turn.run, flight.key, flight.attempt, flight.deliveries[0].step, error)
+
+    def _retry(
+        self, rt: Runtime, run: StoredRun, key: str, attempt: int, step: Step, error: Exception
+    ) -> None:
+        """Record the failure; send the turn again after its backoff unless the budget is spent."""
+        try:
+            delay = on_failure(rt, run, key, attempt, error)
+            if delay is not None:
+                send(self._app, LLM_TURN, step, countdown=delay)
+        except Exception:  # the database or the broker is gone: the sweep sends the step again
+            logger.exception("run %s: could not record the failure of %s", run.run_id, key)
+
+    def _land(self, flight: _Flight) -> None:
+        """The turn is over here: forget it and acknowledge its messages."""
+        self._flights.pop(flight.deliveries[0].step, None)
+        for delivery in flight.deliveries:
+            delivery.ack()
+
+    def _hold(self, delivery: Delivery, error: Exception) -> None:
+        delivery.holds += 1
+        wait = min(_HOLD_S[0] * 2 ** (delivery.holds - 1), _HOLD_S[1])
+        logger.warning(
+            "run %s: could not begin model turn %d (%s); trying again in %.1f s",
+            delivery.step[0],
+            delivery.step[2],
+            error,
+            wait,
+        )
+        heapq.heappush(self._held, (time.monotonic() + wait, id(delivery), delivery))
+
+    def _send_events(self, events: _Events) -> None:
+        """Celery task events for Flower (this task has no pool to send them)."""
+        if not events or not self._app.conf.worker_send_task_events:
+            return
+        try:
+            with self._app.events.default_dispatcher(hostname=self._hostname) as dispatcher:
+                for kind, task_id, fields in events:
+                    dispatcher.send(kind, uuid=task_id, **fields)
+        except Exception:  # monitoring must never fail a turn
+            logger.warning("could not send %d task events", len(events), exc_info=True)
