@@ -226,8 +226,8 @@ def worker(
 
     argv = ["worker", f"--loglevel={loglevel}", "--without-gossip", "--without-mingle"]
     if kind == "gpu":
-        argv += [f"--queues={LLM_QUEUE}", "--pool=solo", "--concurrency=1", f"--hostname=gpu-{os.getpid()}@%h"]
-        argv += [f"--prefetch-multiplier={gpu_prefetch(SETTINGS)}"]
+        argv += [f"--queues={LLM_QUEUE}", "--pool=solo", "--concurrency=1"]
+        argv += [f"--hostname=gpu-{os.getpid()}@%h", f"--prefetch-multiplier={gpu_prefetch(SETTINGS)}"]
     else:
         argv += [f"--queues={TOOLS_QUEUE},{CONTROL_QUEUE}", "--pool=prefork", f"--concurrency={concurrency}"]
         argv += [f"--hostname=cpu-{os.getpid()}@%h", "--prefetch-multiplier=1"]
