@@ -15,6 +15,7 @@ the implementation or getter (as in discovery); otherwise ``line`` (the line of 
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import cast
 
@@ -95,7 +96,12 @@ def _docstring_line(body: cst.BaseSuite) -> cst.SimpleStatementLine | None:
     return None
 
 
-def _find(source: str, qualname: str, line: int | None) -> tuple[cst.Module, Definition, int]:
+@functools.lru_cache(maxsize=16)
+def _definitions(source: str) -> tuple[cst.Module, tuple[tuple[str, Definition, int], ...]]:
+    """The parsed module and its definitions (qualified name, node, line of the name), kept for
+    the few most recent files: a batch writes many docstrings into each file, and parsing and
+    placing a module's nodes costs far more than changing one (libcst nodes are immutable, so
+    the cached tree is never changed by a replacement)."""
     try:
         wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
     except cst.ParserSyntaxError as exc:
@@ -103,7 +109,13 @@ def _find(source: str, qualname: str, line: int | None) -> tuple[cst.Module, Def
     positions = wrapper.resolve(PositionProvider)
     visitor = _Definitions()
     wrapper.visit(visitor)
-    matches = [(node, positions[node.name].start.line) for name, node in visitor.found if name == qualname]
+    found = tuple((name, node, positions[node.name].start.line) for name, node in visitor.found)
+    return wrapper.module, found
+
+
+def _find(source: str, qualname: str, line: int | None) -> tuple[cst.Module, Definition, int]:
+    module, found = _definitions(source)
+    matches = [(node, def_line) for name, node, def_line in found if name == qualname]
     if line is not None:
         matches = [match for match in matches if match[1] == line]
     elif len(matches) > 1:  # as discovery does, prefer the implementation to its companions
@@ -115,7 +127,7 @@ def _find(source: str, qualname: str, line: int | None) -> tuple[cst.Module, Def
         lines = ", ".join(str(found_line) for _, found_line in matches)
         raise PatchError(f"{qualname!r} is defined {len(matches)} times (lines {lines}); pass line=")
     node, def_line = matches[0]
-    return wrapper.module, node, def_line
+    return module, node, def_line
 
 
 def set_docstring(source: str, qualname: str, docstring: str, *, line: int | None = None) -> str:

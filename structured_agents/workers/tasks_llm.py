@@ -25,7 +25,7 @@ from celery.worker.control import inspect_command
 
 from structured_agents.errors import StructuredAgentsError
 from structured_agents.workers.celery_app import task
-from structured_agents.workers.constants import LLM_TURN
+from structured_agents.workers.constants import LLM_QUEUE, LLM_TURN
 from structured_agents.workers.runtime import runtime
 from structured_agents.workers.turn_feed import Delivery, Step, TurnFeed
 
@@ -61,7 +61,11 @@ class ModelTurnTask(Task):  # type: ignore[misc]
     """A task whose messages are fed to the engine as they arrive, acknowledged once committed."""
 
     def Strategy(self, task: Any, app: Celery, consumer: Any) -> Any:
-        """The message handler the consumer calls for each ``sa.llm.turn`` message."""
+        """The message handler the consumer calls for each ``sa.llm.turn`` message. Every worker
+        builds one for every task; only a worker that consumes the ``llm`` queue gets a feed
+        (and loads the engine)."""
+        if LLM_QUEUE not in app.amqp.queues.consume_from:
+            return _not_here
         feed = _the_feed(app, consumer.hostname)
         errors = consumer.connection_errors  # what acking may raise (logged, never raised)
 
@@ -75,6 +79,12 @@ class ModelTurnTask(Task):  # type: ignore[misc]
             feed.put(Delivery(step, task_id, functools.partial(ack, logger, errors)))
 
         return on_message
+
+
+def _not_here(message: Any, body: Any, ack: Any, reject: Any, callbacks: Any, **_: Any) -> None:
+    """A worker that does not consume the ``llm`` queue never gets its messages; if one is routed
+    to it anyway, it goes back to the queue for an llm worker."""
+    reject(logger, (), requeue=True)
 
 
 @task(LLM_TURN, base=ModelTurnTask)
