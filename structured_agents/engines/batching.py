@@ -17,6 +17,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Sequence
 
 from structured_agents.engines.occupancy import Occupancy, OccupancyCounter, ReportsOccupancy
@@ -30,9 +31,17 @@ __all__ = ["BatchingEngine"]
 class BatchingEngine:
     """An :class:`Engine` that batches concurrent callers' requests into one inner engine."""
 
-    def __init__(self, inner: Engine, *, max_batch_size: int = 8, max_wait_s: float = 0.02) -> None:
+    def __init__(
+        self,
+        inner: Engine,
+        *,
+        max_batch_size: int = 8,
+        max_wait_s: float = 0.02,
+        keep_sizes: int | None = None,
+    ) -> None:
         """``max_batch_size`` and ``max_wait_s`` shape the flushes of an inner engine that does
-        not stream (one that streams batches by its own settings)."""
+        not stream (one that streams batches by its own settings); ``keep_sizes`` bounds
+        :attr:`batch_sizes` to the most recent ones (a long-lived worker; None keeps all)."""
         if max_batch_size < 1:
             raise ConfigError(f"BatchingEngine.max_batch_size must be >= 1, got {max_batch_size}")
         if max_wait_s < 0:
@@ -40,7 +49,7 @@ class BatchingEngine:
         self.inner = inner
         self.max_batch_size = max_batch_size
         self.max_wait_s = max_wait_s
-        self.batch_sizes: list[int] = []
+        self.batch_sizes: deque[int] = deque(maxlen=keep_sizes)
         """Size of every batch sent to the inner engine, in order; for an inner engine that
         streams, each completion's ``batch_size`` (the mean rows of the steps it took part in)."""
         self._streaming = inner if isinstance(inner, StreamingEngine) else None

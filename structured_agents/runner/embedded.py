@@ -193,7 +193,7 @@ class EmbeddedRunner:
             failed=len(outcomes) - sum(outcomes),
             completion_tokens=self._tokens,
             elapsed_s=time.monotonic() - started,
-            batch_sizes=tuple(engine.batch_sizes[sizes_before:]),
+            batch_sizes=tuple(engine.batch_sizes)[sizes_before:],
         )
 
     async def _worker(

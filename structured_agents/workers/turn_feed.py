@@ -102,7 +102,10 @@ class TurnFeed:
         self._committed = 0
         settings = rt.settings
         self._engine = BatchingEngine(
-            rt.engine, max_batch_size=settings.engine.max_batch_size, max_wait_s=settings.workers.batch_wait_s
+            rt.engine,
+            max_batch_size=settings.engine.max_batch_size,
+            max_wait_s=settings.workers.batch_wait_s,
+            keep_sizes=0,  # a worker lives long: its occupancy counts are what it reports
         )
         logger.info("loaded the engine %s", type(rt.engine).__name__)
         self._thread = threading.Thread(target=self._serve, name="turn-feed", daemon=True)

@@ -51,7 +51,7 @@ def test_concurrent_callers_share_batches() -> None:
     assert sum(inner.calls) == 8
     assert max(inner.calls) > 1, inner.calls  # at least one call decoded several callers together
     assert inner.threads == {"batching-engine"}  # the inner engine only ever runs on one thread
-    assert engine.batch_sizes == inner.calls
+    assert list(engine.batch_sizes) == inner.calls
 
 
 def test_flushes_at_max_batch_size() -> None:
@@ -71,7 +71,7 @@ def test_a_failing_batch_is_decoded_again_alone_so_only_the_poison_request_fails
             streams[1].result()
         assert engine.generate([GenerationRequest(prompt="fine")])[0].text == "FINE"
     assert inner.calls == [3, 1, 1, 1, 1]
-    assert engine.batch_sizes == inner.calls
+    assert list(engine.batch_sizes) == inner.calls
 
 
 def test_occupancy_counts_full_flushes_while_requests_wait() -> None:
