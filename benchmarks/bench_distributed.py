@@ -11,7 +11,8 @@ whose single turn submits a docstring, sleeping ``--delay`` seconds per ``genera
 whatever its batch size, as a GPU decoding a batch roughly does. Both store every run, event
 and result in PostgreSQL (a database each). What is measured:
 
-* ``distributed``: redis-server, one GPU worker (solo pool, batched turns, ``--flush-every``)
+* ``distributed``: redis-server, one GPU worker (its engine's batch ``--flush-every`` rows,
+  ``SA_ENGINE__MAX_BATCH_SIZE``; ``--flush-interval`` is ``SA_WORKERS__BATCH_WAIT_S``)
   and one CPU worker (prefork, 2 processes), as subprocesses; wall time from enqueue to the
   last run finished, runs per minute, mean batch size at the engine (``turns.batch_size``).
 * ``embedded``: :class:`~structured_agents.runner.EmbeddedRunner` in this process, with
@@ -39,8 +40,7 @@ HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent / "tests"
 sys.path[:0] = [str(TESTS), str(TESTS / "distributed")]  # services.py, cluster.py
 
-from cluster import RedisServer, WorkerProcess, wait_for  # noqa: E402
-from conftest import WORKER_SETTINGS  # noqa: E402
+from cluster import WORKER_SETTINGS, RedisServer, WorkerProcess, wait_for  # noqa: E402
 from services import PostgresServer, create_database, start_postgres  # noqa: E402
 
 from structured_agents.bundles import load_bundle  # noqa: E402
@@ -71,9 +71,9 @@ def make_codebase(root: Path, functions: int) -> Path:
 
 
 def write_script(path: Path, delay_s: float) -> Path:
-    """One turn: submit a docstring."""
+    """One turn: submit a docstring (the docstring bundle's v2 ``submit_result``: its parts)."""
     reply = get_plugin("function_gemma").render_tool_calls(
-        [ToolCall("submit_result", {"docstring": "Return x plus a constant."})]
+        [ToolCall("submit_result", {"description": "Return x plus a constant."})]
     )
     path.write_text(json.dumps({"turns": [reply], "delay_s": delay_s}))
     return path
@@ -171,8 +171,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=300)
     parser.add_argument("--delay", type=float, default=0.05, help="seconds per generate call")
-    parser.add_argument("--flush-every", type=int, default=32)
-    parser.add_argument("--flush-interval", type=float, default=0.05)
+    parser.add_argument("--flush-every", type=int, default=32, help="the engine's batch size")
+    parser.add_argument("--flush-interval", type=float, default=0.05, help="seconds to wait for a batch")
     parser.add_argument("--enqueue-jobs", type=int, default=10_000)
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="sa-bench-"))
@@ -180,8 +180,8 @@ def main() -> None:
     env = {
         **os.environ,
         **WORKER_SETTINGS,
-        "SA_WORKERS__FLUSH_EVERY": str(args.flush_every),
-        "SA_WORKERS__FLUSH_INTERVAL_S": str(args.flush_interval),
+        "SA_ENGINE__MAX_BATCH_SIZE": str(args.flush_every),  # the engine's batch (rows at once)
+        "SA_WORKERS__BATCH_WAIT_S": str(args.flush_interval),
         "SA_ENGINE__NAME": "scripted",
         "SA_ENGINE__MODEL": str(script),
     }

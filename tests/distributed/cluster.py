@@ -23,9 +23,21 @@ from pathlib import Path
 import redis
 from services import RUN_AS, PostgresServer
 
-__all__ = ["RedisServer", "WorkerProcess", "free_port", "pg_start", "pg_stop", "wait_for"]
+__all__ = ["WORKER_SETTINGS", "RedisServer", "WorkerProcess", "free_port", "pg_start", "pg_stop", "wait_for"]
 
 SA = Path(sys.executable).with_name("sa")
+WORKER_SETTINGS = {
+    "SA_ENGINE__MAX_BATCH_SIZE": "16",
+    "SA_WORKERS__BATCH_WAIT_S": "0.05",
+    "SA_WORKERS__MAX_ATTEMPTS": "3",
+    "SA_WORKERS__RETRY_BACKOFF_S": "0.2",
+    "SA_WORKERS__RETRY_BACKOFF_MAX_S": "1",
+    "SA_WORKERS__VISIBILITY_TIMEOUT_S": "8",
+    "SA_WORKERS__STALE_AFTER_S": "12",
+    "SA_WORKERS__SWEEP_INTERVAL_S": "3",
+    "SA_WORKERS__TOOL_TIME_LIMIT_S": "60",
+}
+"""Worker settings of the test cluster (and the distributed benchmark): short timeouts and sweeps."""
 
 
 def free_port() -> int:

@@ -26,7 +26,7 @@ from celery import Celery
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for services.py
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # cluster.py and the bundle's dist_tools
 
-from cluster import RedisServer, WorkerProcess, wait_for
+from cluster import WORKER_SETTINGS, RedisServer, WorkerProcess, wait_for
 from services import PostgresServer, create_database, start_postgres
 
 from structured_agents.plugins.registry import get_plugin
@@ -38,17 +38,6 @@ from structured_agents.workers.enqueue import enqueue, parse_jobs
 
 HERE = Path(__file__).resolve().parent
 BUNDLE = HERE / "bundle"
-WORKER_SETTINGS = {
-    "SA_ENGINE__MAX_BATCH_SIZE": "16",
-    "SA_WORKERS__BATCH_WAIT_S": "0.05",
-    "SA_WORKERS__MAX_ATTEMPTS": "3",
-    "SA_WORKERS__RETRY_BACKOFF_S": "0.2",
-    "SA_WORKERS__RETRY_BACKOFF_MAX_S": "1",
-    "SA_WORKERS__VISIBILITY_TIMEOUT_S": "8",
-    "SA_WORKERS__STALE_AFTER_S": "12",
-    "SA_WORKERS__SWEEP_INTERVAL_S": "3",
-    "SA_WORKERS__TOOL_TIME_LIMIT_S": "60",
-}
 
 
 SCRIPTED_DOCSTRING = "Do what the name says."
