@@ -17,8 +17,11 @@ and result in PostgreSQL (a database each). What is measured:
   last run finished, runs per minute, mean batch size at the engine (``turns.batch_size``).
 * ``embedded``: :class:`~structured_agents.runner.EmbeddedRunner` in this process, with
   ``--flush-every`` concurrent agent loops sharing one ``BatchingEngine``.
-* ``enqueue``: ``--enqueue-jobs`` jobs discovered, validated and bulk-inserted
-  (``structured_agents.workers.enqueue``), then the dispatch fan-out (one ``start_run`` message per job).
+* ``enqueue``: ``--enqueue-jobs`` jobs discovered, validated, bulk-inserted and dispatched:
+  ``enqueue_s`` covers the whole path, ``structured_agents.workers.enqueue.enqueue`` (which
+  ends by sending the batch's ``dispatch`` message) then the fan-out that message's task runs
+  (``dispatch_batch``: the ``start_runs`` messages, up to 100 runs each), with no worker
+  consuming; ``parts_s`` splits it, ``starts_waiting`` counts the start messages in the queue.
 
 The machine is shared (2 cores): compare numbers from the same run only.
 """
@@ -51,7 +54,8 @@ from structured_agents.settings import Settings  # noqa: E402
 from structured_agents.store import SqlStore  # noqa: E402
 from structured_agents.types import ToolCall  # noqa: E402
 from structured_agents.workers.celery_app import make_app  # noqa: E402
-from structured_agents.workers.dispatch import send_starts  # noqa: E402
+from structured_agents.workers.constants import CONTROL_QUEUE  # noqa: E402
+from structured_agents.workers.dispatch import dispatch_batch, queue_length  # noqa: E402
 from structured_agents.workers.enqueue import enqueue  # noqa: E402
 
 BUNDLE = HERE.parent / "bundles" / "docstring"
@@ -143,7 +147,9 @@ def embedded(
 
 
 def enqueue_rate(pg: PostgresServer, base: Path, root: Path) -> dict[str, Any]:
-    """Discover, validate, insert and dispatch every job under ``root`` (no worker running)."""
+    """The whole path from a codebase to runs whose starts wait in the broker, no worker running:
+    ``enqueue`` (discover, validate, insert, the ``dispatch`` message), then the fan-out that
+    message's task does (``dispatch_batch``: the queued runs' ``start_runs`` messages)."""
     (base / "redis-enqueue").mkdir()
     redis_server = RedisServer(base / "redis-enqueue")
     redis_server.start()
@@ -154,15 +160,19 @@ def enqueue_rate(pg: PostgresServer, base: Path, root: Path) -> dict[str, Any]:
             started = time.perf_counter()
             done = enqueue(store, app, BUNDLE, root)
             enqueued = time.perf_counter()
-            sent = send_starts(app, [run.id for run in store.list_runs(done.batch_id, "queued")])
+            sent = dispatch_batch(store, app, done.batch_id)
             dispatched = time.perf_counter()
+            waiting = queue_length(app, CONTROL_QUEUE) - 1  # the starts, less the dispatch message
     finally:
         redis_server.stop()
     return {
         "jobs": done.queued,
-        "enqueue_s": round(enqueued - started, 2),
-        "enqueue_jobs_per_s": round(done.queued / (enqueued - started)),
+        "enqueue_s": round(dispatched - started, 2),
+        "enqueue_jobs_per_s": round(done.queued / (dispatched - started)),
+        "parts_s": {"enqueue": round(enqueued - started, 2), "dispatch": round(dispatched - enqueued, 2)},
+        "dispatch_messages": sent,
         "dispatch_messages_per_s": round(sent / (dispatched - enqueued)),
+        "starts_waiting": waiting,
     }
 
 

@@ -21,7 +21,16 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from jinja2 import ChainableUndefined, FileSystemLoader, StrictUndefined, Template, TemplateError
+from jinja2 import (
+    ChainableUndefined,
+    Environment,
+    FileSystemLoader,
+    StrictUndefined,
+    Template,
+    TemplateError,
+    meta,
+    nodes,
+)
 from jinja2 import TemplateSyntaxError as JinjaSyntaxError
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -54,6 +63,16 @@ def _identity(line: int) -> int:
     return line
 
 
+def _reads_variables(env: Environment, source: TemplateSource) -> bool:
+    """Whether the template's output may depend on what it is rendered with: it names a variable
+    it does not set, or pulls in another template (whose names it cannot see)."""
+    tree = env.parse(source.text)
+    pulls = any(
+        tree.find(kind) is not None for kind in (nodes.Include, nodes.Extends, nodes.Import, nodes.FromImport)
+    )
+    return pulls or bool(meta.find_undeclared_variables(tree))
+
+
 class PromptTemplates:
     """The compiled templates of one bundle, by field name."""
 
@@ -71,6 +90,7 @@ class PromptTemplates:
         self._templates: dict[str, Template] = {}
         for source in sources:
             self._templates[source.field] = self._compile(source)
+        self._job_fields = tuple(source.field for source in sources if _reads_variables(self._env, source))
 
     @classmethod
     def source_file(cls, field: str, path: Path) -> TemplateSource:
@@ -103,10 +123,12 @@ class PromptTemplates:
         except TemplateError as exc:
             raise BundleError(self._locate(field, exc)) from None
 
-    def check(self, variables: Mapping[str, Any], context_names: list[str]) -> None:
-        """Render every template once with ``variables`` and placeholder context values."""
+    def check(self, variables: Mapping[str, Any], context_names: list[str], *, every: bool = True) -> None:
+        """Render every template once with ``variables`` and placeholder context values; with
+        ``every=False`` only those that read variables (the others render the same for any job,
+        so checking them for one job of a batch checks them for all)."""
         placeholders = {name: ChainableUndefined(name=name) for name in context_names}
-        for field in self._templates:
+        for field in self._templates if every else self._job_fields:
             self.render(field, {**variables, "inputs": variables, "context": placeholders})
 
     def _locate(self, field: str, exc: TemplateError) -> str:

@@ -23,7 +23,7 @@ def source_hash(source: str | bytes) -> str:
 
 def relative_posix(path: PurePath | str) -> str:
     """A relative path with ``/`` separators, as ids and the store record it."""
-    return PurePath(path).as_posix()
+    return (path if isinstance(path, PurePath) else PurePath(path)).as_posix()
 
 
 def job_id(kind: str, path: PurePath | str, qualname: str, segment: str) -> str:

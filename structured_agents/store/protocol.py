@@ -131,6 +131,10 @@ class Store(Protocol):
         """Runs of a batch, optionally of one status, oldest first."""
         ...
 
+    def run_ids(self, batch_id: str, status: RunStatus) -> list[str]:
+        """Ids of the batch's runs in ``status``, oldest first."""
+        ...
+
     # -- what happened inside runs ---------------------------------------------------------
 
     def record_turn(

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
-from datetime import datetime
 from typing import Any, Literal, cast
 
 from sqlalchemy import ColumnElement, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from structured_agents.jobs.spec import JobSpec
+from structured_agents.store.bulk import CHUNK, insert_new_runs
 from structured_agents.store.database import Database
 from structured_agents.store.errors import RecordNotFoundError, StoreError
 from structured_agents.store.models import (
@@ -39,8 +39,6 @@ from structured_agents.store.records import BatchCounts, BatchRecord, EnqueueRes
 
 __all__ = ["FinalStatus", "RunQueue"]
 
-CHUNK = 500
-"""Ids per ``IN (...)`` list and rows per bulk statement (well under SQLite's variable limit)."""
 FinalStatus = Literal["succeeded", "failed", "cancelled"]
 FINAL_STATUSES: tuple[FinalStatus, ...] = ("succeeded", "failed", "cancelled")
 
@@ -103,30 +101,22 @@ class RunQueue(Database):
         running already, is skipped: its work is done or under way.
         """
         unique = list({job.job_id: job for job in jobs}.values())
-        queued: list[str] = []
-        now = utcnow()
         with self._write(f"add {len(unique)} jobs to batch {batch_id}") as session:
             self._batch_row(session, batch_id)
-            for chunk in _chunks(unique):
-                ids = [job.job_id for job in chunk]
-                existing = set(session.scalars(select(RunRow.id).where(RunRow.id.in_(ids))))
-                fresh = [self._run_values(job, batch_id, now) for job in chunk if job.job_id not in existing]
-                if fresh:
-                    stmt = self._insert(RunRow).on_conflict_do_nothing(index_elements=["id"])
-                    queued += session.scalars(stmt.returning(RunRow.id), fresh).all()
-                if existing:
-                    requeue = (
-                        update(RunRow)
-                        .where(RunRow.id.in_(sorted(existing)), RunRow.status.in_(("failed", "cancelled")))
-                        .values(batch_id=batch_id, status="queued", attempts=0, error=None)
-                        .values(started_at=None, finished_at=None)
-                        .returning(RunRow.id)
-                    )
-                    queued += session.scalars(requeue).all()
-        chosen = set(queued)
+            queued = insert_new_runs(session, batch_id, unique, utcnow())
+            taken = [job.job_id for job in unique if job.job_id not in queued]
+            for chunk in _chunks(taken):
+                requeue = (
+                    update(RunRow)
+                    .where(RunRow.id.in_(chunk), RunRow.status.in_(("failed", "cancelled")))
+                    .values(batch_id=batch_id, status="queued", attempts=0, error=None)
+                    .values(started_at=None, finished_at=None)
+                    .returning(RunRow.id)
+                )
+                queued.update(session.scalars(requeue))
         return EnqueueResult(
-            queued=tuple(job.job_id for job in unique if job.job_id in chosen),
-            skipped=tuple(job.job_id for job in unique if job.job_id not in chosen),
+            queued=tuple(job.job_id for job in unique if job.job_id in queued),
+            skipped=tuple(job.job_id for job in unique if job.job_id not in queued),
         )
 
     def claim(self, run_id: str) -> RunRecord | None:
@@ -189,6 +179,12 @@ class RunQueue(Database):
         with self._read(f"list runs of batch {batch_id}") as session:
             return [RunRecord.of(row) for row in session.scalars(query)]
 
+    def run_ids(self, batch_id: str, status: RunStatus) -> list[str]:
+        """Ids of the batch's runs in ``status``, oldest first (no row is loaded)."""
+        query = select(RunRow.id).where(RunRow.batch_id == batch_id, RunRow.status == status)
+        with self._read(f"list {status} run ids of batch {batch_id}") as session:
+            return list(session.scalars(query.order_by(RunRow.created_at, RunRow.id)))
+
     def batch_counts(self, batch_id: str) -> BatchCounts:
         """How many runs of the batch are in each status."""
         query = select(RunRow.status, func.count()).where(RunRow.batch_id == batch_id).group_by(RunRow.status)
@@ -234,21 +230,3 @@ class RunQueue(Database):
         if row is None:
             raise RecordNotFoundError(f"no batch with id {batch_id!r}")
         return row
-
-    @staticmethod
-    def _run_values(job: JobSpec, batch_id: str, now: datetime) -> dict[str, Any]:
-        return {
-            "id": job.job_id,
-            "batch_id": batch_id,
-            "kind": job.kind,
-            "target_path": job.path,
-            "qualname": job.qualname,
-            "source_hash": job.source_hash,
-            "status": "queued",
-            "attempts": 0,
-            "error": None,
-            "created_at": now,
-            "started_at": None,
-            "finished_at": None,
-            "inputs": dict(job.inputs),
-        }

@@ -12,6 +12,7 @@ __all__ = [
     "QUEUES",
     "ROUTES",
     "START_RUN",
+    "START_RUNS",
     "SWEEP",
     "TOOLS_QUEUE",
     "TOOL_CALL",
@@ -26,6 +27,7 @@ CONTROL_QUEUE = "control"
 QUEUES = (LLM_QUEUE, TOOLS_QUEUE, CONTROL_QUEUE)
 
 START_RUN = "sa.control.start_run"
+START_RUNS = "sa.control.start_runs"
 FINISH_RUN = "sa.control.finish_run"
 DISPATCH = "sa.control.dispatch"
 SWEEP = "sa.control.sweep"

@@ -4,11 +4,16 @@
 the run needs next (the model turn, its tool calls, or the finish). Sending the same step
 twice is harmless (steps are idempotent), which is what lets the sweep re-send the step of a
 run whose message was lost.
+
+Starts go out in chunks: one ``start_runs`` message carries up to :data:`START_CHUNK` run
+ids, so dispatching a batch of ten thousand runs publishes a hundred messages, not ten
+thousand (each a broker round trip with its own ``fsync``). Losing one loses nothing: its runs
+stay queued and the sweep sends their starts again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from amqp.exceptions import ChannelError
@@ -16,13 +21,29 @@ from celery import Celery
 
 from structured_agents.kernel import RunState
 from structured_agents.lifecycle import next_step
-from structured_agents.workers.constants import DELAYED, FINISH_RUN, LLM_TURN, START_RUN, TOOL_CALL
+from structured_agents.store import Store
+from structured_agents.workers.constants import DELAYED, FINISH_RUN, LLM_TURN, START_RUNS, TOOL_CALL
 from structured_agents.workers.errors import converting_broker
 
-__all__ = ["queue_length", "send", "send_many", "send_next", "send_starts"]
+__all__ = [
+    "START_CHUNK",
+    "START_SPREAD",
+    "dispatch_batch",
+    "queue_length",
+    "send",
+    "send_many",
+    "send_next",
+    "send_starts",
+]
 
 LLM_PREFIX = "sa.llm."
 _NOT_FOUND = "404"
+START_CHUNK = 100
+"""Most run ids in one ``start_runs`` message: ten thousand runs are a hundred messages, and
+one message's starts take a worker well under the visibility timeout."""
+START_SPREAD = 16
+"""Fewest ``start_runs`` messages a batch of that many runs or more is split into, so a small
+batch's starts still spread over every control worker process."""
 
 
 def send(app: Celery, name: str, args: tuple[Any, ...], *, countdown: float | None = None) -> None:
@@ -48,9 +69,20 @@ def send_many(app: Celery, messages: Iterable[tuple[str, tuple[Any, ...]]]) -> i
     return sent
 
 
-def send_starts(app: Celery, run_ids: Iterable[str]) -> int:
-    """Send the start of every run in ``run_ids``; returns how many."""
-    return send_many(app, ((START_RUN, (run_id,)) for run_id in run_ids))
+def send_starts(app: Celery, run_ids: Sequence[str]) -> int:
+    """Send the start of every run in ``run_ids`` in ``start_runs`` messages (see
+    :data:`START_CHUNK` and :data:`START_SPREAD`); returns how many messages."""
+    chunk = min(START_CHUNK, max(1, -(-len(run_ids) // START_SPREAD)))
+    chunks = (list(run_ids[start : start + chunk]) for start in range(0, len(run_ids), chunk))
+    return send_many(app, ((START_RUNS, (ids,)) for ids in chunks))
+
+
+def dispatch_batch(store: Store, app: Celery, batch_id: str) -> int:
+    """Mark a queued batch running and send the starts of its queued runs; returns how many
+    messages (0 when the batch was cancelled or dispatched already)."""
+    if not store.move_batch(batch_id, "running", only_from=("queued",)):
+        return 0
+    return send_starts(app, store.run_ids(batch_id, "queued"))
 
 
 def send_next(app: Celery, epoch: int, state: RunState) -> None:

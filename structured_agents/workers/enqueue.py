@@ -2,16 +2,18 @@
 
 Jobs are checked before anything is written: every job must have the fields of a
 :class:`~structured_agents.jobs.JobSpec` with the right types, and its inputs must render the
-bundle's templates (undefined names are errors; context providers' values are placeholders).
-One bad job refuses the whole enqueue with a :class:`~structured_agents.workers.errors.JobInputError` naming
-each bad job. Accepted jobs are
-inserted in bulk (``Store.add_jobs``) and one ``dispatch`` message sends their starts.
+bundle's templates (undefined names are errors; context providers' values are placeholders),
+rendered once for each shape of inputs (keys, types, empty or not), not once per job.
+One bad job refuses the whole enqueue with a :class:`~structured_agents.workers.errors.JobInputError`
+naming each bad job. Accepted jobs are inserted in bulk (``Store.add_jobs``: ``COPY`` on
+PostgreSQL) and one ``dispatch`` message sends their starts (in chunks, see
+:func:`~structured_agents.workers.dispatch.dispatch_batch`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,16 +117,45 @@ def read_jobs_file(path: Path) -> list[JobSpec]:
     return parse_jobs(items, where=f"{path} job")
 
 
+def _shape(value: Any) -> Hashable:
+    """What rendering a template can depend on besides the text of ``value``: the keys of a
+    mapping (and their values' shapes), the shapes of a list's items, each value's type, and
+    whether it is empty (an ``{% if %}`` on it)."""
+    if isinstance(value, Mapping):
+        return ("mapping", tuple(sorted((str(key), _shape(item)) for key, item in value.items())))
+    if isinstance(value, list | tuple):
+        return ("list", bool(value), frozenset(_shape(item) for item in value))
+    return (type(value).__name__, bool(value))
+
+
 def _check_templates(bundle: Bundle, jobs: list[JobSpec]) -> None:
+    """Render the templates for one job of each shape of inputs (see :func:`_shape`): jobs
+    found by the same task share one, so ten thousand jobs cost a render or two. When that
+    render fails, every job of the shape is rendered, so each bad job is named."""
     context_names = list(bundle.manifest.initial_context.context_providers)
-    problems = []
+    shapes: dict[Hashable, list[tuple[int, JobSpec]]] = {}
     for number, job in enumerate(jobs, 1):
-        try:
-            bundle.templates.check(job.inputs, context_names)
-        except BundleError as exc:
-            problems.append(f"job {number} ({job.path} {job.qualname}): inputs: {exc}")
+        shapes.setdefault(_shape(job.inputs), []).append((number, job))
+    problems: list[tuple[int, str]] = []
+    for first, group in enumerate(shapes.values()):
+        checked = _check_jobs(bundle, context_names, group[:1], every=first == 0)
+        if checked:
+            checked = _check_jobs(bundle, context_names, group, every=first == 0)
+        problems += checked
     if problems:
-        raise _refuse(problems, len(jobs))
+        raise _refuse([problem for _, problem in sorted(problems)], len(jobs))
+
+
+def _check_jobs(
+    bundle: Bundle, context_names: list[str], jobs: list[tuple[int, JobSpec]], *, every: bool
+) -> list[tuple[int, str]]:
+    problems = []
+    for number, job in jobs:
+        try:
+            bundle.templates.check(job.inputs, context_names, every=every)
+        except BundleError as exc:
+            problems.append((number, f"job {number} ({job.path} {job.qualname}): inputs: {exc}"))
+    return problems
 
 
 def enqueue(

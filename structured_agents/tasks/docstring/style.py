@@ -21,7 +21,7 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
-__all__ = ["STYLES", "Style", "clean_line", "detect_style", "format_docstring", "signature_types"]
+__all__ = ["STYLES", "Style", "clean_line", "detect_style", "format_docstring", "signature_types", "style_of"]
 
 Style = Literal["google", "numpy", "sphinx", "plain"]
 STYLES: tuple[Style, ...] = ("google", "numpy", "sphinx", "plain")
@@ -52,9 +52,14 @@ def detect_style(sources: Iterable[str]) -> Style:
     """The style of the docstrings in ``sources`` (module texts): the one most of them are
     written in (by their section markers); ``plain`` when enough use none; ``google`` without
     docstrings."""
+    return style_of(_docstrings(sources))
+
+
+def style_of(docstrings: Iterable[str]) -> Style:
+    """The style most of ``docstrings`` are written in (see :func:`detect_style`)."""
     counts: dict[Style, int] = dict.fromkeys(STYLES, 0)
     documented = 0
-    for docstring in _docstrings(sources):
+    for docstring in docstrings:
         documented += 1
         found = {style: len(marker.findall(docstring)) for style, marker in _MARKERS.items()}
         style = max(found, key=lambda name: found[name])

@@ -23,7 +23,7 @@ from structured_agents.jobs.ids import job_id
 from structured_agents.jobs.source import read_source, split_lines
 from structured_agents.jobs.spec import JobSpec
 from structured_agents.jobs.walk import iter_source_files
-from structured_agents.tasks.docstring.style import detect_style
+from structured_agents.tasks.docstring.style import style_of
 
 __all__ = ["DOCSTRING_KIND", "DocstringTarget", "Gives", "discover_docstring_jobs", "find_docstring_targets"]
 
@@ -122,25 +122,39 @@ def _parameters(node: Definition, kind: str) -> tuple[str, ...]:
 
 
 def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a function's own body, not of the functions and classes nested in it."""
-    for child in ast.iter_child_nodes(node):
+    """The nodes of a function's own body, not of the functions and classes nested in it (in no
+    particular order: a stack, not nested generators, so deep code costs no more per node)."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
         if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
             yield child
-            yield from _own_nodes(child)
+            stack.extend(ast.iter_child_nodes(child))
 
 
-def _gives(node: Definition) -> Gives | None:
-    """What the docstring of ``node`` describes as handed back (see :attr:`DocstringTarget.gives`)."""
+def _own_statements(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.stmt]:
+    """The statements of a function's own body (those of nested functions and classes left out)."""
+    stack: list[ast.stmt] = list(node.body)
+    while stack:
+        statement = stack.pop()
+        if not isinstance(statement, Definition):
+            yield statement
+            stack.extend(_nested_statements(statement))
+
+
+def _gives(node: Definition, segment: str) -> Gives | None:
+    """What the docstring of ``node`` describes as handed back (see :attr:`DocstringTarget.gives`);
+    ``segment`` is its source (a function without the word ``yield`` in it yields nothing, which
+    spares walking every expression of most functions)."""
     if isinstance(node, ast.ClassDef):
         return None
     if any(
         _decorator_name(decorator) in ("property", "cached_property") for decorator in node.decorator_list
     ):
         return None
-    own = list(_own_nodes(node))
-    if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in own):
+    if "yield" in segment and any(isinstance(n, ast.Yield | ast.YieldFrom) for n in _own_nodes(node)):
         return "yields"
-    returned = [n for n in own if isinstance(n, ast.Return) and n.value is not None]
+    returned = [n for n in _own_statements(node) if isinstance(n, ast.Return) and n.value is not None]
     if any(not (isinstance(n.value, ast.Constant) and n.value.value is None) for n in returned):
         return "returns"
     return None
@@ -175,11 +189,24 @@ def find_docstring_targets(
 ) -> list[DocstringTarget]:
     """The definitions of one module's source that need a docstring (all of them with
     ``include_documented``); raises ``SyntaxError`` when the source does not parse."""
+    return _targets(_definitions(source), source, include_documented, include_private)
+
+
+def _definitions(source: str) -> list[tuple[Definition, str, str, str | None]]:
+    """Every definition of a module: node, qualified name, kind and docstring."""
     tree = ast.parse(source.removeprefix("\ufeff"))
+    return [(node, name, kind, ast.get_docstring(node)) for node, name, kind in _walk(tree.body, "", False)]
+
+
+def _targets(
+    definitions: list[tuple[Definition, str, str, str | None]],
+    source: str,
+    include_documented: bool,
+    include_private: bool,
+) -> list[DocstringTarget]:
     lines = split_lines(source)
     targets = []
-    for node, qualname, kind in _walk(tree.body, "", in_class=False):
-        docstring = ast.get_docstring(node)
+    for node, qualname, kind, docstring in definitions:
         if _is_companion(node) or (docstring is not None and not include_documented):
             continue
         if not include_private and any(_is_private(part) for part in qualname.split(".")):
@@ -197,7 +224,7 @@ def find_docstring_targets(
                 segment,
                 docstring,
                 _parameters(node, kind),
-                _gives(node),
+                _gives(node, segment),
             )
         )
     return targets
@@ -211,24 +238,29 @@ def discover_docstring_jobs(
 
     Files that cannot be read, decoded or parsed are logged and skipped.
     """
-    sources = [(relative, read_source(root / relative)) for relative in iter_source_files(root)]
-    style = detect_style(source.text for _, source in sources if source is not None)
-    jobs = []
-    for relative, source in sources:
+    found = []  # each file parsed once, its tree dropped at once (thousands kept alive slow the GC)
+    docstrings: list[str] = []
+    for relative in iter_source_files(root):
+        source = read_source(root / relative)
         if source is None:
             continue
         try:
-            targets = find_docstring_targets(
-                source.text, include_documented=include_documented, include_private=include_private
-            )
+            definitions = _definitions(source.text)
         except (SyntaxError, ValueError) as exc:  # ValueError: source with NUL bytes
             logger.warning("skipping %s: does not parse: %s", relative, exc)
             continue
+        docstrings += (docstring for *_, docstring in definitions if docstring)
+        found.append(
+            (relative, source, _targets(definitions, source.text, include_documented, include_private))
+        )
+    style = style_of(docstrings)
+    jobs = []
+    for relative, source, targets in found:
         path = relative.as_posix()
         for target in targets:
             jobs.append(
                 JobSpec(
-                    job_id=job_id(DOCSTRING_KIND, path, target.qualname, target.segment),
+                    job_id=job_id(DOCSTRING_KIND, relative, target.qualname, target.segment),
                     kind=DOCSTRING_KIND,
                     path=path,
                     qualname=target.qualname,
