@@ -35,8 +35,9 @@ def insert_new_runs(session: Session, batch_id: str, jobs: Sequence[JobSpec], no
     returns the ids inserted."""
     if not jobs:
         return set()
+    inputs = [_json(job) for job in jobs]  # a job whose inputs are not JSON is named before anything is sent
     if session.get_bind().dialect.name == "postgresql":
-        return _copy_runs(session, batch_id, jobs, now)
+        return _copy_runs(session, batch_id, jobs, inputs, now)
     inserted: set[str] = set()
     for start in range(0, len(jobs), CHUNK):
         rows = [_values(job, batch_id, now) for job in jobs[start : start + CHUNK]]
@@ -45,15 +46,16 @@ def insert_new_runs(session: Session, batch_id: str, jobs: Sequence[JobSpec], no
     return inserted
 
 
-def _copy_runs(session: Session, batch_id: str, jobs: Sequence[JobSpec], now: datetime) -> set[str]:
+def _copy_runs(
+    session: Session, batch_id: str, jobs: Sequence[JobSpec], inputs: Sequence[str], now: datetime
+) -> set[str]:
     driver: Any = session.connection().connection.driver_connection  # psycopg 3, in this transaction
     with driver.cursor() as cursor:
         columns = ", ".join(f"{name} text" for name in _COLUMNS)
         cursor.execute(f"CREATE TEMPORARY TABLE {_STAGED} ({columns}, inputs jsonb) ON COMMIT DROP")
         with cursor.copy(f"COPY {_STAGED} FROM STDIN") as copy:
-            for job in jobs:
-                row = (job.job_id, job.kind, job.path, job.qualname, job.source_hash, _json(job))
-                copy.write_row(row)
+            for job, text in zip(jobs, inputs, strict=True):
+                copy.write_row((job.job_id, job.kind, job.path, job.qualname, job.source_hash, text))
     staged = table(_STAGED, *(column(name, Text) for name in _COLUMNS), column("inputs", JsonType))
     rows = select(
         staged.c.id,

@@ -54,7 +54,7 @@ def test_flower_shows_the_workers_and_the_steps_of_a_batch(cluster: Cluster, flo
             found.setdefault(task["name"] or "", set()).add(task["state"])
         return found
 
-    wanted = {"sa.control.dispatch", "sa.control.start_run", "sa.llm.turn", "sa.tools.call"}
+    wanted = {"sa.control.dispatch", "sa.control.start_runs", "sa.llm.turn", "sa.tools.call"}
     wait_for("flower to see every kind of step", lambda: wanted <= set(tasks()), 30, 0.5)
     seen = tasks()
     assert all(seen[name] == {"SUCCESS"} for name in wanted), seen

@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 from store_helpers import make_jobs
 
+from structured_agents.jobs import JobSpec
 from structured_agents.store import FinalStatus, RecordNotFoundError, RunRecord, Store, StoreError
 
 
@@ -160,3 +161,33 @@ def test_claim_next_hands_each_run_to_exactly_one_worker(store: Store) -> None:
         thread.join()
     assert Counter(claimed) == Counter(job.job_id for job in jobs)
     assert store.claim_next(batch.id) is None
+
+
+def test_add_jobs_stores_each_jobs_fields_and_inputs_as_given(store: Store) -> None:
+    batch = store.create_batch("docstrings", "1.0", "/src")
+    inputs = {
+        "text": 'tab\tnewline\n back\\slash "quoted" ünïcode',
+        "n": 3,
+        "none": None,
+        "nested": [{"a": 1}],
+    }
+    job = JobSpec("odd-1", "docstring", "pkg/ä b.py", "Outer.<locals>.f", "f" * 64, inputs)
+    store.add_jobs(batch.id, [job])
+    run = store.get_run(job.job_id)
+    assert (run.kind, run.target_path, run.qualname, run.source_hash, run.inputs) == (
+        job.kind,
+        job.path,
+        job.qualname,
+        job.source_hash,
+        inputs,
+    )
+    assert (run.status, run.attempts, run.batch_id) == ("queued", 0, batch.id)
+    assert store.run_ids(batch.id, "queued") == [job.job_id]
+
+
+def test_inputs_that_are_not_json_are_refused_naming_the_job(store: Store) -> None:
+    batch = store.create_batch("docstrings", "1.0", "/src")
+    job = JobSpec("bad-1", "docstring", "a.py", "f", "", {"when": object()})
+    with pytest.raises(StoreError, match="bad-1"):
+        store.add_jobs(batch.id, [job])
+    assert store.batch_counts(batch.id).by_status == {}
