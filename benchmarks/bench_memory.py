@@ -115,10 +115,16 @@ def connections_to(port: int, pids: list[int]) -> dict[int, int]:
     counts: dict[int, int] = {}
     for pid in pids:
         try:
-            links = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+            fds = list(Path(f"/proc/{pid}/fd").iterdir())
         except OSError:
             continue
-        held = sum(1 for link in links if link.startswith("socket:[") and link[8:-1] in inodes)
+        held = 0
+        for fd in fds:
+            try:  # an fd may close meanwhile (this process's own listing of /proc/PID/fd does)
+                link = os.readlink(fd)
+            except OSError:
+                continue
+            held += link.startswith("socket:[") and link[8:-1] in inodes
         if held:
             counts[pid] = held
     return counts
