@@ -9,7 +9,8 @@ The file is either a list of reply strings, or::
 Turn ``n`` of every run gets reply ``n`` (read from the request id the kernel builds, so any
 worker, any number of times, gives the same answer); requests without a turn in their id
 (``sa serve``) play the script in order. A turn past the end of its script raises
-``EngineError`` for that request.
+``EngineError`` for that request. The engine keeps no request it was sent, so its memory stays
+flat however long a worker runs.
 """
 
 from __future__ import annotations
@@ -60,4 +61,5 @@ def load_script(path: Path) -> ScriptedEngine:
     def script(key: Hashable) -> Script:
         return scripts[str(key)]
 
-    return ScriptedEngine(script, key=marker, turn_of=request_turn, delay_s=float(delay))
+    # A worker or ``sa serve`` plays the script for as long as it runs: keep no request.
+    return ScriptedEngine(script, key=marker, turn_of=request_turn, delay_s=float(delay), keep_requests=False)

@@ -84,6 +84,7 @@ class ScriptedEngine:
         turn_of: Callable[[GenerationRequest], int | None] | None = None,
         validate_grammar: bool = False,
         delay_s: float = 0.0,
+        keep_requests: bool = True,
     ) -> None:
         """
         Args:
@@ -95,6 +96,9 @@ class ScriptedEngine:
                 by default every request takes its conversation's next turn.
             validate_grammar: match each output against ``request.grammar`` with XGrammar.
             delay_s: seconds each ``generate`` call sleeps (a model's time), once per batch.
+            keep_requests: keep every request in :attr:`requests`, for a test to read; False in
+                a long-lived process (a worker, ``sa serve``), whose memory must not grow with
+                every prompt it is sent.
         """
         if not callable(script) and plugin is None and any(_is_calls(turn) for turn in script):
             raise ConfigError("ScriptedEngine.plugin is required to render scripted tool calls")
@@ -106,10 +110,11 @@ class ScriptedEngine:
         self._turn_of = turn_of
         self.validate_grammar = validate_grammar
         self.delay_s = delay_s
+        self.keep_requests = keep_requests
         self.batch_sizes: list[int] = []
         """Size of every batch ``generate`` was called with, in order."""
         self.requests: list[GenerationRequest] = []
-        """Every request received, in order."""
+        """Every request received, in order (none unless ``keep_requests``)."""
         self._scripts: dict[Hashable, Script] = {}
         self._positions: dict[Hashable, int] = {}
         self._lock = threading.Lock()
@@ -120,7 +125,8 @@ class ScriptedEngine:
         started = time.perf_counter()
         with self._lock:
             self.batch_sizes.append(len(requests))
-            self.requests.extend(requests)
+            if self.keep_requests:
+                self.requests.extend(requests)
             picked = [self._next_turn(request) for request in requests]
         outputs = [
             [self._render(row, key, index, turn) for row in _candidate_rows(request)]

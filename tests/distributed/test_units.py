@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,21 @@ def test_the_script_file_plays_the_turn_of_each_request(tmp_path: Path) -> None:
         engine.generate([_request("a", 3)])
     plain = [GenerationRequest("x", request_id="no-turn"), GenerationRequest("y", request_id="other")]
     assert [c.text for c in engine.generate(plain)] == ["one", "two"]  # no turn in the id: in order
+
+
+def test_the_script_file_engine_keeps_no_request_it_was_sent(tmp_path: Path) -> None:
+    engine = load_script(_script(tmp_path, ["one"]))
+    engine.generate([_request("warm-up", 1)])
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for index in range(50):
+            engine.generate([_request(f"run{index}", 1, "x" * 200_000)])
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 1_000_000  # 10 MB of prompts were sent: a worker's memory must not keep them
+    assert engine.requests == [] and engine.batch_sizes == [1] * 51
 
 
 def test_script_files_load_from_both_formats(tmp_path: Path) -> None:
