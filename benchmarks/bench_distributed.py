@@ -14,7 +14,10 @@ and result in PostgreSQL (a database each). What is measured:
 * ``distributed``: redis-server, one GPU worker (its engine's batch ``--flush-every`` rows,
   ``SA_ENGINE__MAX_BATCH_SIZE``; ``--flush-interval`` is ``SA_WORKERS__BATCH_WAIT_S``)
   and one CPU worker (prefork, 2 processes), as subprocesses; wall time from enqueue to the
-  last run finished, runs per minute, mean batch size at the engine (``turns.batch_size``).
+  last run finished, runs per minute, mean batch size at the engine (``turns.batch_size``),
+  and the GPU worker's ``celery inspect model_turns``: ``occupancy``, the share of the
+  engine's steps (here: flushes) at full batch among those taken while a full batch of turns
+  was waiting in the worker (see ``structured_agents.engines.occupancy``).
 * ``embedded``: :class:`~structured_agents.runner.EmbeddedRunner` in this process, with
   ``--flush-every`` concurrent agent loops sharing one ``BatchingEngine``.
 * ``enqueue``: ``--enqueue-jobs`` jobs discovered, validated, bulk-inserted and dispatched:
@@ -104,6 +107,8 @@ def distributed(pg: PostgresServer, env: dict[str, str], base: Path, root: Path)
             runs = store.list_runs(batch_id)
             sizes = [turn.batch_size for run in runs for turn in store.turns(run.id)]
             counts = store.batch_counts(batch_id).by_status
+            replies = app.control.broadcast("model_turns", reply=True, timeout=5)
+            feed = next(stats for reply in replies for stats in reply.values() if stats)
     finally:
         gpu.kill()
         cpu.kill()
@@ -116,6 +121,8 @@ def distributed(pg: PostgresServer, env: dict[str, str], base: Path, root: Path)
         "runs_per_minute": round(len(runs) / elapsed * 60, 1),
         "mean_batch_size": round(mean, 2),
         "generate_calls": round(len(sizes) / mean),
+        "occupancy": feed["engine"]["occupancy"],
+        "engine": feed["engine"],
     }
 
 
