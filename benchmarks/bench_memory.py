@@ -5,7 +5,7 @@ Run (prints a line per sample every ``--report-every`` seconds, then the JSON)::
     .venv/bin/python benchmarks/bench_memory.py [--runs 10000] [--warmup 1000] [--series FILE]
 
 What runs, all real processes started here: PostgreSQL (``tests/services.py``), redis-server,
-one GPU worker (solo pool, ``--flush-every`` batched turns) and one CPU worker (prefork,
+one GPU worker (solo pool, its engine batching up to ``--max-batch`` turns) and one CPU worker (prefork,
 ``--concurrency`` processes, with the beat) as ``sa worker`` subprocesses, and the API service
 under uvicorn (``structured_agents.api.app:create_app``) with a bearer token. The batch is the
 shipped ``docstring`` bundle (v2) over a generated codebase of ``--runs`` undocumented
@@ -50,9 +50,9 @@ HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent / "tests"
 sys.path[:0] = [str(TESTS / "distributed"), str(TESTS)]  # the distributed conftest first, then services.py
 
-from cluster import RedisServer, WorkerProcess, free_port, wait_for  # noqa: E402
+from cluster import WORKER_SETTINGS, RedisServer, WorkerProcess, free_port, wait_for  # noqa: E402
 from codebase import make_codebase  # noqa: E402
-from conftest import WORKER_SETTINGS, write_script  # noqa: E402  (tests/distributed/conftest.py)
+from conftest import write_script  # noqa: E402  (tests/distributed/conftest.py)
 from services import PostgresServer, create_database, start_postgres  # noqa: E402
 
 from structured_agents.settings import Settings  # noqa: E402
@@ -265,8 +265,8 @@ def measure(args: argparse.Namespace, base: Path, pg: PostgresServer) -> dict[st
     env = {
         **os.environ,
         **WORKER_SETTINGS,
-        "SA_WORKERS__FLUSH_EVERY": str(args.flush_every),
-        "SA_WORKERS__FLUSH_INTERVAL_S": str(args.flush_interval),
+        "SA_ENGINE__MAX_BATCH_SIZE": str(args.max_batch),
+        "SA_WORKERS__BATCH_WAIT_S": str(args.batch_wait),
         "SA_WORKERS__VISIBILITY_TIMEOUT_S": "600",  # the tests' 8 s would redeliver queued turns
         "SA_WORKERS__STALE_AFTER_S": "900",
         "SA_DATABASE_URL": url,
@@ -369,8 +369,8 @@ def main() -> None:
     parser.add_argument(
         "--delay", type=float, default=0.01, help="scripted engine: seconds per generate call"
     )
-    parser.add_argument("--flush-every", type=int, default=32)
-    parser.add_argument("--flush-interval", type=float, default=0.05)
+    parser.add_argument("--max-batch", type=int, default=32, help="SA_ENGINE__MAX_BATCH_SIZE")
+    parser.add_argument("--batch-wait", type=float, default=0.05, help="SA_WORKERS__BATCH_WAIT_S")
     parser.add_argument("--concurrency", type=int, default=2, help="processes of the CPU worker")
     parser.add_argument("--interval", type=float, default=1.0, help="seconds between samples")
     parser.add_argument("--report-every", type=float, default=30.0, help="seconds between progress lines")
