@@ -47,6 +47,7 @@ TESTS = HERE.parent / "tests"
 sys.path[:0] = [str(TESTS), str(TESTS / "distributed")]  # services.py, cluster.py
 
 from cluster import WORKER_SETTINGS, RedisServer, WorkerProcess, wait_for  # noqa: E402
+from codebase import make_codebase  # noqa: E402
 from services import PostgresServer, create_database, start_postgres  # noqa: E402
 
 from structured_agents.bundles import load_bundle  # noqa: E402
@@ -62,19 +63,6 @@ from structured_agents.workers.dispatch import dispatch_batch, queue_length  # n
 from structured_agents.workers.enqueue import enqueue  # noqa: E402
 
 BUNDLE = HERE.parent / "bundles" / "docstring"
-PER_FILE = 50
-
-
-def make_codebase(root: Path, functions: int) -> Path:
-    """A package of ``functions`` undocumented functions, ``PER_FILE`` to a module."""
-    root.mkdir(parents=True)
-    for start in range(0, functions, PER_FILE):
-        body = "".join(
-            f"def f{i}(x: int) -> int:\n    return x + {i}\n\n\n"
-            for i in range(start, min(start + PER_FILE, functions))
-        )
-        (root / f"m{start // PER_FILE}.py").write_text(body.rstrip() + "\n")
-    return root
 
 
 def write_script(path: Path, delay_s: float) -> Path:
