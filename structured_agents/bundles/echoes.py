@@ -19,17 +19,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from structured_agents.bundles.manifest import FewShotExample
+from structured_agents.bundles.manifest import FewShotExample, InitialContext
 from structured_agents.types import ToolCall, ToolSchema
 from structured_agents.words import GRAM, content_words, word_grams, words
 
-__all__ = ["CODE_INPUTS", "EchoCheck", "Refusal", "fixed_texts", "string_values"]
+__all__ = ["CODE_INPUTS", "EchoCheck", "Refusal", "fixed_texts", "shown_texts", "string_values"]
 
 CODE_INPUTS = ("source", "qualname", "path")
 """The job inputs whose words are the job's own code: a run of them is never a copy."""
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
 
 
 def string_values(value: object) -> Iterator[str]:
@@ -51,6 +53,24 @@ def fixed_texts(examples: Sequence[FewShotExample], tools: Sequence[ToolSchema])
     for schema in tools:
         texts.append(schema.description)
         texts += [str(spec.get("description", "")) for spec in schema.properties.values()]
+    return texts
+
+
+def shown_texts(
+    context: InitialContext, directory: Path, examples: Sequence[FewShotExample], tools: Sequence[ToolSchema]
+) -> list[str]:
+    """Every text a bundle's prompts show whatever the job: :func:`fixed_texts`, the examples'
+    tasks and results, and the system prompt and user template without their Jinja tags
+    (``*_file`` read from ``directory``). Their words are those a grounded text must not borrow
+    (:mod:`structured_agents.borrowed`)."""
+    texts = [text for example in examples for text in (example.user, example.result)]
+    texts += fixed_texts(examples, tools)
+    for inline, file in (
+        (context.system_prompt, context.system_prompt_file),
+        (context.user_template, context.user_template_file),
+    ):
+        text = (directory / file).read_text(encoding="utf-8") if file is not None else inline
+        texts.append(_JINJA.sub(" ", text))
     return texts
 
 
