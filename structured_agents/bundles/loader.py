@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from structured_agents.bundles.echoes import EchoCheck, fixed_texts
+from structured_agents.bundles.echoes import EchoCheck, fixed_texts, shown_texts
 from structured_agents.bundles.examples import example_messages, load_examples
 from structured_agents.bundles.finder import find_bundle
 from structured_agents.bundles.manifest import (
@@ -250,12 +250,16 @@ def _kernel_config(manifest: BundleManifest, located: LocatedYaml, plugin: Model
     return config
 
 
-def _guided(config: KernelConfig, manifest: BundleManifest, texts: Sequence[str]) -> KernelConfig:
-    """``config`` with the steering of the bundle's task (tool view, candidate choice)."""
+def _guided(
+    config: KernelConfig, manifest: BundleManifest, fixed: Sequence[str], shown: Sequence[str]
+) -> KernelConfig:
+    """``config`` with the steering of the bundle's task (tool view, candidate choice, bans)."""
     if manifest.task is None:
         return config
-    guidance = get_task(manifest.task).guidance(manifest.termination_tool, texts)
-    return replace(config, tool_view=guidance.tool_view, choose=guidance.choose)
+    guidance = get_task(manifest.task).guidance(manifest.termination_tool, fixed, shown)
+    return replace(
+        config, tool_view=guidance.tool_view, choose=guidance.choose, job_bad_words=guidance.bad_words
+    )
 
 
 def _check_support(
@@ -360,7 +364,8 @@ def _load(path: Path, session: _Session, *, owns_runner: bool) -> Bundle:
             except StructuredAgentsError as exc:
                 raise BundleError(f"{located.where(('model', 'grammar'))}: model.grammar: {exc}") from None
     examples = load_examples(manifest, located, directory, offered)
-    config = _guided(config, manifest, fixed_texts(examples, schemas))
+    shown = shown_texts(manifest.initial_context, directory, examples, schemas)
+    config = _guided(config, manifest, fixed_texts(examples, schemas), shown)
     templates = PromptTemplates(directory, _template_sources(manifest, located, directory))
     sample = sample_inputs(manifest.task)
     if sample is not None:

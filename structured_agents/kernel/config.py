@@ -13,7 +13,7 @@ from structured_agents.kernel.history import HistoryStrategy, KeepAll
 from structured_agents.plugins.protocol import ModelPlugin
 from structured_agents.types import ToolCall, ToolSchema
 
-__all__ = ["Chooser", "KernelConfig", "ParsedTurn", "ToolView"]
+__all__ = ["BadWords", "Chooser", "KernelConfig", "ParsedTurn", "ToolView"]
 
 ParsedTurn = tuple[str | None, list[ToolCall]]
 """A candidate output parsed by the plugin: its text content and its tool calls."""
@@ -23,6 +23,9 @@ schema to the job: a docstring's parameters can only be the target's own)."""
 Chooser = Callable[[Mapping[str, Any], Sequence["ParsedTurn | None"]], int]
 """Which of a turn's candidates (``SamplingParams.n``) the run keeps, from its job's inputs and
 each candidate parsed (None where it does not parse): the index of the one kept."""
+BadWords = Callable[[Mapping[str, Any]], Sequence[str]]
+"""Texts one run must never write, from its job's inputs (a docstring task bans the words of its
+worked examples that its target's file does not use)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,9 @@ class KernelConfig:
     choose: Chooser | None = None
     """Which candidate of a turn decoded with ``sampling.n > 1`` the run keeps; None: the first
     that parses into tool calls (else the first)."""
+    job_bad_words: BadWords | None = None
+    """Texts each run adds to ``sampling.bad_words``, from its job's inputs; those its call
+    syntax needs are left out (:mod:`structured_agents.kernel.bans`). None: none."""
 
     def __post_init__(self) -> None:
         if self.max_turns < 1:

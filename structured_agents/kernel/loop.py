@@ -34,6 +34,7 @@ from structured_agents.errors import (
     StructuredAgentsError,
 )
 from structured_agents.grammar.artifacts import GrammarArtifact
+from structured_agents.kernel.bans import syntax_safe
 from structured_agents.kernel.config import KernelConfig, ParsedTurn
 from structured_agents.kernel.engine import Completion, Engine, GenerationRequest, SamplingParams
 from structured_agents.kernel.execution import execute_calls
@@ -202,7 +203,7 @@ class AgentKernel:
             messages=tuple(self.plugin.format_messages(visible, tools)),
             tools=tuple(self.plugin.format_tools(tools)),
             grammar=self._grammar_for(self._grammar_tools(tools, turn)),
-            sampling=self._sampling(state),
+            sampling=self._sampling(state, tools),
             request_id=f"{state.run_id}:{turn}",
         )
         state.turn = turn
@@ -221,10 +222,13 @@ class AgentKernel:
         )
         return request
 
-    def _sampling(self, state: RunState) -> SamplingParams:
-        """The configured sampling, with the texts the run's tools banned added to its bad words."""
+    def _sampling(self, state: RunState, tools: Sequence[ToolSchema]) -> SamplingParams:
+        """The configured sampling, with the job's bad words (``KernelConfig.job_bad_words``,
+        those the call syntax needs left out) and the texts the run's tools banned added."""
         sampling = self.config.sampling
-        banned = tuple(dict.fromkeys(text for result in state.tool_results for text in result.ban))
+        job = self.config.job_bad_words
+        banned = syntax_safe(job(state.inputs), self.plugin, tools) if job is not None else ()
+        banned += tuple(text for result in state.tool_results for text in result.ban)
         if not banned:
             return sampling
         return replace(sampling, bad_words=tuple(dict.fromkeys((*sampling.bad_words, *banned))))

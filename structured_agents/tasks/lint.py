@@ -133,7 +133,7 @@ class LintTask:
         """The inputs of a job for a file with one comparison to ``True``."""
         return lint_inputs("pkg/module.py", _SAMPLE_SOURCE, [dict(_SAMPLE_DIAGNOSTIC)])
 
-    def guidance(self, termination: str, fixed_texts: Sequence[str]) -> Guidance:
+    def guidance(self, termination: str, fixed_texts: Sequence[str], shown_texts: Sequence[str]) -> Guidance:
         """Each job's fix ids and lines as its tools' enums (:func:`.lint_fixes.lint_tool_view`)."""
         return Guidance(tool_view=lint_tool_view)
 

@@ -2,7 +2,8 @@
 
 A task finds its jobs in a codebase, says what inputs its jobs carry (so a bundle's templates
 and tool bindings can be checked before any job runs), may steer its runs' model turns
-(:class:`Guidance`: each job's view of the tools, which candidate a turn keeps), and turns a
+(:class:`Guidance`: each job's view of the tools, which candidate a turn keeps, what a run
+must never write), and turns a
 finished run into an :class:`Outcome`: a proposed change (a unified diff, never applied here) with a one-line
 summary, or the reason the job failed. ``docstring`` and ``lint`` are one module each
 (:mod:`.docstring`, :mod:`.lint`); a new task is one module plus a bundle, registered with
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from structured_agents.jobs.spec import JobSpec
-from structured_agents.kernel.config import Chooser, ToolView
+from structured_agents.kernel.config import BadWords, Chooser, ToolView
 from structured_agents.kernel.result import RunResult
 from structured_agents.patches import ProposedChange
 from structured_agents.store.models import ResultStatus
@@ -44,12 +45,14 @@ class Outcome:
 
 @dataclass(frozen=True, slots=True)
 class Guidance:
-    """How a task steers its runs' model turns (both optional)."""
+    """How a task steers its runs' model turns (each optional)."""
 
     tool_view: ToolView | None = None
     """How a job's run sees the tools (``KernelConfig.tool_view``)."""
     choose: Chooser | None = None
     """Which of a turn's candidates a run keeps (``KernelConfig.choose``)."""
+    bad_words: BadWords | None = None
+    """What a job's run must never write (``KernelConfig.job_bad_words``)."""
 
 
 class Task(Protocol):
@@ -70,10 +73,13 @@ class Task(Protocol):
         """Inputs shaped like a real job's: what a job binds, for checking templates at load."""
         ...
 
-    def guidance(self, termination: str, fixed_texts: Sequence[str]) -> Guidance:
+    def guidance(self, termination: str, fixed_texts: Sequence[str], shown_texts: Sequence[str]) -> Guidance:
         """How the task steers a bundle's model turns; ``termination`` is the bundle's
-        termination tool and ``fixed_texts`` the texts every prompt of it shows (worked
-        examples, tool descriptions), which a grounded answer should not be copied from."""
+        termination tool, ``fixed_texts`` the answers every prompt of it shows (worked
+        examples' calls, tool descriptions), which a grounded answer should not be copied
+        from, and ``shown_texts`` every text its prompts show whatever the job (those, the
+        examples' tasks, the system prompt and user template), whose words a grounded answer
+        should not borrow (:mod:`structured_agents.borrowed`)."""
         ...
 
     def outcome(self, job: JobSpec, result: RunResult, root: Path, options: Mapping[str, Any]) -> Outcome:

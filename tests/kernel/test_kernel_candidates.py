@@ -94,3 +94,17 @@ async def test_a_tool_view_narrows_what_each_run_sees() -> None:
     assert request.grammar is not None
     [submit] = [t for t in request.tools if t["function"]["name"] == "submit_result"]
     assert list(submit["function"]["parameters"]["properties"]) == ["colour"]
+
+
+async def test_a_jobs_bad_words_reach_every_request_except_those_the_call_syntax_needs() -> None:
+    def unused_words(inputs: Mapping[str, Any]) -> list[str]:
+        return [word for word in ("zebra", "Zebra", "summary", "CALL", "submit") if word not in inputs["own"]]
+
+    kernel, engine = make_kernel(
+        [[ToolCall("submit_result", {"summary": "fine"})]], job_bad_words=unused_words, max_turns=1
+    )
+    with kernel:
+        await kernel.run(TASK, run_id="r1", inputs={"own": ["Zebra"]})
+    [request] = engine.requests
+    # "CALL submit_result {"summary": ""}" is how the line plugin writes a call: those stay writable
+    assert request.sampling.bad_words == ("zebra",)

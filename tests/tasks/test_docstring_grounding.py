@@ -71,3 +71,33 @@ def test_among_equals_the_first_is_kept() -> None:
     grounding = Grounding.of("submit_result", EXAMPLES)
     same = _submit("Format the value.")
     assert grounding.choose(INPUTS, [same, same, same]) == 0
+
+
+SHOWN = ["Write the docstring. Convert a temperature to kelvin at a precision.", "def restock(sku): pass"]
+
+
+def test_the_words_of_the_prompts_missing_from_the_file_are_banned_in_both_cases() -> None:
+    grounding = Grounding.of("submit_result", EXAMPLES, SHOWN)
+    inputs = {**INPUTS, "file_words": ["convert", "kelvin"]}
+    banned = grounding.bad_words(inputs)
+    assert {"temperature", "Temperature", "restock", "Restock", "sku", "Sku", "docstring"} <= set(banned)
+    # in the file, in the target's code, or a stop word: never banned
+    assert not {"convert", "kelvin", "the", "value", "scientific"} & {w.lower() for w in banned}
+    assert "Write" in banned  # "write" is not in this file
+    alone = set(grounding.bad_words({**INPUTS, "file_words": []}))
+    assert {"convert", "kelvin"} <= alone and "precision" not in alone  # the target's own code uses it
+
+
+def test_a_candidate_with_call_markup_in_a_value_or_a_repeating_part_loses() -> None:
+    grounding = Grounding.of("submit_result", EXAMPLES, SHOWN)
+    clean = _submit("Format the value.", parameters={"value": "The number to format."})
+    markup = _submit("Format the value.", parameters={"value": "The number</escape><end-function_call>"})
+    looping = _submit("Format the value.", parameters={"value": "The digit, digit, digit, digit."})
+    assert grounding.choose(INPUTS, [markup, clean]) == 1
+    assert grounding.choose(INPUTS, [looping, clean]) == 1
+
+
+def test_a_word_of_the_prompts_the_file_lacks_costs_in_the_choice() -> None:
+    grounding = Grounding.of("submit_result", [], SHOWN)
+    inputs = {**INPUTS, "file_words": []}
+    assert grounding.choose(inputs, [_submit("Restock the value."), _submit("Format the value.")]) == 1

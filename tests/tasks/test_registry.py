@@ -59,7 +59,7 @@ class HeaderTask:
     def sample_inputs(self) -> dict[str, Any]:
         return {"path": "pkg/module.py"}
 
-    def guidance(self, termination: str, fixed_texts: Sequence[str]) -> Guidance:
+    def guidance(self, termination: str, fixed_texts: Sequence[str], shown_texts: Sequence[str]) -> Guidance:
         return Guidance()
 
     def outcome(self, job: JobSpec, result: RunResult, root: Path, options: Mapping[str, Any]) -> Outcome:

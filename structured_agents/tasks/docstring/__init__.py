@@ -5,8 +5,9 @@ parameter names, what it hands back (``gives``) and the codebase's docstring sty
 
 Each job's termination tool is shaped to its target (:func:`.grounding.narrow`): the model
 submits a one-line ``description``, a line per real parameter and one for what the target
-returns or yields; the grammar lets it name no parameter the target does not take. Of a turn's
-candidates the best grounded in the target's code is kept (:class:`.grounding.Grounding`).
+returns or yields; the grammar lets it name no parameter the target does not take. The words
+of the bundle's prompts that the target's file does not use are banned at decode time, and of
+a turn's candidates the best grounded in the target's code is kept (:class:`.grounding.Grounding`).
 
 Outcome: the parts are written out in the codebase's style (:mod:`.style`) and set on the
 target with libcst; the new module must differ from the old one only in docstrings. A
@@ -102,10 +103,15 @@ class DocstringTask:
         target = find_docstring_targets(_SAMPLE_MODULE)[0]
         return {"path": "pkg/module.py", "style": "google", **target.inputs()}
 
-    def guidance(self, termination: str, fixed_texts: Sequence[str]) -> Guidance:
-        """Each job's termination tool shaped to its target, its candidates chosen by grounding."""
-        grounding = Grounding.of(termination, fixed_texts)
-        return Guidance(tool_view=partial(narrow, termination=termination), choose=grounding.choose)
+    def guidance(self, termination: str, fixed_texts: Sequence[str], shown_texts: Sequence[str]) -> Guidance:
+        """Each job's termination tool shaped to its target, its candidates chosen by grounding,
+        the words of the bundle's prompts that its target's file does not use banned."""
+        grounding = Grounding.of(termination, fixed_texts, shown_texts)
+        return Guidance(
+            tool_view=partial(narrow, termination=termination),
+            choose=grounding.choose,
+            bad_words=grounding.bad_words,
+        )
 
     def outcome(self, job: JobSpec, result: RunResult, root: Path, options: Mapping[str, Any]) -> Outcome:
         """Set the submitted docstring on the target."""

@@ -11,20 +11,32 @@ come from the target's code rather than from the bundle's fixed texts: it scores
 the summary's words found in the code (identifier parts, strings, comments, the target's name
 and path), and takes points off for words that stand in the worked examples or the tool
 descriptions but not in the code, for any four-word run copied from them, for a summary too
-short or too long, and for repeated words.
+short or too long, for repeated words within a part, and for call markup written inside one
+(``</escape>``: a candidate that ran on past the end of its answer).
+
+:meth:`Grounding.bad_words` is the task's ban (``KernelConfig.job_bad_words``): every word of
+the bundle's prompts (:func:`structured_agents.borrowed.vocabulary`) that the target's file
+does not use, lowercase and capitalized, so no candidate can borrow it (the kernel keeps the
+ones the call syntax needs, such as ``description``, writable in lowercase).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from structured_agents.borrowed import vocabulary
+from structured_agents.borrowed import words as borrowable_words
 from structured_agents.kernel.config import ParsedTurn
 from structured_agents.types import ToolSchema
 from structured_agents.words import content_words, word_grams, words
 
 __all__ = ["Grounding", "narrow"]
+
+_MARKUP = re.compile(r"</?[A-Za-z_\\-]+")
+"""A tag-like run (``</escape>``, ``<end-function_call>``): call markup written inside a value."""
 
 
 def _strings(value: object) -> Iterable[str]:
@@ -33,6 +45,11 @@ def _strings(value: object) -> Iterable[str]:
     elif isinstance(value, Mapping):
         for item in value.values():
             yield from _strings(item)
+
+
+def _code(inputs: Mapping[str, Any]) -> str:
+    """The text of a job's own code: its target's source, name and path."""
+    return " ".join(str(inputs.get(key) or "") for key in ("source", "qualname", "path"))
 
 
 def narrow(tools: Sequence[ToolSchema], inputs: Mapping[str, Any], termination: str) -> list[ToolSchema]:
@@ -76,23 +93,34 @@ class Grounding:
     """Words of the bundle's worked examples and tool descriptions."""
     fixed_grams: frozenset[tuple[str, ...]]
     """Four-word runs of the same texts."""
+    borrowable: frozenset[str] = frozenset()
+    """The words of every text the bundle's prompts show (:func:`structured_agents.borrowed.vocabulary`)."""
 
     @classmethod
-    def of(cls, termination: str, fixed_texts: Iterable[str]) -> Grounding:
-        """The grounding of a bundle whose fixed texts are ``fixed_texts``."""
+    def of(cls, termination: str, fixed_texts: Iterable[str], shown_texts: Iterable[str] = ()) -> Grounding:
+        """The grounding of a bundle whose fixed texts are ``fixed_texts`` and whose prompts
+        show ``shown_texts``."""
         texts = list(fixed_texts)
-        vocabulary = frozenset(word for text in texts for word in content_words(text))
+        fixed = frozenset(word for text in texts for word in content_words(text))
         grams = frozenset(gram for text in texts for gram in word_grams(text))
-        return cls(termination, vocabulary, grams)
+        return cls(termination, fixed, grams, vocabulary(shown_texts))
+
+    def bad_words(self, inputs: Mapping[str, Any]) -> list[str]:
+        """The words a job's docstring must not borrow, each lowercase and capitalized."""
+        own = set(inputs.get("file_words") or ())
+        own |= borrowable_words(_code(inputs))
+        return [variant for word in sorted(self.borrowable - own) for variant in (word, word.capitalize())]
 
     def choose(self, inputs: Mapping[str, Any], parsed: Sequence[ParsedTurn | None]) -> int:
         """The index of the best candidate (the first among equals)."""
-        code = set(words(" ".join(str(inputs.get(key) or "") for key in ("source", "qualname", "path"))))
-        scores = [self.score(turn, code) for turn in parsed]
+        code = set(words(_code(inputs)))
+        own = set(inputs.get("file_words") or ()) | borrowable_words(_code(inputs))
+        scores = [self.score(turn, code, own) for turn in parsed]
         return scores.index(max(scores))
 
-    def score(self, turn: ParsedTurn | None, code: set[str]) -> float:
-        """How well one parsed candidate is grounded in ``code`` (the target's words)."""
+    def score(self, turn: ParsedTurn | None, code: set[str], own: set[str] | None = None) -> float:
+        """How well one parsed candidate is grounded in ``code`` (the target's words, stemmed);
+        ``own``: the words of the target's file (:func:`structured_agents.borrowed.words`)."""
         call = next((c for c in (turn[1] if turn else ()) if c.name == self.termination), None)
         if call is None:
             return -100.0
@@ -100,11 +128,15 @@ class Grounding:
         summary_words = content_words(summary)
         if not summary_words:
             return -50.0
-        every = " ".join(_strings(call.arguments))
+        texts = list(_strings(call.arguments))
+        every = " ".join(texts)
         leaked = {word for word in words(every) if word in self.fixed_words and word not in code}
+        borrowed = (borrowable_words(every) & self.borrowable) - (own or set())
         copied = any(gram in self.fixed_grams for gram in word_grams(every))
+        markup = any(_MARKUP.search(text) for text in texts)
         grounded = sum(word in code for word in summary_words) / len(summary_words)
         size = len(summary.split())
         shape = 0.0 if 3 <= size <= 16 else -0.5
-        repeated = len(summary_words) - len(set(summary_words))
-        return 2.0 * grounded - 1.5 * len(leaked) - 4.0 * copied + shape - 0.5 * repeated
+        repeated = sum(len(found) - len(set(found)) for found in map(content_words, texts))
+        penalty = 1.5 * len(leaked | borrowed) + 4.0 * copied + 3.0 * markup + 0.5 * repeated
+        return 2.0 * grounded + shape - penalty
