@@ -278,10 +278,10 @@ def test_prompt_context_providers_choose_the_examples_shown(tmp_path: Path, pym_
     assert context == {"style": {"style": "sphinx"}}
     assert (messages[0].content or "").startswith("You write sphinx docstrings")
     assert tasks(messages) == [  # the sphinx example, and the one shown in every variant
-        "Write the docstring of method Counts.add in counts.py.",
-        "Write the docstring of class Point in points.py.",
+        "Write the docstring of method Inventory.restock in inventory.py.",
+        "Write the docstring of class Thermostat in heating.py.",
     ]
-    assert tasks(google)[0] == "Write the docstring of function first in items.py."
+    assert tasks(google)[0] == "Write the docstring of function celsius_to_kelvin in units.py."
 
 
 def test_tool_context_providers_and_python_registries(

@@ -113,13 +113,13 @@ def _submit(bundle_dir: Path | str, pym_runner: PymRunner, parts: Mapping[str, o
 def test_the_docstring_bundle_refuses_its_own_example_unless_told_not_to(
     tmp_path: Path, pym_runner: PymRunner
 ) -> None:
-    copied = {"description": "Return the first item of items, or default when items is empty."}
+    copied = {"description": "Convert a temperature in degrees Celsius to kelvin."}
     is_error, output = _submit("docstring", pym_runner, copied)
-    assert is_error and output.startswith("submit_result refused: 'Return the first item' is copied")
+    assert is_error and output.startswith("submit_result refused: 'Convert a temperature in' is copied")
     # a part nested under parameters is checked too
-    nested = {"description": "Add a spring.", "parameters": {"n": "The key whose count grows."}}
+    nested = {"description": "Add a spring.", "parameters": {"n": "How many units were delivered."}}
     is_error, output = _submit("docstring", pym_runner, nested)
-    assert is_error and output.startswith("submit_result refused: 'The key whose count' is copied")
+    assert is_error and output.startswith("submit_result refused: 'How many units were' is copied")
     own = {"description": "A parser of .env files."}
     assert _submit("docstring", pym_runner, own) == (False, json.dumps(own))
 

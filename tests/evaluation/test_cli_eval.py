@@ -41,11 +41,11 @@ ANSWERS: dict[str, dict[str, object]] = {
     },
     # a worked example's line: refused as a copy
     "Greeter": {
-        "description": "Return the first item of items, or default when items is empty.",
+        "description": "Convert a temperature in degrees Celsius to kelvin.",
         "parameters": {"name": "The name."},
     },
     # words of the worked examples, but no four-word run of them: leaked, not refused
-    "Greeter.greet": {"description": "Set the coordinate to the point count.", "returns": "A greeting."},
+    "Greeter.greet": {"description": "Set the thermostat to the inventory count.", "returns": "A greeting."},
 }
 """The parts the scripted model submits for each target (every turn), shaped as each job's own
 ``submit_result`` asks: every real parameter, and ``returns`` where the target returns a value."""
@@ -112,7 +112,7 @@ def test_sa_eval_docstring_scores_what_the_agent_wrote_against_the_originals(
     assert by_name["add"]["leaked"] == [] and "Returns:\n    The sum of a and b." in by_name["add"]["written"]
     assert by_name["shout"]["rouge_l"] == pytest.approx(4 / 6)
     assert by_name["Greeter.greet"]["rouge_l"] == pytest.approx(1 / 3)  # "to the" in common
-    assert {"coordinate", "point"} <= set(by_name["Greeter.greet"]["leaked"])
+    assert {"thermostat", "inventory"} <= set(by_name["Greeter.greet"]["leaked"])
     assert by_name["Greeter"]["written"] is None and by_name["Greeter"]["failure"] == "copy refused"
     assert by_name["Greeter"]["copy_refusals"] == 2
     assert (
@@ -125,13 +125,14 @@ def test_sa_eval_docstring_scores_what_the_agent_wrote_against_the_originals(
     patched = (work / "tinypkg-0.1.0" / "code" / "tinypkg" / "core.py").read_text()
     assert patched.startswith('"""Small helpers')
     assert (
-        '"""Set the coordinate to the point count.\n\n        Returns:\n            A greeting.\n' in patched
+        '"""Set the thermostat to the inventory count.\n\n        Returns:\n            A greeting.\n'
+        in patched
     )
     assert "Args:\n        a: The first number.\n        b: The second.\n\n    Returns:" in patched
     assert "Greets people" not in patched and "Tell whether" not in patched
     assert '"""' not in (work / "tinypkg-0.1.0" / "code" / "docs" / "conf.py").read_text()
     assert "tinypkg==0.1.0" in result.output and "60%" in result.output
-    assert "copy refused ×1" in result.output and "coordinate ×1" in result.output
+    assert "copy refused ×1" in result.output and "thermostat ×1" in result.output
     assert max(len(line) for line in result.output.splitlines()) <= 100
 
 

@@ -25,7 +25,7 @@ def test_a_word_of_the_bundle_missing_from_the_file_is_leaked() -> None:
 def test_the_vocabulary_comes_from_the_loaded_bundles_examples_prompts_and_tools(tmp_path: Path) -> None:
     bundle_dir = shutil.copytree(find_bundle("docstring").parent, tmp_path / "docstring")
     examples = bundle_dir / "prompts" / "examples.yaml"
-    examples.write_text(examples.read_text().replace("x and y coordinates", "x and zebra coordinates"))
+    examples.write_text(examples.read_text().replace("holds a room", "holds a zebra"))
     system = bundle_dir / "prompts" / "system.j2"
     system.write_text(system.read_text() + " Never mention a quokka.")
     tool = bundle_dir / "tools" / "submit_result.pym"
@@ -38,7 +38,7 @@ def test_the_vocabulary_comes_from_the_loaded_bundles_examples_prompts_and_tools
     finally:
         bundle.close()
 
-    # an example's call (zebra) and task (counts), the system prompt (quokka), the tool's
+    # an example's call (zebra) and task (restock), the system prompt (quokka), the tool's
     # description (wombat) and its argument's (platypus)
-    assert {"zebra", "counts", "quokka", "wombat", "platypus"} <= vocabulary
+    assert {"zebra", "restock", "quokka", "wombat", "platypus"} <= vocabulary
     assert not {"endif", "elif", "dedent", "qualname"} & vocabulary  # Jinja tags are not prompt text
