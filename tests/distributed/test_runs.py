@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from cluster import wait_for
 from conftest import BUNDLE, Cluster
 
 from structured_agents.workers.enqueue import enqueue, parse_jobs
@@ -20,6 +21,10 @@ def big_batch(cluster: Cluster) -> str:
     """A batch of 200 jobs, finished."""
     batch_id = cluster.enqueue([f"key{i}" for i in range(200)])
     cluster.wait(batch_id, timeout=120)
+    # the last run's step moves the batch just after committing the run itself
+    wait_for(
+        "the batch to be finished", lambda: cluster.store.get_batch(batch_id).status == "finished", 30, 0.2
+    )
     return batch_id
 
 
