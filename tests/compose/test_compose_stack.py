@@ -44,7 +44,7 @@ pytestmark = pytest.mark.compose
 
 SAMPLE = REPO / "tests" / "fixtures" / "sample_project"
 FLOWER_USER = "flower"
-STEP_KINDS = {"sa.control.start_run", "sa.control.dispatch", "sa.llm.turn", "sa.tools.call"}
+STEP_KINDS = {"sa.control.start_runs", "sa.control.dispatch", "sa.llm.turn", "sa.tools.call"}
 """Celery tasks every docstring run goes through."""
 
 WORKERS_READY_S = 900
