@@ -17,7 +17,8 @@ So a worker killed at any point leaves every turn it had not committed unacknowl
 broker hands those to another worker; a turn committed before the kill comes back as a no-op.
 A delivery of a turn already in flight here (the sweep sent it again; the broker restored it
 after a reconnection) joins the first and is acknowledged with it. A turn that cannot even be
-begun because the database is away is held and tried again after a backoff, never
+begun because the database is away is held and tried again after the steps' backoff
+(``SA_WORKERS__RETRY_BACKOFF_S``, doubling up to ``SA_WORKERS__RETRY_BACKOFF_MAX_S``), never
 acknowledged until it is done. A failed decode or commit is retried with backoff and fails the
 run once the step's budget is spent (:mod:`structured_agents.workers.attempts`).
 
@@ -55,9 +56,6 @@ logger = logging.getLogger(__name__)
 
 Step = tuple[str, int, int]
 """The arguments of one model-turn message: run id, epoch, turn."""
-
-_HOLD_S = (0.5, 10.0)
-"""First and longest wait, in seconds, before a turn that could not be begun is tried again."""
 
 
 @dataclass(slots=True)
@@ -163,13 +161,7 @@ class TurnFeed:
         return [item for item in items if item is not None]
 
     def _begin(self, rt: Runtime, arrived: list[Delivery], events: _Events) -> None:
-        fresh: list[Delivery] = []
-        for delivery in arrived:
-            flight = self._flights.get(delivery.step)
-            if flight is not None:  # the same turn again: acknowledged with the first
-                flight.deliveries.append(delivery)
-            else:
-                fresh.append(delivery)
+        fresh = [delivery for delivery in arrived if not self._join(delivery)]
         if not fresh:
             return
         try:
@@ -179,8 +171,7 @@ class TurnFeed:
                 self._hold(delivery, exc)
             return
         for delivery in fresh:
-            if delivery.step in self._flights:  # two deliveries of one turn arrived together
-                self._flights[delivery.step].deliveries.append(delivery)
+            if self._join(delivery):  # two deliveries of one turn arrived together
                 continue
             run = runs.get(delivery.step[0])
             try:
@@ -200,6 +191,14 @@ class TurnFeed:
                 self._land(flight)
                 continue
             stream.add_done_callback(functools.partial(self._ended, flight))
+
+    def _join(self, delivery: Delivery) -> bool:
+        """Whether ``delivery`` is another delivery of a turn in flight here; it is then
+        acknowledged with the first."""
+        flight = self._flights.get(delivery.step)
+        if flight is not None:
+            flight.deliveries.append(delivery)
+        return flight is not None
 
     def _ended(self, flight: _Flight, stream: GenerationStream) -> None:
         """A stream ended (on the engine's thread): the feed's thread commits it."""
@@ -273,7 +272,7 @@ class TurnFeed:
 
     def _hold(self, delivery: Delivery, error: Exception) -> None:
         delivery.holds += 1
-        wait = min(_HOLD_S[0] * 2 ** (delivery.holds - 1), _HOLD_S[1])
+        wait = self._rt.backoff(delivery.holds)
         logger.warning(
             "run %s: could not begin model turn %d (%s); trying again in %.1f s",
             delivery.step[0],
