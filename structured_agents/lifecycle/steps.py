@@ -74,12 +74,19 @@ class RunLifecycle:
     async def start(self, run: StoredRun) -> StoredRun | None:
         """Store the first state of a claimed run (``KernelStart``, turn 0); None when a
         duplicate start stored one first."""
+        state, events = await self.first_state(run)
+        return self.store.init_state(run, state, events)
+
+    async def first_state(self, run: StoredRun) -> tuple[RunState, list[JsonDict]]:
+        """The first state of a claimed run (turn 0) and its events (``KernelStart``), not yet
+        stored: :meth:`start` stores one, a driver starting many stores them together
+        (:meth:`Store.init_states`)."""
         agent = await self.agent_for(run)
         agent.events.take(run.run_id)
         workspace = Path(run.root_path)
         messages = await agent.bundle.initial_messages(run.inputs, workspace)
         state = await agent.kernel.start(messages, run_id=run.run_id, workspace=workspace, inputs=run.inputs)
-        return self.store.init_state(run, state, agent.events.take(run.run_id))
+        return state, agent.events.take(run.run_id)
 
     async def model_turn(self, run: StoredRun, turn: int) -> ModelTurn | None:
         """Begin model turn ``turn`` of the run: its request (``ModelRequest``); None when the

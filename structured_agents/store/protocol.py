@@ -109,6 +109,10 @@ class Store(Protocol):
         """Move a queued run to running; None if it was not queued."""
         ...
 
+    def claim_runs(self, run_ids: Iterable[str]) -> list[RunRecord]:
+        """Move every queued run of ``run_ids`` to running, in one transaction; those moved."""
+        ...
+
     def claim_next(self, batch_id: str | None = None) -> RunRecord | None:
         """Claim the oldest queued run; None when none is left."""
         ...
@@ -261,6 +265,12 @@ class Store(Protocol):
         """Store the first state of the run's current claim; None when it already has one."""
         ...
 
+    def init_states(
+        self, starts: Sequence[tuple[StoredRun, RunState, Sequence[Mapping[str, Any]]]]
+    ) -> list[StoredRun | None]:
+        """``init_state`` for many runs in one transaction, in order."""
+        ...
+
     def commit_state(
         self,
         run: StoredRun,
@@ -278,6 +288,10 @@ class Store(Protocol):
 
     def begin_step(self, run_id: str, step: str) -> int:
         """Count an attempt of a step; returns the attempts so far."""
+        ...
+
+    def begin_steps(self, run_ids: Iterable[str], step: str) -> dict[str, int]:
+        """Count an attempt of a step for each run, in one statement; the attempts so far, by run."""
         ...
 
     def fail_step(self, run_id: str, step: str, error: str) -> None:

@@ -121,7 +121,12 @@ class RunQueue(Database):
 
     def claim(self, run_id: str) -> RunRecord | None:
         """Move the run from queued to running and count the attempt; None if it was not queued."""
-        return self._claim(RunRow.id == run_id, f"claim run {run_id}")
+        return next(iter(self._claim(RunRow.id == run_id, f"claim run {run_id}")), None)
+
+    def claim_runs(self, run_ids: Iterable[str]) -> list[RunRecord]:
+        """:meth:`claim` every run of ``run_ids`` that is queued, in one transaction; those claimed."""
+        ids = sorted(set(run_ids))
+        return self._claim(RunRow.id.in_(ids), f"claim {len(ids)} runs") if ids else []
 
     def claim_next(self, batch_id: str | None = None) -> RunRecord | None:
         """Claim the oldest queued run (of ``batch_id``, or of any batch); None when none is left."""
@@ -131,7 +136,7 @@ class RunQueue(Database):
         candidate = (
             candidate.order_by(RunRow.created_at, RunRow.id).limit(1).with_for_update(skip_locked=True)
         )
-        return self._claim(RunRow.id == candidate.scalar_subquery(), "claim next run")
+        return next(iter(self._claim(RunRow.id == candidate.scalar_subquery(), "claim next run")), None)
 
     def finish(self, run_id: str, status: FinalStatus, error: str | None = None) -> bool:
         """End a running run as succeeded, failed or cancelled (a queued one may be cancelled).
@@ -193,7 +198,7 @@ class RunQueue(Database):
             counts = {cast(RunStatus, status): int(n) for status, n in session.execute(query)}
             return BatchCounts(batch_id=batch_id, by_status=counts)
 
-    def _claim(self, which: ColumnElement[bool], action: str) -> RunRecord | None:
+    def _claim(self, which: ColumnElement[bool], action: str) -> list[RunRecord]:
         stmt = (
             update(RunRow)
             .where(which, RunRow.status == "queued")
@@ -208,12 +213,12 @@ class RunQueue(Database):
             .execution_options(synchronize_session=False)
         )
         with self._write(action) as session:
-            row = session.scalars(stmt).one_or_none()
-            if row is None:
-                return None
-            for table in (TurnRow, ToolCallRow, ResultRow):
-                session.execute(delete(table).where(table.run_id == row.id))
-            return RunRecord.of(row)
+            rows = session.scalars(stmt).all()
+            ids = [row.id for row in rows]
+            if ids:
+                for table in (TurnRow, ToolCallRow, ResultRow):
+                    session.execute(delete(table).where(table.run_id.in_(ids)))
+            return [RunRecord.of(row) for row in rows]
 
     def _transition(self, run_id: str, allowed: tuple[str, ...], **values: Any) -> bool:
         stmt = update(RunRow).where(RunRow.id == run_id, RunRow.status.in_(allowed)).values(**values)

@@ -118,21 +118,39 @@ class RunSteps(Database):
         The state gets the next epoch; returns the run as stored now, or None, writing
         nothing, when the claim already has a state (a duplicate start).
         """
-        epoch = max(run.epoch, 0) + 1
-        values = {"run_id": run.run_id, "epoch": epoch, "claimed_at": run.started_at}
-        values |= {"phase": state.phase, "turn": state.turn, "version": 0}
-        values |= {"state": state.to_dict(), "updated_at": utcnow()}
-        insert_ = self._insert(RunStateRow).values(values)
+        return self.init_states([(run, state, events)])[0]
+
+    def init_states(
+        self, starts: Sequence[tuple[StoredRun, RunState, Sequence[Mapping[str, Any]]]]
+    ) -> list[StoredRun | None]:
+        """:meth:`init_state` for many runs in one transaction (one ``INSERT`` for the states,
+        one for the events of those stored): each run as stored now, or None for a duplicate."""
+        if len({run.run_id for run, _, _ in starts}) != len(starts):
+            raise StoreError("init_states got the same run twice")
+        if not starts:
+            return []
+        rows = []
+        for run, state, _ in starts:
+            values = {"run_id": run.run_id, "epoch": max(run.epoch, 0) + 1, "claimed_at": run.started_at}
+            values |= {"phase": state.phase, "turn": state.turn, "version": 0}
+            rows.append(values | {"state": state.to_dict(), "updated_at": utcnow()})
+        insert_ = self._insert(RunStateRow).values(rows)
+        # A new epoch replaces the state of the claim before it (epoch - 1; a run never started
+        # has no row); a state of this epoch stored already is a duplicate start's and stays.
         stmt = insert_.on_conflict_do_update(
             index_elements=["run_id"],
-            set_={k: insert_.excluded[k] for k in values if k != "run_id"},
-            where=RunStateRow.epoch == run.epoch,
+            set_={key: insert_.excluded[key] for key in rows[0] if key != "run_id"},
+            where=RunStateRow.epoch == insert_.excluded.epoch - 1,
         ).returning(RunStateRow.run_id)
-        with self._write(f"start run {run.run_id}") as session:
-            if session.scalars(stmt).first() is None:
-                return None
-            _add_events(session, events)
-        return replace(run, claimed_at=run.started_at, epoch=epoch, version=0, state=state)
+        with self._write(f"start {len(starts)} runs") as session:
+            stored = set(session.scalars(stmt))
+            _add_events(session, [e for run, _, events in starts if run.run_id in stored for e in events])
+        return [
+            replace(run, claimed_at=run.started_at, epoch=max(run.epoch, 0) + 1, version=0, state=state)
+            if run.run_id in stored
+            else None
+            for run, state, _ in starts
+        ]
 
     def commit_state(
         self,
@@ -186,15 +204,23 @@ class RunSteps(Database):
 
     def begin_step(self, run_id: str, step: str) -> int:
         """Count one more attempt of ``step``; returns the attempts so far, this one included."""
+        return self.begin_steps([run_id], step)[run_id]
+
+    def begin_steps(self, run_ids: Iterable[str], step: str) -> dict[str, int]:
+        """:meth:`begin_step` for many runs in one statement: the attempts so far, by run."""
+        ids = sorted(set(run_ids))
+        if not ids:
+            return {}
+        now = utcnow()
         insert_ = self._insert(StepAttemptRow).values(
-            run_id=run_id, step=step, attempts=1, updated_at=utcnow()
+            [{"run_id": run_id, "step": step, "attempts": 1, "updated_at": now} for run_id in ids]
         )
         stmt = insert_.on_conflict_do_update(
             index_elements=["run_id", "step"],
-            set_={"attempts": StepAttemptRow.attempts + 1, "updated_at": utcnow()},
-        ).returning(StepAttemptRow.attempts)
-        with self._write(f"begin step {step} of run {run_id}") as session:
-            return int(session.scalars(stmt).one())
+            set_={"attempts": StepAttemptRow.attempts + 1, "updated_at": now},
+        ).returning(StepAttemptRow.run_id, StepAttemptRow.attempts)
+        with self._write(f"begin step {step} of {len(ids)} runs") as session:
+            return {run_id: int(attempts) for run_id, attempts in session.execute(stmt)}
 
     def fail_step(self, run_id: str, step: str, error: str) -> None:
         """Record how the current attempt of ``step`` failed."""

@@ -13,7 +13,7 @@ since the database may be what is gone.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from structured_agents.errors import StructuredAgentsError
@@ -21,7 +21,7 @@ from structured_agents.store import StoredRun
 from structured_agents.workers.errors import StepFailedError, is_transient
 from structured_agents.workers.runtime import Runtime, runtime
 
-__all__ = ["begin", "on_failure", "run_step", "step_key"]
+__all__ = ["begin", "begin_many", "on_failure", "run_step", "step_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -40,15 +40,25 @@ def _named(key: str, what: str) -> str:
 def begin(rt: Runtime, run: StoredRun, key: str, what: str = "") -> int | None:
     """Count a delivery of step ``key``: its attempt number, or None (run failed) past the budget.
     ``what`` names what the step runs (``tool NAME``) in the run's error."""
-    attempt = rt.store.begin_step(run.run_id, key)
-    if attempt <= rt.settings.workers.max_attempts:
-        return attempt
-    last = rt.store.step_error(run.run_id, key) or WORKER_LOST
-    step = _named(key, what)
-    rt.lifecycle.fail(
-        run, StepFailedError(f"step {step} was begun {attempt - 1} times without finishing; {last}")
-    )
-    return None
+    return begin_many(rt, [run], key, what).get(run.run_id)
+
+
+def begin_many(rt: Runtime, runs: Sequence[StoredRun], key: str, what: str = "") -> dict[str, int]:
+    """:func:`begin` for many runs with one write: the attempt number of each run still within
+    the budget, by run id (the others are failed)."""
+    attempts = rt.store.begin_steps([run.run_id for run in runs], key)
+    within: dict[str, int] = {}
+    for run in runs:
+        attempt = attempts[run.run_id]
+        if attempt <= rt.settings.workers.max_attempts:
+            within[run.run_id] = attempt
+            continue
+        last = rt.store.step_error(run.run_id, key) or WORKER_LOST
+        step = _named(key, what)
+        rt.lifecycle.fail(
+            run, StepFailedError(f"step {step} was begun {attempt - 1} times without finishing; {last}")
+        )
+    return within
 
 
 def on_failure(

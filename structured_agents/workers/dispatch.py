@@ -8,7 +8,9 @@ run whose message was lost.
 Starts go out in chunks: one ``start_runs`` message carries up to :data:`START_CHUNK` run
 ids, so dispatching a batch of ten thousand runs publishes a hundred messages, not ten
 thousand (each a broker round trip with its own ``fsync``). Losing one loses nothing: its runs
-stay queued and the sweep sends their starts again.
+stay queued and the sweep sends their starts again. A chunk is started together
+(:mod:`~structured_agents.workers.tasks_control`): a few statements for all its runs, then
+their first turns in one go, so the ``llm`` worker finds them waiting together.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ __all__ = [
     "START_CHUNK",
     "START_SPREAD",
     "dispatch_batch",
+    "next_messages",
     "queue_length",
     "send",
     "send_many",
@@ -61,6 +64,9 @@ def send(app: Celery, name: str, args: tuple[Any, ...], *, countdown: float | No
 
 def send_many(app: Celery, messages: Iterable[tuple[str, tuple[Any, ...]]]) -> int:
     """Publish many messages over one producer connection; returns how many."""
+    messages = list(messages)
+    if not messages:
+        return 0
     sent = 0
     with converting_broker("send messages"), app.producer_or_acquire() as producer:
         for name, args in messages:
@@ -85,16 +91,22 @@ def dispatch_batch(store: Store, app: Celery, batch_id: str) -> int:
     return send_starts(app, store.run_ids(batch_id, "queued"))
 
 
-def send_next(app: Celery, epoch: int, state: RunState) -> None:
-    """Send the step the stored ``state`` needs next."""
+def next_messages(epoch: int, state: RunState) -> list[tuple[str, tuple[Any, ...]]]:
+    """The messages of the step the stored ``state`` needs next (none while it is decoded)."""
     run_id = state.run_id
     step = next_step(state)
     if step == "model":
-        send(app, LLM_TURN, (run_id, epoch, state.turn + 1))
-    elif step == "tools":
-        send_many(app, ((TOOL_CALL, (run_id, epoch, state.turn, call.id)) for call in state.pending_calls))
-    elif step == "finish":
-        send(app, FINISH_RUN, (run_id, epoch))
+        return [(LLM_TURN, (run_id, epoch, state.turn + 1))]
+    if step == "tools":
+        return [(TOOL_CALL, (run_id, epoch, state.turn, call.id)) for call in state.pending_calls]
+    if step == "finish":
+        return [(FINISH_RUN, (run_id, epoch))]
+    return []
+
+
+def send_next(app: Celery, epoch: int, state: RunState) -> None:
+    """Send the step the stored ``state`` needs next."""
+    send_many(app, next_messages(epoch, state))
 
 
 def queue_length(app: Celery, queue: str) -> int:

@@ -9,11 +9,14 @@ directly by the API and the CLI.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from structured_agents.errors import StructuredAgentsError
+from structured_agents.kernel import RunState
 from structured_agents.store import Store, StoredRun
-from structured_agents.workers.attempts import begin, on_failure, run_step
+from structured_agents.types import JsonDict
+from structured_agents.workers.attempts import begin_many, on_failure, run_step
 from structured_agents.workers.celery_app import app, task
 from structured_agents.workers.constants import (
     CONTROL_QUEUE,
@@ -24,38 +27,83 @@ from structured_agents.workers.constants import (
     START_RUNS,
     SWEEP,
 )
-from structured_agents.workers.dispatch import dispatch_batch, queue_length, send, send_next, send_starts
+from structured_agents.workers.dispatch import (
+    dispatch_batch,
+    next_messages,
+    queue_length,
+    send,
+    send_many,
+    send_next,
+    send_starts,
+)
 from structured_agents.workers.errors import is_transient
 from structured_agents.workers.runtime import Runtime, runtime
 
 __all__ = ["cancel_batch", "delayed", "dispatch", "finish_run", "start_run", "start_runs", "sweep"]
 
 
-def _start(rt: Runtime, run_id: str) -> float | None:
-    """Start one run: claim it if queued, emit ``KernelStart``, store its first state, send its
-    first turn. Returns the delay before the start must be tried again (a failed attempt), else
-    None. Starting a run already started only makes sure its first turn is on its way."""
-    run = rt.store.load_runs([run_id]).get(run_id)
-    if run is not None and run.status == "queued":
-        rt.store.claim(run_id)
-        run = rt.store.load_runs([run_id]).get(run_id)
-    if run is None or run.status != "running":
-        return None
-    current = run.current_state
-    if current is not None:  # a duplicate start: make sure the first turn is on its way
-        if current.phase == "model" and current.turn == 0:
-            send_next(app, run.epoch, current)
-        return None
-    attempt = begin(rt, run, "start")
-    if attempt is None:
-        return None
-    try:
-        started = rt.run(rt.lifecycle.start(run))
+def _start(rt: Runtime, run_ids: Sequence[str]) -> dict[str, float]:
+    """Start runs together: claim those queued, count their ``start`` attempts, build their
+    first states, store them in one transaction, and send their first turns in one go.
+    Returns, by run, the delay before a start whose attempt failed must be tried again (a
+    state that cannot be built, or a run whose own write failed). Starting a run already
+    started only makes sure its first turn is on its way. Lost connections raise."""
+    runs = rt.store.load_runs(run_ids)
+    if any(run.status == "queued" for run in runs.values()):
+        rt.store.claim_runs(run.run_id for run in runs.values() if run.status == "queued")
+        runs = rt.store.load_runs(run_ids)
+    running = [runs[run_id] for run_id in dict.fromkeys(run_ids) if run_id in runs]
+    running = [run for run in running if run.status == "running"]
+    messages: list[tuple[str, tuple[Any, ...]]] = []
+    for run in running:  # duplicates: make sure the first turn is on its way
+        current = run.current_state
+        if current is not None and current.phase == "model" and current.turn == 0:
+            messages += next_messages(run.epoch, current)
+    fresh = [run for run in running if run.current_state is None]
+    attempts = begin_many(rt, fresh, "start")
+    retry: dict[str, float] = {}
+    built: list[tuple[StoredRun, RunState, list[JsonDict]]] = []
+    for run in fresh:
+        if run.run_id in attempts:
+            try:
+                built.append((run, *rt.run(rt.lifecycle.first_state(run))))
+            except Exception as exc:
+                _retry_later(rt, run, attempts[run.run_id], exc, retry)
+    for started in _store_states(rt, built, attempts, retry):
         if started is not None and started.state is not None:
-            send_next(app, started.epoch, started.state)
-    except Exception as exc:
-        return on_failure(rt, run, "start", attempt, exc)
-    return None
+            messages += next_messages(started.epoch, started.state)
+    send_many(app, messages)
+    return retry
+
+
+def _store_states(
+    rt: Runtime,
+    built: list[tuple[StoredRun, RunState, list[JsonDict]]],
+    attempts: dict[str, int],
+    retry: dict[str, float],
+) -> list[StoredRun | None]:
+    """Store the built first states together; when that write fails for a reason of its own
+    (not a lost connection), each run's is tried alone, so one run's trouble stays its own."""
+    try:
+        return rt.store.init_states(built)
+    except StructuredAgentsError as exc:
+        if is_transient(exc) or len(built) < 2:
+            raise
+    stored: list[StoredRun | None] = []
+    for run, state, events in built:
+        try:
+            stored.append(rt.store.init_state(run, state, events))
+        except StructuredAgentsError as exc:
+            if is_transient(exc):
+                raise
+            _retry_later(rt, run, attempts[run.run_id], exc, retry)
+    return stored
+
+
+def _retry_later(rt: Runtime, run: StoredRun, attempt: int, exc: Exception, retry: dict[str, float]) -> None:
+    delay = on_failure(rt, run, "start", attempt, exc)
+    if delay is not None:
+        retry[run.run_id] = delay
 
 
 @task(START_RUN, bind=True)
@@ -63,7 +111,7 @@ def start_run(self: Any, run_id: str) -> None:
     """Start one run (see :func:`_start`); lost connections and failed attempts retry the message."""
     rt = runtime()
     try:
-        delay = _start(rt, run_id)
+        delay = _start(rt, [run_id]).get(run_id)
     except StructuredAgentsError as exc:
         if not is_transient(exc):
             raise
@@ -77,25 +125,22 @@ def start_run(self: Any, run_id: str) -> None:
 
 @task(START_RUNS, bind=True)
 def start_runs(self: Any, run_ids: list[str]) -> int:
-    """Start a chunk of runs one after the other (see :func:`_start`); returns how many were
-    tried. A run whose attempt failed gets its own ``start_run`` message after the backoff (one
-    that raised, at once), so one run's trouble never holds up the others; a lost connection
-    retries the message with the runs not yet started."""
+    """Start a chunk of runs together (see :func:`_start`); returns how many were tried. A run
+    whose attempt failed gets its own ``start_run`` message after the backoff (every run of
+    the chunk, at once, when a write for all of them failed), so one run's trouble never
+    holds up the others; a lost connection retries the whole message (a run it started
+    already is then only sent its first turn again)."""
     rt = runtime()
-    for done, run_id in enumerate(run_ids):
-        try:
-            delay = _start(rt, run_id)
-        except StructuredAgentsError as exc:
-            if not is_transient(exc):  # this run's own trouble: its own message, the others go on
-                send(app, START_RUN, (run_id,))
-                continue
-            retries = rt.settings.workers.max_attempts
-            countdown = rt.backoff(self.request.retries + 1)
-            raise self.retry(
-                args=(run_ids[done:],), exc=exc, countdown=countdown, max_retries=retries
-            ) from exc
-        if delay is not None:
-            send(app, START_RUN, (run_id,), countdown=delay)
+    try:
+        retry = _start(rt, run_ids)
+    except StructuredAgentsError as exc:
+        if not is_transient(exc):  # some run's own trouble: each run its own message
+            send_many(app, ((START_RUN, (run_id,)) for run_id in run_ids))
+            return len(run_ids)
+        backoff = rt.backoff(self.request.retries + 1)
+        raise self.retry(exc=exc, countdown=backoff, max_retries=rt.settings.workers.max_attempts) from exc
+    for run_id, delay in retry.items():
+        send(app, START_RUN, (run_id,), countdown=delay)
     return len(run_ids)
 
 

@@ -12,6 +12,8 @@ from cluster import wait_for
 from conftest import BUNDLE, Cluster
 from sqlalchemy import text
 
+from structured_agents.workers.constants import START_RUNS
+from structured_agents.workers.dispatch import send
 from structured_agents.workers.enqueue import parse_jobs
 
 
@@ -105,3 +107,21 @@ def test_lost_dispatch_and_start_messages_are_sent_again_by_the_sweep(cluster: C
     for batch_id in (never_dispatched, never_started):
         cluster.wait(batch_id, timeout=60)
         assert_exactly_once(cluster, batch_id, 3)
+
+
+def test_a_run_whose_start_fails_fails_alone_and_its_chunk_runs(cluster: Cluster) -> None:
+    """A chunk of starts where one run's first prompt cannot be rendered (its inputs lack the
+    template's ``key``, as a client writing rows straight into the store could leave them):
+    the others start together and succeed, that run retries on its own and fails after the
+    budget, naming the start step."""
+    jobs = parse_jobs({"kind": "lookup", "path": f"chunk-{i}.txt", "inputs": {"key": "k"}} for i in range(5))
+    broken = parse_jobs([{"kind": "lookup", "path": "broken.txt", "inputs": {"other": "k"}}])
+    batch = cluster.store.create_batch("dist-test", "1.0", str(cluster.root), {"bundle": str(BUNDLE)})
+    cluster.store.add_jobs(batch.id, [*jobs[:2], *broken, *jobs[2:]])
+    send(cluster.app, START_RUNS, ([job.job_id for job in [*jobs[:2], *broken, *jobs[2:]]],))  # one chunk
+    wait_for("every run to end", lambda: not cluster.store.batch_open(batch.id), 60)
+    assert cluster.store.batch_counts(batch.id).by_status == {"succeeded": 5, "failed": 1}
+    (failed,) = cluster.store.list_runs(batch.id, "failed")
+    assert failed.id == broken[0].job_id
+    assert failed.error is not None and "step start failed 3 times" in failed.error, failed.error
+    assert "key" in failed.error

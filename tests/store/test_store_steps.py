@@ -11,7 +11,7 @@ from sqlalchemy.exc import OperationalError
 from structured_agents.jobs import JobSpec
 from structured_agents.kernel import RunState
 from structured_agents.store import Store, StoreUnavailableError, TurnRecord
-from structured_agents.store.errors import converting
+from structured_agents.store.errors import StoreError, converting
 
 
 def _claimed(store: Store, tmp_path: Path, run_id: str = "r1") -> None:
@@ -41,6 +41,40 @@ def test_state_commits_are_compare_and_set(store: Store, tmp_path: Path) -> None
     assert [t.batch_size for t in store.turns("r1")] == [4]
     again = store.load_runs(["r1"])["r1"]
     assert again.current_state is not None and again.current_state.phase == "tools" and again.version == 1
+
+
+def test_a_chunk_of_runs_is_claimed_counted_and_started_together(store: Store, tmp_path: Path) -> None:
+    batch = store.create_batch("b", "1", str(tmp_path), {"bundle": "x"})
+    store.add_jobs(batch.id, [JobSpec(f"r{i}", "lookup", "a.txt", f"f{i}", "") for i in range(4)])
+    store.claim("r0")
+    assert sorted(record.id for record in store.claim_runs(["r0", "r1", "r2", "r2", "nope"])) == ["r1", "r2"]
+    assert store.claim_runs([]) == []
+    assert store.begin_steps(["r1", "r2"], "start") == {"r1": 1, "r2": 1}
+    assert store.begin_steps(["r2", "r3"], "start") == {"r2": 2, "r3": 1}
+    runs = store.load_runs(["r0", "r1", "r2"])
+    first = store.init_state(runs["r1"], RunState(run_id="r1"), [])  # r1 started alone first
+    assert first is not None
+    starts = [(runs[r], RunState(run_id=r), [{"type": "kernel_start", "run_id": r, "turn": 0}]) for r in runs]
+    stored = store.init_states(starts)
+    assert [run is not None for run in stored] == [True, False, True]  # r1's duplicate writes nothing
+    assert [(run.epoch, run.version) for run in stored if run is not None] == [(1, 0), (1, 0)]
+    assert [len(store.events(r)) for r in ("r0", "r1", "r2")] == [1, 0, 1]
+    assert all(run.current_state is not None for run in store.load_runs(["r0", "r1", "r2"]).values())
+    assert store.init_states([]) == []
+    with pytest.raises(StoreError, match="same run twice"):
+        store.init_states([starts[0], starts[0]])
+
+
+def test_a_restart_replaces_the_state_of_the_claim_before_it(store: Store, tmp_path: Path) -> None:
+    _claimed(store, tmp_path)
+    run = store.load_runs(["r1"])["r1"]
+    assert store.init_state(run, RunState(run_id="r1"), []) is not None
+    assert store.requeue("r1") and store.claim("r1") is not None
+    again = store.load_runs(["r1"])["r1"]
+    assert again.current_state is None and again.epoch == 1  # the old claim's state
+    (restarted,) = store.init_states([(again, RunState(run_id="r1"), [])])
+    assert restarted is not None and restarted.epoch == 2
+    assert store.init_states([(again, RunState(run_id="r1"), [])]) == [None]  # a duplicate restart
 
 
 def test_step_attempts_count_and_remember_the_last_error(store: Store, tmp_path: Path) -> None:
