@@ -6,14 +6,20 @@ snake_case split, minus :data:`STOP_WORDS`) when the word stands in the bundle's
 (its worked examples, prompt files and tool descriptions: :func:`vocabulary`) but nowhere in
 the file the text is about. The same definition serves both ends: the docstring task bans
 such words at decode time, ``sa eval`` counts the ones that got through as *leaked*.
+
+:func:`file_words` reads a run's file when its model turn is built (cached while the file is
+unchanged), so jobs carry no copy of their file's words: a file of fifty functions is read
+once, not stored fifty times.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
 
-__all__ = ["STOP_WORDS", "borrowed_words", "vocabulary", "words"]
+__all__ = ["STOP_WORDS", "borrowed_words", "file_words", "vocabulary", "words"]
 
 _STOP_TEXT = """
     the and for with this that from are was were not but all any can has have had its into
@@ -35,6 +41,30 @@ def words(text: str) -> set[str]:
     """The words of ``text`` that count (see the module docstring)."""
     found = (word.lower() for word in _WORD.findall(_CAMEL.sub(" ", text)))
     return {word for word in found if len(word) >= 3 and word not in STOP_WORDS}
+
+
+def file_words(workspace: Path | None, path: str) -> frozenset[str]:
+    """The :func:`words` of the file ``path`` of ``workspace``; none when there is no such file
+    inside the workspace (or it cannot be read as UTF-8)."""
+    if workspace is None or not path:
+        return frozenset()
+    root = workspace.resolve()
+    target = (root / path).resolve()
+    try:
+        if not target.is_relative_to(root):
+            return frozenset()
+        stat = target.stat()
+    except OSError:
+        return frozenset()
+    return _file_words(str(target), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=64)
+def _file_words(path: str, _mtime_ns: int, _size: int) -> frozenset[str]:
+    try:
+        return frozenset(words(Path(path).read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError):
+        return frozenset()
 
 
 def vocabulary(texts: Iterable[str]) -> frozenset[str]:

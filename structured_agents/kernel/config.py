@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from structured_agents.context import RunContext
 from structured_agents.errors import ConfigError, GrammarConfigError
 from structured_agents.grammar.config import GrammarConfig
 from structured_agents.kernel.engine import SamplingParams
@@ -20,12 +21,13 @@ ParsedTurn = tuple[str | None, list[ToolCall]]
 ToolView = Callable[[Sequence[ToolSchema], Mapping[str, Any]], list[ToolSchema]]
 """How one run sees the tools, from its job's inputs (a task narrows its termination tool's
 schema to the job: a docstring's parameters can only be the target's own)."""
-Chooser = Callable[[Mapping[str, Any], Sequence["ParsedTurn | None"]], int]
-"""Which of a turn's candidates (``SamplingParams.n``) the run keeps, from its job's inputs and
-each candidate parsed (None where it does not parse): the index of the one kept."""
-BadWords = Callable[[Mapping[str, Any]], Sequence[str]]
-"""Texts one run must never write, from its job's inputs (a docstring task bans the words of its
-worked examples that its target's file does not use)."""
+Chooser = Callable[[RunContext, Sequence["ParsedTurn | None"]], int]
+"""Which of a turn's candidates (``SamplingParams.n``) the run keeps, from the run's context (its
+job's inputs, its workspace) and each candidate parsed (None where it does not parse): the
+index of the one kept."""
+BadWords = Callable[[RunContext], Sequence[str]]
+"""Texts one run must never write, from the run's context (a docstring task bans the words of
+its worked examples that its target's file, read from the workspace, does not use)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -227,7 +227,7 @@ class AgentKernel:
         those the call syntax needs left out) and the texts the run's tools banned added."""
         sampling = self.config.sampling
         job = self.config.job_bad_words
-        banned = syntax_safe(job(state.inputs), self.plugin, tools) if job is not None else ()
+        banned = syntax_safe(job(state.context()), self.plugin, tools) if job is not None else ()
         banned += tuple(text for result in state.tool_results for text in result.ban)
         if not banned:
             return sampling
@@ -253,7 +253,7 @@ class AgentKernel:
                 continue
             parsed.append((content, self._through_termination(calls)))
         if self.config.choose is not None:
-            index = self.config.choose(state.inputs, parsed)
+            index = self.config.choose(state.context(), parsed)
         else:
             index = next((i for i, turn in enumerate(parsed) if turn is not None and turn[1]), 0)
         if not 0 <= index < len(completion.candidates):

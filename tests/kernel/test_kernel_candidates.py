@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from test_kernel_loop import TASK, make_kernel
 
+from structured_agents.context import RunContext
 from structured_agents.errors import ConfigError, KernelError
 from structured_agents.kernel import GenerationRequest, SamplingParams
 from structured_agents.kernel.config import ParsedTurn
@@ -34,9 +35,9 @@ def _by_seed(request: GenerationRequest) -> list[ToolCall] | str:
 async def test_the_chooser_keeps_one_candidate_and_every_token_counts() -> None:
     seen: list[Sequence[ParsedTurn | None]] = []
 
-    def longest(inputs: Mapping[str, Any], parsed: Sequence[ParsedTurn | None]) -> int:
+    def longest(context: RunContext, parsed: Sequence[ParsedTurn | None]) -> int:
         seen.append(parsed)
-        assert inputs == {"job": 7}
+        assert context.inputs == {"job": 7}
         scores = [len(p[1][0].arguments["summary"]) if p and p[1] else -1 for p in parsed]
         return scores.index(max(scores)) if parsed[2] is None else 2
 
@@ -97,8 +98,9 @@ async def test_a_tool_view_narrows_what_each_run_sees() -> None:
 
 
 async def test_a_jobs_bad_words_reach_every_request_except_those_the_call_syntax_needs() -> None:
-    def unused_words(inputs: Mapping[str, Any]) -> list[str]:
-        return [word for word in ("zebra", "Zebra", "summary", "CALL", "submit") if word not in inputs["own"]]
+    def unused_words(context: RunContext) -> list[str]:
+        own = context.inputs["own"]
+        return [word for word in ("zebra", "Zebra", "summary", "CALL", "submit") if word not in own]
 
     kernel, engine = make_kernel(
         [[ToolCall("submit_result", {"summary": "fine"})]], job_bad_words=unused_words, max_turns=1

@@ -3,6 +3,10 @@ words come from the target's code kept over one that borrows the worked examples
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from structured_agents.borrowed import file_words
+from structured_agents.context import RunContext
 from structured_agents.tasks.docstring.grounding import Grounding, narrow
 from structured_agents.types import ToolCall, ToolSchema
 from structured_agents.words import word_grams, words
@@ -14,6 +18,14 @@ OTHER = ToolSchema("read", "Read.", {"type": "object", "properties": {}})
 EXAMPLES = ["Convert a temperature in degrees Celsius to kelvin.", "The stock-keeping unit of the product."]
 SOURCE = "def scientific(value, precision=2):\n    return format_exponent(value, precision)\n"
 INPUTS = {"source": SOURCE, "qualname": "scientific", "path": "humanize/number.py"}
+RUN = RunContext("r1", inputs=INPUTS)  # no workspace: no file words
+
+
+def _in_file(tmp_path: Path, text: str) -> RunContext:
+    """The run's context with its target file, ``humanize/number.py``, holding ``text``."""
+    (tmp_path / "humanize").mkdir(exist_ok=True)
+    (tmp_path / "humanize" / "number.py").write_text(text)
+    return RunContext("r1", workspace=tmp_path, inputs=INPUTS)
 
 
 def _submit(description: str, **more: object) -> tuple[None, list[ToolCall]]:
@@ -54,7 +66,7 @@ def test_the_grounded_candidate_is_kept_over_a_copy_of_the_examples() -> None:
         (None, [ToolCall("read", {})]),
         _submit(""),
     ]
-    assert grounding.choose(INPUTS, parsed) == 2
+    assert grounding.choose(RUN, parsed) == 2
     code = set(words(SOURCE))
     assert grounding.score(parsed[1], code) < grounding.score(parsed[2], code)
     assert grounding.score(parsed[4], code) < grounding.score(parsed[2], code)
@@ -64,28 +76,37 @@ def test_borrowed_words_cost_even_in_the_parameter_lines() -> None:
     grounding = Grounding.of("submit_result", EXAMPLES)
     clean = _submit("Format the value.", parameters={"value": "The number to format."})
     borrowed = _submit("Format the value.", parameters={"value": "The temperature of the product."})
-    assert grounding.choose(INPUTS, [borrowed, clean]) == 1
+    assert grounding.choose(RUN, [borrowed, clean]) == 1
 
 
 def test_among_equals_the_first_is_kept() -> None:
     grounding = Grounding.of("submit_result", EXAMPLES)
     same = _submit("Format the value.")
-    assert grounding.choose(INPUTS, [same, same, same]) == 0
+    assert grounding.choose(RUN, [same, same, same]) == 0
 
 
 SHOWN = ["Write the docstring. Convert a temperature to kelvin at a precision.", "def restock(sku): pass"]
 
 
-def test_the_words_of_the_prompts_missing_from_the_file_are_banned_in_both_cases() -> None:
+def test_the_words_of_the_prompts_missing_from_the_file_are_banned_in_both_cases(tmp_path: Path) -> None:
     grounding = Grounding.of("submit_result", EXAMPLES, SHOWN)
-    inputs = {**INPUTS, "file_words": ["convert", "kelvin"]}
-    banned = grounding.bad_words(inputs)
+    banned = grounding.bad_words(_in_file(tmp_path, "# convert to kelvin\n"))
     assert {"temperature", "Temperature", "restock", "Restock", "sku", "Sku", "docstring"} <= set(banned)
     # in the file, in the target's code, or a stop word: never banned
     assert not {"convert", "kelvin", "the", "value", "scientific"} & {w.lower() for w in banned}
     assert "Write" in banned  # "write" is not in this file
-    alone = set(grounding.bad_words({**INPUTS, "file_words": []}))
+    alone = set(grounding.bad_words(RUN))
     assert {"convert", "kelvin"} <= alone and "precision" not in alone  # the target's own code uses it
+
+
+def test_file_words_are_read_from_the_workspace_and_follow_the_file(tmp_path: Path) -> None:
+    (tmp_path / "code.py").write_text("def convert(kelvin): pass\n")
+    assert file_words(tmp_path, "code.py") == {"convert", "kelvin", "def", "pass"}
+    (tmp_path / "code.py").write_text("def restock(sku, items): pass\n")  # changed: read again
+    assert {"restock", "sku", "items"} <= file_words(tmp_path, "code.py")
+    (tmp_path.parent / "outside.py").write_text("secret words\n")
+    assert file_words(tmp_path, "../outside.py") == frozenset()  # outside the workspace
+    assert file_words(tmp_path, "missing.py") == file_words(None, "code.py") == frozenset()
 
 
 def test_a_candidate_with_call_markup_in_a_value_or_a_repeating_part_loses() -> None:
@@ -93,11 +114,10 @@ def test_a_candidate_with_call_markup_in_a_value_or_a_repeating_part_loses() -> 
     clean = _submit("Format the value.", parameters={"value": "The number to format."})
     markup = _submit("Format the value.", parameters={"value": "The number</escape><end-function_call>"})
     looping = _submit("Format the value.", parameters={"value": "The digit, digit, digit, digit."})
-    assert grounding.choose(INPUTS, [markup, clean]) == 1
-    assert grounding.choose(INPUTS, [looping, clean]) == 1
+    assert grounding.choose(RUN, [markup, clean]) == 1
+    assert grounding.choose(RUN, [looping, clean]) == 1
 
 
 def test_a_word_of_the_prompts_the_file_lacks_costs_in_the_choice() -> None:
     grounding = Grounding.of("submit_result", [], SHOWN)
-    inputs = {**INPUTS, "file_words": []}
-    assert grounding.choose(inputs, [_submit("Restock the value."), _submit("Format the value.")]) == 1
+    assert grounding.choose(RUN, [_submit("Restock the value."), _submit("Format the value.")]) == 1

@@ -27,8 +27,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from structured_agents.borrowed import vocabulary
+from structured_agents.borrowed import file_words, vocabulary
 from structured_agents.borrowed import words as borrowable_words
+from structured_agents.context import RunContext
 from structured_agents.kernel.config import ParsedTurn
 from structured_agents.types import ToolSchema
 from structured_agents.words import content_words, word_grams, words
@@ -105,22 +106,30 @@ class Grounding:
         grams = frozenset(gram for text in texts for gram in word_grams(text))
         return cls(termination, fixed, grams, vocabulary(shown_texts))
 
-    def bad_words(self, inputs: Mapping[str, Any]) -> list[str]:
+    def bad_words(self, context: RunContext) -> list[str]:
         """The words a job's docstring must not borrow, each lowercase and capitalized."""
-        own = set(inputs.get("file_words") or ())
-        own |= borrowable_words(_code(inputs))
+        own = self._own(context)
         return [variant for word in sorted(self.borrowable - own) for variant in (word, word.capitalize())]
 
-    def choose(self, inputs: Mapping[str, Any], parsed: Sequence[ParsedTurn | None]) -> int:
+    def choose(self, context: RunContext, parsed: Sequence[ParsedTurn | None]) -> int:
         """The index of the best candidate (the first among equals)."""
-        code = set(words(_code(inputs)))
-        own = set(inputs.get("file_words") or ()) | borrowable_words(_code(inputs))
+        code = set(words(_code(context.inputs)))
+        own = self._own(context)
         scores = [self.score(turn, code, own) for turn in parsed]
         return scores.index(max(scores))
 
+    @staticmethod
+    def _own(context: RunContext) -> set[str]:
+        """The words a job's docstring may use although the prompts show them: its file's (read
+        from the run's workspace) and its code's."""
+        inputs = context.inputs
+        return set(file_words(context.workspace, str(inputs.get("path") or ""))) | borrowable_words(
+            _code(inputs)
+        )
+
     def score(self, turn: ParsedTurn | None, code: set[str], own: set[str] | None = None) -> float:
         """How well one parsed candidate is grounded in ``code`` (the target's words, stemmed);
-        ``own``: the words of the target's file (:func:`structured_agents.borrowed.words`)."""
+        ``own``: the words of the target's file (:func:`structured_agents.borrowed.file_words`)."""
         call = next((c for c in (turn[1] if turn else ()) if c.name == self.termination), None)
         if call is None:
             return -100.0

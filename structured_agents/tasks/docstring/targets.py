@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from structured_agents.borrowed import words
 from structured_agents.jobs.ids import job_id
 from structured_agents.jobs.source import read_source, split_lines
 from structured_agents.jobs.spec import JobSpec
@@ -235,9 +234,7 @@ def discover_docstring_jobs(
     root: Path, *, include_documented: bool = False, include_private: bool = True
 ) -> list[JobSpec]:
     """One job per target of every Python file under ``root`` that git would not ignore; each
-    job's inputs carry the docstring style the codebase already uses (``style``) and the words
-    of the target's whole file (``file_words``, :func:`structured_agents.borrowed.words`): those
-    a docstring may use although the bundle's prompts show them too.
+    job's inputs carry the docstring style the codebase already uses (``style``).
 
     Files that cannot be read, decoded or parsed are logged and skipped.
     """
@@ -260,7 +257,6 @@ def discover_docstring_jobs(
     jobs = []
     for relative, source, targets in found:
         path = relative.as_posix()
-        file_words = sorted(words(source.text))
         for target in targets:
             jobs.append(
                 JobSpec(
@@ -269,7 +265,7 @@ def discover_docstring_jobs(
                     path=path,
                     qualname=target.qualname,
                     source_hash=source.hash,
-                    inputs={"path": path, "style": style, **target.inputs(), "file_words": file_words},
+                    inputs={"path": path, "style": style, **target.inputs()},
                 )
             )
     return jobs
