@@ -124,8 +124,8 @@ def _shape(value: Any) -> Hashable:
     if isinstance(value, Mapping):
         return ("mapping", tuple(sorted((str(key), _shape(item)) for key, item in value.items())))
     if isinstance(value, list | tuple):
-        return ("list", bool(value), frozenset(_shape(item) for item in value))
-    return (type(value).__name__, bool(value))
+        return ("list", bool(value), frozenset(map(_shape, value)))
+    return (type(value), bool(value))
 
 
 def _check_templates(bundle: Bundle, jobs: list[JobSpec]) -> None:

@@ -507,3 +507,25 @@ def test_optional_calls_allow_text_and_calls_where_the_model_opens_one() -> None
     assert accepts(artifact, "No tool is needed here.")
     assert accepts(artifact, "Let me look. " + call)
     assert not accepts(artifact, "Let me look. <start_function_call>call:no_such_tool{}<end_function_call>")
+
+
+@pytest.mark.parametrize("mode", ["ebnf", "structural_tag", "json_schema"])
+def test_a_none_of_pattern_keeps_call_syntax_and_markup_out_of_a_string(mode: Any) -> None:
+    """``pattern: ^[^<>{}:]*$`` (a docstring's parts): prose passes, call syntax or markup inside
+    the value does not, in the native strings and in JSON-schema mode alike; a pattern the
+    grammar does not enforce leaves the string free (the tool validates it)."""
+    prose = {"type": "string", "pattern": "^[^<>{}:]*$"}
+    other = {"type": "string", "pattern": "^[a-z]+$"}
+    tool = ToolSchema("note", "Note.", {"type": "object", "properties": {"free": other, "line": prose}})
+    args_format = "json" if mode == "json_schema" else "escaped_strings"
+    config = GrammarConfig(mode=mode, args_format=args_format)
+    artifact = build_function_gemma_grammar([tool], config)
+
+    def say(line: str, free: str = "x") -> str:
+        return render(config, [ToolCall("note", {"free": free, "line": line})])
+
+    assert accepts(artifact, say("Return the sum of a, b and c (a list)."))
+    if mode != "json_schema":  # XGrammar's own JSON schema reads the pattern too
+        assert accepts(artifact, say("Fine.\nTwo lines.", free="Not: [a-z] {at} <all>"))
+    for leaked in ("The value,result:", "x,parameters:{additionalProperties:false", "a <url>", "b}"):
+        assert not accepts(artifact, say(leaked)), leaked

@@ -397,3 +397,18 @@ def test_render_no_calls_is_empty_in_every_mode() -> None:
     for mode in ("ebnf", "structural_tag", "json_schema"):
         plugin.build_grammar([_Schema("t", "d")], _Config(mode=mode, allow_parallel_calls=False))  # type: ignore[arg-type]
         assert plugin.render_tool_calls([]) == ""
+
+
+def test_a_declaration_leaves_a_strings_pattern_out_but_not_a_parameter_named_pattern(
+    plugin: FunctionGemmaPlugin,
+) -> None:
+    properties = {
+        "location": {"type": "string", "description": 'City, e.g. "Tokyo, JP"', "pattern": "^[^<>{}:]*$"},
+        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+    }
+    patterned = ToolSchema(SIMPLE.name, SIMPLE.description, {**SIMPLE.parameters, "properties": properties})
+    assert plugin.render_prompt([Message.user("Tokyo?")], [patterned]) == plugin.render_prompt(
+        [Message.user("Tokyo?")], [SIMPLE]
+    )
+    named = ToolSchema("find", "Find.", {"type": "object", "properties": {"pattern": {"type": "string"}}})
+    assert "pattern:{type:<escape>STRING<escape>}" in plugin.render_prompt([Message.user("x")], [named])

@@ -53,9 +53,12 @@ _MAX_REF_HOPS = 32
 
 
 def _declaration_schema(node: Any) -> Any:
-    """A parameters schema as FunctionGemma's declarations show it (type names upper-case)."""
+    """A parameters schema as FunctionGemma's declarations show it: type names upper-case, a
+    string's ``pattern`` left out (the grammar enforces it; a regex only costs prompt tokens)."""
     if isinstance(node, Mapping):
-        out = {k: _declaration_schema(v) for k, v in node.items()}
+        out = {
+            k: _declaration_schema(v) for k, v in node.items() if not (k == "pattern" and isinstance(v, str))
+        }
         kind = node.get("type")
         if isinstance(kind, str):
             out["type"] = kind.upper()

@@ -10,7 +10,11 @@ format); ``json`` writes strings and keys as JSON strings. Schema keywords read:
   be left out, unknown keys are rejected. An object schema without ``properties`` or
   ``required`` takes any keys unless ``additionalProperties`` is ``false``;
 * arrays: ``items`` (one schema) and ``minItems`` (unrolled; ``maxItems`` is not enforced);
-* ``$ref`` to a JSON pointer in the tool's own schema (``#/$defs/...``), recursion allowed.
+* ``$ref`` to a JSON pointer in the tool's own schema (``#/$defs/...``), recursion allowed;
+* strings: a ``pattern`` of the form ``^[^CHARS]*$`` (none of ``CHARS``) whose ``CHARS``
+  include ``<`` (so no marker can stand in the text either), in the ``escaped_strings`` style:
+  a string the model cannot fill with call syntax (``{``, ``:``) or markup (``<``). Other
+  patterns are left to the tool's own validation.
 
 Anything else (``not``, ``if``, ``patternProperties``, string formats, numeric ranges) falls
 back to the generic value, or is left to the tool's own validation.
@@ -19,6 +23,7 @@ back to the generic value, or is left to the tool's own validation.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,6 +32,7 @@ from structured_agents.grammar.ebnf import (
     JSON_NUMBER,
     JSON_STRING,
     RuleSet,
+    char_class,
     ebnf_literal,
     text_excluding,
 )
@@ -39,6 +45,9 @@ from structured_agents.plugins.function_gemma.format import (
 )
 
 __all__ = ["ValueGrammar", "resolve_ref"]
+
+_NONE_OF = re.compile(r"\^\[\^([^\]\\]+)\]\*\$")
+"""A JSON-schema ``pattern`` the grammar enforces: ``^[^CHARS]*$`` (no ``]`` or ``\\`` in them)."""
 
 
 def resolve_ref(root: Any, ref: str) -> Any:
@@ -87,6 +96,19 @@ class ValueGrammar:
                 text_excluding(self.rules, ESCAPE, *MARKERS_IN_STRINGS),
                 ebnf_literal(ESCAPE),
             ),
+        )
+
+    def _patterned(self, pattern: object) -> str:
+        """The rule of a string matching ``pattern`` where it is one this grammar enforces
+        (see the module docstring), else of any string."""
+        match = _NONE_OF.fullmatch(pattern) if isinstance(pattern, str) else None
+        if match is None or self.style != "escaped_strings" or "<" not in match.group(1):
+            return self.string()
+        chars = match.group(1)
+        return self.rules.memo(
+            ("none_of", chars),
+            "prose",
+            lambda: _seq(ebnf_literal(ESCAPE), f"{char_class(chars, negated=True)}*", ebnf_literal(ESCAPE)),
         )
 
     def generic(self) -> str:
@@ -140,7 +162,7 @@ class ValueGrammar:
 
     def _typed(self, type_name: str, schema: Mapping[str, Any], root: Any) -> str:
         if type_name == "string":
-            return self.string()
+            return self._patterned(schema.get("pattern"))
         if type_name == "integer":
             return self.rules.memo("integer", "int", lambda: JSON_INTEGER)
         if type_name == "number":

@@ -4,7 +4,8 @@ candidates is kept.
 :func:`narrow` is the task's tool view: the termination tool of a docstring job takes a
 one-line ``description``, one line per real parameter of the target under ``parameters`` (an
 object whose keys are exactly the target's parameter names, so the grammar lets the model name
-no other), and ``returns`` or ``yields`` only when the target hands something back.
+no other), and ``returns`` or ``yields`` only when the target hands something back; every
+part is prose (:data:`PROSE`: no call syntax or markup inside).
 
 :class:`Grounding` picks among a turn's candidates (``SamplingParams.n``) the one whose words
 come from the target's code rather than from the bundle's fixed texts: it scores the share of
@@ -34,7 +35,7 @@ from structured_agents.kernel.config import ParsedTurn
 from structured_agents.types import ToolSchema
 from structured_agents.words import content_words, word_grams, words
 
-__all__ = ["Grounding", "narrow"]
+__all__ = ["PROSE", "Grounding", "narrow"]
 
 _MARKUP = re.compile(r"</?[A-Za-z_\\-]+")
 """A tag-like run (``</escape>``, ``<end-function_call>``): call markup written inside a value."""
@@ -58,14 +59,22 @@ def narrow(tools: Sequence[ToolSchema], inputs: Mapping[str, Any], termination: 
     return [_shaped(tool, inputs) if tool.name == termination else tool for tool in tools]
 
 
+PROSE = "^[^<>{}:]*$"
+"""The ``pattern`` of every part of a docstring: no call syntax (``{``, ``}``, ``:``) and no markup
+(``<``, ``>``), which the FunctionGemma grammar enforces. A small model that loses track of its
+string otherwise writes the rest of the call into it (``,parameters:{additionalProperties:``)."""
+
+
+def _line(what: str) -> dict[str, Any]:
+    return {"type": "string", "description": f"One line: {what}.", "pattern": PROSE}
+
+
 def _shaped(tool: ToolSchema, inputs: Mapping[str, Any]) -> ToolSchema:
-    properties: dict[str, Any] = {
-        "description": {"type": "string", "description": "One line: what the code does."}
-    }
+    properties: dict[str, Any] = {"description": _line("what the code does")}
     style = inputs.get("style")
     names = [str(name).lstrip("*") for name in inputs.get("parameter_names") or ()]
     if names and style != "plain":
-        entries = {name: {"type": "string", "description": f"One line: what {name} is."} for name in names}
+        entries = {name: _line(f"what {name} is") for name in names}
         properties["parameters"] = {
             "type": "object",
             "properties": entries,
@@ -74,7 +83,7 @@ def _shaped(tool: ToolSchema, inputs: Mapping[str, Any]) -> ToolSchema:
         }
     gives = inputs.get("gives")
     if gives in ("returns", "yields") and style != "plain":
-        properties[gives] = {"type": "string", "description": f"One line: what the code {gives}."}
+        properties[gives] = _line(f"what the code {gives}")
     schema = {
         "type": "object",
         "properties": properties,
