@@ -23,7 +23,7 @@ and result in PostgreSQL (a database each). What is measured:
 * ``enqueue``: ``--enqueue-jobs`` jobs discovered, validated, bulk-inserted and dispatched:
   ``enqueue_s`` covers the whole path, ``structured_agents.workers.enqueue.enqueue`` (which
   ends by sending the batch's ``dispatch`` message) then the fan-out that message's task runs
-  (``dispatch_batch``: the ``start_runs`` messages, up to 100 runs each), with no worker
+  (``dispatch_batch``: the ``start_runs`` messages, up to 500 runs each), with no worker
   consuming; ``parts_s`` splits it, ``starts_waiting`` counts the start messages in the queue.
 
 The machine is shared (2 cores): compare numbers from the same run only.

@@ -290,8 +290,8 @@ class Store(Protocol):
         """Count an attempt of a step; returns the attempts so far."""
         ...
 
-    def begin_steps(self, run_ids: Iterable[str], step: str) -> dict[str, int]:
-        """Count an attempt of a step for each run, in one statement; the attempts so far, by run."""
+    def begin_steps(self, steps: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """Count an attempt of each ``(run id, step)``, in one statement; the attempts so far."""
         ...
 
     def fail_step(self, run_id: str, step: str, error: str) -> None:

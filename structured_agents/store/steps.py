@@ -204,23 +204,24 @@ class RunSteps(Database):
 
     def begin_step(self, run_id: str, step: str) -> int:
         """Count one more attempt of ``step``; returns the attempts so far, this one included."""
-        return self.begin_steps([run_id], step)[run_id]
+        return self.begin_steps([(run_id, step)])[run_id, step]
 
-    def begin_steps(self, run_ids: Iterable[str], step: str) -> dict[str, int]:
-        """:meth:`begin_step` for many runs in one statement: the attempts so far, by run."""
-        ids = sorted(set(run_ids))
-        if not ids:
+    def begin_steps(self, steps: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """:meth:`begin_step` for many ``(run id, step)`` pairs in one statement: the attempts
+        so far, by pair."""
+        pairs = sorted(set(steps))
+        if not pairs:
             return {}
         now = utcnow()
         insert_ = self._insert(StepAttemptRow).values(
-            [{"run_id": run_id, "step": step, "attempts": 1, "updated_at": now} for run_id in ids]
+            [{"run_id": run_id, "step": step, "attempts": 1, "updated_at": now} for run_id, step in pairs]
         )
         stmt = insert_.on_conflict_do_update(
             index_elements=["run_id", "step"],
             set_={"attempts": StepAttemptRow.attempts + 1, "updated_at": now},
-        ).returning(StepAttemptRow.run_id, StepAttemptRow.attempts)
-        with self._write(f"begin step {step} of {len(ids)} runs") as session:
-            return {run_id: int(attempts) for run_id, attempts in session.execute(stmt)}
+        ).returning(StepAttemptRow.run_id, StepAttemptRow.step, StepAttemptRow.attempts)
+        with self._write(f"begin {len(pairs)} steps") as session:
+            return {(run_id, step): int(attempts) for run_id, step, attempts in session.execute(stmt)}
 
     def fail_step(self, run_id: str, step: str, error: str) -> None:
         """Record how the current attempt of ``step`` failed."""

@@ -40,18 +40,20 @@ def _named(key: str, what: str) -> str:
 def begin(rt: Runtime, run: StoredRun, key: str, what: str = "") -> int | None:
     """Count a delivery of step ``key``: its attempt number, or None (run failed) past the budget.
     ``what`` names what the step runs (``tool NAME``) in the run's error."""
-    return begin_many(rt, [run], key, what).get(run.run_id)
+    return begin_many(rt, [(run, key)], what).get((run.run_id, key))
 
 
-def begin_many(rt: Runtime, runs: Sequence[StoredRun], key: str, what: str = "") -> dict[str, int]:
-    """:func:`begin` for many runs with one write: the attempt number of each run still within
-    the budget, by run id (the others are failed)."""
-    attempts = rt.store.begin_steps([run.run_id for run in runs], key)
-    within: dict[str, int] = {}
-    for run in runs:
-        attempt = attempts[run.run_id]
+def begin_many(
+    rt: Runtime, steps: Sequence[tuple[StoredRun, str]], what: str = ""
+) -> dict[tuple[str, str], int]:
+    """:func:`begin` for many ``(run, step key)`` with one write: the attempt number of each
+    step still within the budget, by ``(run id, key)`` (the runs of the others are failed)."""
+    attempts = rt.store.begin_steps((run.run_id, key) for run, key in steps)
+    within: dict[tuple[str, str], int] = {}
+    for run, key in steps:
+        attempt = attempts[run.run_id, key]
         if attempt <= rt.settings.workers.max_attempts:
-            within[run.run_id] = attempt
+            within[run.run_id, key] = attempt
             continue
         last = rt.store.step_error(run.run_id, key) or WORKER_LOST
         step = _named(key, what)

@@ -117,10 +117,15 @@ def read_jobs_file(path: Path) -> list[JobSpec]:
     return parse_jobs(items, where=f"{path} job")
 
 
+_SCALARS = (str, int, float, type(None))
+
+
 def _shape(value: Any) -> Hashable:
     """What rendering a template can depend on besides the text of ``value``: the keys of a
     mapping (and their values' shapes), the shapes of a list's items, each value's type, and
     whether it is empty (an ``{% if %}`` on it)."""
+    if isinstance(value, _SCALARS):  # most inputs: checked first, without the ABC machinery
+        return (type(value), bool(value))
     if isinstance(value, Mapping):
         return ("mapping", tuple(sorted((str(key), _shape(item)) for key, item in value.items())))
     if isinstance(value, list | tuple):

@@ -60,7 +60,7 @@ def _start(rt: Runtime, run_ids: Sequence[str]) -> dict[str, float]:
         if current is not None and current.phase == "model" and current.turn == 0:
             messages += next_messages(run.epoch, current)
     fresh = [run for run in running if run.current_state is None]
-    attempts = begin_many(rt, fresh, "start")
+    attempts = {run_id: n for (run_id, _), n in begin_many(rt, [(run, "start") for run in fresh]).items()}
     retry: dict[str, float] = {}
     built: list[tuple[StoredRun, RunState, list[JsonDict]]] = []
     for run in fresh:

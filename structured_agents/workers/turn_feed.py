@@ -4,9 +4,11 @@ The consumer hands every ``sa.llm.turn`` message to :meth:`TurnFeed.put` the mom
 the feed's one thread does all the rest, so the process's runtime (store, event loop, agents)
 is only ever touched from that thread:
 
-1. **begin**: the runs of the messages that arrived together are loaded in one query; each
-   turn is counted (``step_attempts``) and built into its request (grammar included);
-2. **submit**: the request goes to the engine's ``submit`` at once. A streaming engine
+1. **begin**: the runs of the messages that arrived together are loaded in one query, their
+   turns counted in one write (``step_attempts``), and each built into its request (grammar
+   included);
+2. **submit**: the requests go to the engine's ``submit`` together, once all are built, so
+   the engine's next step takes them all. A streaming engine
    (transformers, vLLM) admits it between decode steps, so rows join and leave every step and
    the batch stays full; any other engine is fed in flushes by
    :class:`~structured_agents.engines.batching.BatchingEngine`;
@@ -45,7 +47,7 @@ from structured_agents.engines.batching import BatchingEngine
 from structured_agents.kernel.streaming import GenerationStream
 from structured_agents.lifecycle import ModelTurn
 from structured_agents.store import StoredRun
-from structured_agents.workers.attempts import begin, on_failure, step_key
+from structured_agents.workers.attempts import begin_many, on_failure, step_key
 from structured_agents.workers.constants import LLM_TURN
 from structured_agents.workers.dispatch import send, send_next
 from structured_agents.workers.runtime import Runtime
@@ -83,6 +85,27 @@ _Item = Delivery | tuple[_Flight, GenerationStream]
 """What the feed's thread takes: a message that arrived, or a turn whose stream ended."""
 _Events = list[tuple[str, str, dict[str, Any]]]
 """Task events to send: (kind, task id, fields)."""
+
+
+def _key(step: Step) -> str:
+    """The ``step_attempts`` name of a model turn."""
+    _, epoch, number = step
+    return step_key(epoch, "llm", number)
+
+
+def _waiting(run: StoredRun | None, step: Step) -> bool:
+    """Whether the stored run is waiting for the turn ``step`` (else the message is a leftover
+    of an earlier claim, or a duplicate of a turn already applied)."""
+    _, epoch, number = step
+    state = run.current_state if run is not None else None
+    return (
+        run is not None
+        and run.status == "running"
+        and state is not None
+        and run.epoch == epoch
+        and state.phase == "model"
+        and state.turn == number - 1
+    )
 
 
 class TurnFeed:
@@ -161,29 +184,36 @@ class TurnFeed:
         return [item for item in items if item is not None]
 
     def _begin(self, rt: Runtime, arrived: list[Delivery], events: _Events) -> None:
+        """Begin the turns of the messages that arrived together: load their runs (one query),
+        count their attempts (one write), build every request, then submit them all at once,
+        so the engine finds them together for its next step."""
         fresh = [delivery for delivery in arrived if not self._join(delivery)]
         if not fresh:
             return
+        steps: dict[Step, list[Delivery]] = {}
+        for delivery in fresh:  # two deliveries of one turn that arrived together go as one
+            steps.setdefault(delivery.step, []).append(delivery)
         try:
-            runs = rt.store.load_runs(run_id for run_id, _, _ in {d.step for d in fresh})
+            runs = rt.store.load_runs(run_id for run_id, _, _ in steps)
+            due = [(runs[step[0]], step) for step in steps if _waiting(runs.get(step[0]), step)]
+            attempts = begin_many(rt, [(run, _key(step)) for run, step in due])
         except Exception as exc:
             for delivery in fresh:
                 self._hold(delivery, exc)
             return
-        for delivery in fresh:
-            if self._join(delivery):  # two deliveries of one turn arrived together
-                continue
-            run = runs.get(delivery.step[0])
-            try:
-                flight = self._prepare(rt, run, delivery) if run is not None else None
-            except Exception as exc:
-                self._hold(delivery, exc)
-                continue
-            if flight is None:
+        flights: list[_Flight] = []
+        for run, step in due:
+            attempt = attempts.get((run.run_id, _key(step)))
+            turn = self._build(rt, run, step, attempt) if attempt is not None else None
+            if turn is not None and attempt is not None:
+                flights.append(_Flight(turn, _key(step), attempt, steps.pop(step)))
+        for deliveries in steps.values():  # leftovers, duplicates of applied turns, retried turns
+            for delivery in deliveries:
                 delivery.ack()
-                continue
-            self._flights[delivery.step] = flight
-            events.append(("task-started", delivery.task_id, {}))
+        for flight in flights:
+            self._flights[flight.deliveries[0].step] = flight
+            events.append(("task-started", flight.deliveries[0].task_id, {}))
+        for flight in flights:
             try:
                 stream = self._engine.submit(flight.turn.request)
             except Exception as exc:
@@ -191,6 +221,15 @@ class TurnFeed:
                 self._land(flight)
                 continue
             stream.add_done_callback(functools.partial(self._ended, flight))
+
+    def _build(self, rt: Runtime, run: StoredRun, step: Step, attempt: int) -> ModelTurn | None:
+        """The turn's request; None when the turn is not the run's to take, or failed to build
+        (then retried after its backoff, or the run failed once the budget is spent)."""
+        try:
+            return rt.run(rt.lifecycle.model_turn(run, step[2]))
+        except Exception as exc:
+            self._retry(rt, run, _key(step), attempt, step, exc)
+            return None
 
     def _join(self, delivery: Delivery) -> bool:
         """Whether ``delivery`` is another delivery of a turn in flight here; it is then
@@ -203,25 +242,6 @@ class TurnFeed:
     def _ended(self, flight: _Flight, stream: GenerationStream) -> None:
         """A stream ended (on the engine's thread): the feed's thread commits it."""
         self._inbox.put((flight, stream))
-
-    def _prepare(self, rt: Runtime, run: StoredRun, delivery: Delivery) -> _Flight | None:
-        """Count and build the turn; None when the message is a leftover or the turn was retried."""
-        _, epoch, number = delivery.step
-        state = run.current_state
-        if run.status != "running" or state is None or run.epoch != epoch:
-            return None
-        if state.phase != "model" or state.turn != number - 1:
-            return None  # a duplicate of a turn already applied
-        key = step_key(epoch, "llm", number)
-        attempt = begin(rt, run, key)
-        if attempt is None:
-            return None
-        try:
-            turn = rt.run(rt.lifecycle.model_turn(run, number))
-        except Exception as exc:
-            self._retry(rt, run, key, attempt, delivery.step, exc)
-            return None
-        return None if turn is None else _Flight(turn, key, attempt, [delivery])
 
     def _commit(
         self,

@@ -49,8 +49,10 @@ def test_a_chunk_of_runs_is_claimed_counted_and_started_together(store: Store, t
     store.claim("r0")
     assert sorted(record.id for record in store.claim_runs(["r0", "r1", "r2", "r2", "nope"])) == ["r1", "r2"]
     assert store.claim_runs([]) == []
-    assert store.begin_steps(["r1", "r2"], "start") == {"r1": 1, "r2": 1}
-    assert store.begin_steps(["r2", "r3"], "start") == {"r2": 2, "r3": 1}
+    assert store.begin_steps([("r1", "start"), ("r2", "start")]) == {("r1", "start"): 1, ("r2", "start"): 1}
+    counted = store.begin_steps([("r2", "start"), ("r3", "start"), ("r2", "e1:llm:1"), ("r2", "start")])
+    assert counted == {("r2", "start"): 2, ("r3", "start"): 1, ("r2", "e1:llm:1"): 1}
+    assert store.begin_steps([]) == {}
     runs = store.load_runs(["r0", "r1", "r2"])
     first = store.init_state(runs["r1"], RunState(run_id="r1"), [])  # r1 started alone first
     assert first is not None
