@@ -87,7 +87,7 @@ def _store_states(
     try:
         return rt.store.init_states(built)
     except StructuredAgentsError as exc:
-        if is_transient(exc) or len(built) < 2:
+        if is_transient(exc):
             raise
     stored: list[StoredRun | None] = []
     for run, state, events in built:
