@@ -116,6 +116,8 @@ def test_a_candidate_with_call_markup_in_a_value_or_a_repeating_part_loses() -> 
     looping = _submit("Format the value.", parameters={"value": "The digit, digit, digit, digit."})
     assert grounding.choose(RUN, [markup, clean]) == 1
     assert grounding.choose(RUN, [looping, clean]) == 1
+    for broken in (",parameters,one=1", ") return format_exponent(value)", "The value, precision=2."):
+        assert grounding.choose(RUN, [_submit("Format the value.", parameters={"value": broken}), clean]) == 1
 
 
 def test_a_word_of_the_prompts_the_file_lacks_costs_in_the_choice() -> None:

@@ -12,8 +12,9 @@ come from the target's code rather than from the bundle's fixed texts: it scores
 the summary's words found in the code (identifier parts, strings, comments, the target's name
 and path), and takes points off for words that stand in the worked examples or the tool
 descriptions but not in the code, for any four-word run copied from them, for a summary too
-short or too long, for repeated words within a part, and for call markup written inside one
-(``</escape>``: a candidate that ran on past the end of its answer).
+short or too long, for repeated words within a part, and for call markup or code written
+inside one (``</escape>``, ``,default``, ``one=1``: a candidate that ran on past the end of its
+answer).
 
 :meth:`Grounding.bad_words` is the task's ban (``KernelConfig.job_bad_words``): every word of
 the bundle's prompts (:func:`structured_agents.borrowed.vocabulary`) that the target's file
@@ -39,6 +40,9 @@ __all__ = ["PROSE", "Grounding", "narrow"]
 
 _MARKUP = re.compile(r"</?[A-Za-z_\\-]+")
 """A tag-like run (``</escape>``, ``<end-function_call>``): call markup written inside a value."""
+_BROKEN = re.compile(r"^\s*[^\w\s`'\"(\[*]|=")
+"""A value that opens on punctuation (``,default``, ``) return``) or assigns (``one=1``): the
+rest of a call or of the code written where prose belongs."""
 
 
 def _strings(value: object) -> Iterable[str]:
@@ -151,7 +155,7 @@ class Grounding:
         leaked = {word for word in words(every) if word in self.fixed_words and word not in code}
         borrowed = (borrowable_words(every) & self.borrowable) - (own or set())
         copied = any(gram in self.fixed_grams for gram in word_grams(every))
-        markup = any(_MARKUP.search(text) for text in texts)
+        markup = any(_MARKUP.search(text) or _BROKEN.search(text) for text in texts)
         grounded = sum(word in code for word in summary_words) / len(summary_words)
         size = len(summary.split())
         shape = 0.0 if 3 <= size <= 16 else -0.5
