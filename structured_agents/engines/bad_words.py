@@ -1,9 +1,11 @@
 """``SamplingParams.bad_words`` for the transformers engine, as vLLM implements them.
 
 Each banned text becomes token sequences (:func:`bad_word_ids`): the text as the tokenizer splits
-it alone, and with a leading space (mid-sentence). At every step :func:`ban_bad_words` sets to
-``-inf`` the token that would complete one of them: the last token of a sequence whose other
-tokens the row has just generated (a one-token sequence is banned outright). vLLM's
+it alone, and with a leading space (mid-sentence); a text given with a leading space is banned
+mid-sentence only (the kernel bans a word the call syntax writes that way: ``kernel/bans.py``).
+At every step :func:`ban_bad_words` sets to ``-inf`` the token that would complete one of
+them: the last token of a sequence whose other tokens the row has just generated (a one-token
+sequence is banned outright). vLLM's
 ``NoBadWordsLogitsProcessor`` does the same, so a text the model has split otherwise (a
 different tokenization of the same characters) is not caught; the bundles' own copy checks
 (:mod:`structured_agents.bundles.echoes`) still refuse it after the turn.
@@ -22,10 +24,12 @@ Encode = Callable[[str], list[int]]
 
 
 def bad_word_ids(words: Sequence[str], encode: Encode) -> tuple[tuple[int, ...], ...]:
-    """The token sequences that spell ``words``: each as it starts a text and after a space."""
+    """The token sequences that spell ``words``: each as it starts a text and after a space,
+    or only after a space for a word given with a leading space."""
     sequences: dict[tuple[int, ...], None] = {}
     for word in words:
-        for variant in (word.lstrip(), " " + word.lstrip()):
+        spaced = " " + word.lstrip()
+        for variant in (spaced,) if word.startswith(" ") else (word.lstrip(), spaced):
             ids = tuple(encode(variant))
             if ids:
                 sequences[ids] = None

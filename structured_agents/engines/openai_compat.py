@@ -11,7 +11,8 @@ posts ``messages`` and ``tools`` to ``/chat/completions`` and returns the server
 ``tool_calls`` as :attr:`Completion.tool_calls_raw`.
 
 ``SamplingParams.bad_words`` travel as vLLM's ``bad_words`` extra parameter (as the grammar
-does): ``vllm serve`` bans them; a server that does not know the field ignores it or refuses the
+does; those meant for mid-sentence only stay behind, since vLLM bans both spellings):
+``vllm serve`` bans them; a server that does not know the field ignores it or refuses the
 request, so the bans a bundle's copy check sets (:mod:`structured_agents.bundles.echoes`) hold
 only on vLLM-compatible servers; elsewhere the check still refuses the copy after the turn.
 ``n > 1`` is sent as ``n`` requests with seeds ``seed + i``
@@ -123,8 +124,8 @@ def build_body(request: GenerationRequest, endpoint: Endpoint, model: str | None
         body["stop"] = list(sampling.stop)
     if sampling.frequency_penalty:
         body["frequency_penalty"] = sampling.frequency_penalty
-    if sampling.bad_words:
-        body["bad_words"] = list(sampling.bad_words)
+    if sampling.bad_words_anywhere():
+        body["bad_words"] = sampling.bad_words_anywhere()
     if request.grammar is not None:
         body.update(request.grammar.to_vllm_payload())
     return body

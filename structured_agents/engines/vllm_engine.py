@@ -2,7 +2,8 @@
 
 Each request becomes one ``vllm.SamplingParams`` carrying its own grammar as
 ``StructuredOutputsParams(**artifact.to_vllm_payload()["structured_outputs"])`` and
-``output_kind=RequestOutputKind.DELTA`` (a request's ``bad_words`` are vLLM's own).
+``output_kind=RequestOutputKind.DELTA`` (a request's ``bad_words`` are vLLM's own, less
+those meant for mid-sentence only, which vLLM would ban in both spellings).
 ``submit`` hands it to the engine's step loop (:mod:`structured_agents.engines.step_loop`),
 whose thread adds it to vLLM's own ``LLMEngine`` (``LLM.llm_engine.add_request``) between
 ``step()`` calls (:mod:`structured_agents.engines.vllm_stepper`): vLLM schedules every agent's turn together
@@ -89,7 +90,7 @@ def build_sampling_kwargs(request: GenerationRequest) -> dict[str, Any]:
         "stop": list(sampling.stop) or None,
         "frequency_penalty": sampling.frequency_penalty,
         "logprobs": sampling.logprobs,
-        "bad_words": list(sampling.bad_words) or None,
+        "bad_words": sampling.bad_words_anywhere() or None,
     }
 
 

@@ -7,7 +7,9 @@ forbid the key ``description:`` the grammar requires, leaving a sampled row no t
 :func:`syntax_safe` therefore drops every ban that occurs (case-sensitively, as engines match)
 in the call syntax of the tools the run sees: each tool's call rendered by the plugin with its
 arguments empty (objects with their declared keys, strings empty). ``Description`` stays banned
-where ``description`` cannot be.
+where ``description`` cannot be. The syntax never writes a word after a space (``call:``,
+``{description:``), so such a ban becomes `` description``: banned mid-sentence only (see
+``SamplingParams.bad_words``), where a value's prose uses it and the call's own keys never do.
 """
 
 from __future__ import annotations
@@ -36,8 +38,16 @@ def call_syntax(plugin: ModelPlugin, tools: Sequence[ToolSchema]) -> str:
 
 
 def syntax_safe(texts: Sequence[str], plugin: ModelPlugin, tools: Sequence[ToolSchema]) -> tuple[str, ...]:
-    """``texts`` without those that occur in :func:`call_syntax` (see the module docstring)."""
+    """``texts`` kept clear of :func:`call_syntax`: one the syntax writes is banned only after
+    a space, or dropped when the syntax writes it there too (see the module docstring)."""
     if not texts:
         return ()
     syntax = call_syntax(plugin, tools)
-    return tuple(text for text in dict.fromkeys(texts) if text.strip() and text.strip() not in syntax)
+    kept: dict[str, None] = {}
+    for text in texts:
+        word = text.strip()
+        if word and word not in syntax:
+            kept[word] = None
+        elif word and " " + word not in syntax:
+            kept[" " + word] = None
+    return tuple(kept)

@@ -60,7 +60,9 @@ class SamplingParams:
     bad_words: tuple[str, ...] = ()
     """Texts the output must not contain (vLLM's ``bad_words``): an engine that supports them
     bans, at each step, the token that would complete one of them (as its tokenizer splits it,
-    with and without a leading space)."""
+    with and without a leading space). A text that starts with a space is banned only after a
+    space (mid-sentence): the transformers engine honours that; vLLM would ban both spellings,
+    so its engines leave such texts out."""
     logprobs: int | None = None
     """Report each generated token's log probability with this many most likely alternatives
     (0 to 20; 0: the chosen token alone); None reports none. Log probabilities are the model's
@@ -83,6 +85,11 @@ class SamplingParams:
             raise ConfigError(f"SamplingParams.bad_words must be non-blank texts, got {self.bad_words!r}")
         if self.logprobs is not None and not 0 <= self.logprobs <= MAX_LOGPROBS:
             raise ConfigError(f"SamplingParams.logprobs must be in [0, {MAX_LOGPROBS}], got {self.logprobs}")
+
+    def bad_words_anywhere(self) -> list[str]:
+        """The ``bad_words`` banned in both spellings (vLLM's semantics): those not limited to
+        mid-sentence by a leading space."""
+        return [word for word in self.bad_words if not word.startswith(" ")]
 
 
 @dataclass(frozen=True, slots=True)

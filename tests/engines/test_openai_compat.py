@@ -93,7 +93,12 @@ def test_completions_body_carries_prompt_sampling_and_grammar() -> None:
         prompt="P",
         grammar=grammar,
         sampling=SamplingParams(
-            max_new_tokens=9, temperature=0.5, seed=4, stop=("X",), frequency_penalty=-1, bad_words=("Y z",)
+            max_new_tokens=9,
+            temperature=0.5,
+            seed=4,
+            stop=("X",),
+            frequency_penalty=-1,
+            bad_words=("Y z", " w"),
         ),
     )
     assert build_body(request, "completions", "m") == {

@@ -395,12 +395,13 @@ def test_a_cancelled_request_leaves_the_batch(engine: TransformersEngine) -> Non
 def test_bad_words_are_split_as_they_start_a_text_and_after_a_space() -> None:
     spelled = {"stack of items.": [7, 8, 9], " stack of items.": [17, 8, 9], "stack": [7], " stack": [17]}
 
-    assert bad_word_ids(["stack of items.", " stack"], spelled.__getitem__) == (
+    assert bad_word_ids(["stack of items.", "stack"], spelled.__getitem__) == (
         (7, 8, 9),
         (17, 8, 9),
         (7,),
         (17,),
     )
+    assert bad_word_ids([" stack"], spelled.__getitem__) == ((17,),)  # mid-sentence only
 
 
 def test_the_token_that_would_complete_a_bad_word_is_banned() -> None:

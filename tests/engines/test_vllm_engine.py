@@ -72,10 +72,10 @@ def test_sampling_kwargs_are_real_sampling_params_fields() -> None:
             seed=7,
             stop=("</s>",),
             frequency_penalty=0.5,
-            bad_words=("A last-in, first-out stack of items.",),
+            bad_words=("A last-in, first-out stack of items.", " call"),
         ),
     )
-    kwargs = build_sampling_kwargs(request)
+    kwargs = build_sampling_kwargs(request)  # " call": mid-sentence only, which vLLM cannot do
     assert set(kwargs) <= set(SNAPSHOT["SamplingParams"]), set(kwargs) - set(SNAPSHOT["SamplingParams"])
     assert kwargs == {
         "max_tokens": 64,
@@ -93,6 +93,8 @@ def test_sampling_kwargs_use_vllm_sentinels_for_unset_values() -> None:
     kwargs = build_sampling_kwargs(GenerationRequest(prompt="p"))
     assert kwargs["seed"] is None and kwargs["stop"] is None  # vLLM's defaults, not "" or []
     assert kwargs["bad_words"] is None
+    only_mid_sentence = GenerationRequest(prompt="p", sampling=SamplingParams(bad_words=(" call",)))
+    assert build_sampling_kwargs(only_mid_sentence)["bad_words"] is None
 
 
 @pytest.mark.parametrize("artifact", ARTIFACTS, ids=lambda a: a.kind)

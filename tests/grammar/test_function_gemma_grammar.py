@@ -515,17 +515,22 @@ def test_a_none_of_pattern_keeps_call_syntax_and_markup_out_of_a_string(mode: An
     the value does not, in the native strings and in JSON-schema mode alike; a pattern the
     grammar does not enforce leaves the string free (the tool validates it)."""
     prose = {"type": "string", "pattern": "^[^<>{}:]*$"}
+    opening = {"type": "string", "pattern": "^[^<,. ][^<>{}:]*$"}  # and no opening on , . or a space
     other = {"type": "string", "pattern": "^[a-z]+$"}
-    tool = ToolSchema("note", "Note.", {"type": "object", "properties": {"free": other, "line": prose}})
+    properties = {"free": other, "line": prose, "opening": opening}
+    tool = ToolSchema("note", "Note.", {"type": "object", "properties": properties})
     args_format = "json" if mode == "json_schema" else "escaped_strings"
     config = GrammarConfig(mode=mode, args_format=args_format)
     artifact = build_function_gemma_grammar([tool], config)
 
-    def say(line: str, free: str = "x") -> str:
-        return render(config, [ToolCall("note", {"free": free, "line": line})])
+    def say(line: str, free: str = "x", opening: str = "Fine.") -> str:
+        return render(config, [ToolCall("note", {"free": free, "line": line, "opening": opening})])
 
     assert accepts(artifact, say("Return the sum of a, b and c (a list)."))
     if mode != "json_schema":  # XGrammar's own JSON schema reads the pattern too
         assert accepts(artifact, say("Fine.\nTwo lines.", free="Not: [a-z] {at} <all>"))
     for leaked in ("The value,result:", "x,parameters:{additionalProperties:false", "a <url>", "b}"):
         assert not accepts(artifact, say(leaked)), leaked
+    assert accepts(artifact, say("", opening="(optional) `x`, a value."))
+    for broken in (",default", ". x", " x", "", "x{"):
+        assert not accepts(artifact, say("x", opening=broken)), broken

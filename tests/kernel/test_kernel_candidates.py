@@ -109,4 +109,5 @@ async def test_a_jobs_bad_words_reach_every_request_except_those_the_call_syntax
         await kernel.run(TASK, run_id="r1", inputs={"own": ["Zebra"]})
     [request] = engine.requests
     # "CALL submit_result {"summary": ""}" is how the line plugin writes a call: those stay writable
-    assert request.sampling.bad_words == ("zebra",)
+    # at its start, where the syntax needs them ("submit" follows a space there: never banned)
+    assert request.sampling.bad_words == ("zebra", " summary", " CALL")

@@ -11,10 +11,12 @@ format); ``json`` writes strings and keys as JSON strings. Schema keywords read:
   ``required`` takes any keys unless ``additionalProperties`` is ``false``;
 * arrays: ``items`` (one schema) and ``minItems`` (unrolled; ``maxItems`` is not enforced);
 * ``$ref`` to a JSON pointer in the tool's own schema (``#/$defs/...``), recursion allowed;
-* strings: a ``pattern`` of the form ``^[^CHARS]*$`` (none of ``CHARS``) whose ``CHARS``
-  include ``<`` (so no marker can stand in the text either), in the ``escaped_strings`` style:
-  a string the model cannot fill with call syntax (``{``, ``:``) or markup (``<``). Other
-  patterns are left to the tool's own validation.
+* strings: a ``pattern`` of the form ``^[^CHARS]*$`` (none of ``CHARS``), or
+  ``^[^FIRST][^CHARS]*$`` (a first character that is none of ``FIRST``, then none of
+  ``CHARS``), where both sets include ``<`` (so no marker can stand in the text either), in the
+  ``escaped_strings`` style: a string the model cannot fill with call syntax (``{``, ``:``) or
+  markup (``<``), nor open on punctuation. Other patterns are left to the tool's own
+  validation.
 
 Anything else (``not``, ``if``, ``patternProperties``, string formats, numeric ranges) falls
 back to the generic value, or is left to the tool's own validation.
@@ -46,8 +48,9 @@ from structured_agents.plugins.function_gemma.format import (
 
 __all__ = ["ValueGrammar", "resolve_ref"]
 
-_NONE_OF = re.compile(r"\^\[\^([^\]\\]+)\]\*\$")
-"""A JSON-schema ``pattern`` the grammar enforces: ``^[^CHARS]*$`` (no ``]`` or ``\\`` in them)."""
+_NONE_OF = re.compile(r"\^(?:\[\^([^\]\\]+)\])?\[\^([^\]\\]+)\]\*\$")
+"""A JSON-schema ``pattern`` the grammar enforces: ``^[^FIRST][^CHARS]*$`` or ``^[^CHARS]*$``
+(no ``]`` or ``\\`` in them)."""
 
 
 def resolve_ref(root: Any, ref: str) -> Any:
@@ -102,13 +105,15 @@ class ValueGrammar:
         """The rule of a string matching ``pattern`` where it is one this grammar enforces
         (see the module docstring), else of any string."""
         match = _NONE_OF.fullmatch(pattern) if isinstance(pattern, str) else None
-        if match is None or self.style != "escaped_strings" or "<" not in match.group(1):
+        if match is None or self.style != "escaped_strings":
             return self.string()
-        chars = match.group(1)
+        first, rest = match.groups()
+        if "<" not in rest or (first is not None and "<" not in first):
+            return self.string()
+        body = [char_class(first, negated=True)] if first is not None else []
+        body.append(f"{char_class(rest, negated=True)}*")
         return self.rules.memo(
-            ("none_of", chars),
-            "prose",
-            lambda: _seq(ebnf_literal(ESCAPE), f"{char_class(chars, negated=True)}*", ebnf_literal(ESCAPE)),
+            ("none_of", first, rest), "prose", lambda: _seq(ebnf_literal(ESCAPE), *body, ebnf_literal(ESCAPE))
         )
 
     def generic(self) -> str:
