@@ -7,9 +7,10 @@ forbid the key ``description:`` the grammar requires, leaving a sampled row no t
 :func:`syntax_safe` therefore drops every ban that occurs (case-sensitively, as engines match)
 in the call syntax of the tools the run sees: each tool's call rendered by the plugin with its
 arguments empty (objects with their declared keys, strings empty). ``Description`` stays banned
-where ``description`` cannot be. The syntax never writes a word after a space (``call:``,
-``{description:``), so such a ban becomes `` description``: banned mid-sentence only (see
-``SamplingParams.bad_words``), where a value's prose uses it and the call's own keys never do.
+where ``description`` cannot be. Such a ban still holds where the syntax never writes the
+word: after a space (`` description``, banned mid-sentence only, see
+``SamplingParams.bad_words``) and after a comma (``,description``: the first key follows
+``{``), where a value's prose or a runaway value writes it and the call's own keys never do.
 """
 
 from __future__ import annotations
@@ -48,6 +49,6 @@ def syntax_safe(texts: Sequence[str], plugin: ModelPlugin, tools: Sequence[ToolS
         word = text.strip()
         if word and word not in syntax:
             kept[word] = None
-        elif word and " " + word not in syntax:
-            kept[" " + word] = None
+        elif word:
+            kept.update((variant, None) for variant in (" " + word, "," + word) if variant not in syntax)
     return tuple(kept)

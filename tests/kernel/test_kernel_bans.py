@@ -34,12 +34,17 @@ def test_bans_the_syntax_writes_are_dropped_case_sensitively() -> None:
     # what the syntax writes is banned after a space only, where prose uses it and keys never do
     assert syntax_safe(texts, plugin, [SUBMIT]) == (
         " description",
+        ",description",  # the first key: after "{" only
         "Description",
         " call",
+        ",call",
         "Call",
         " inventory",
+        ",inventory",  # the syntax writes "{inventory:"
         "Inventory",
         "zebra",
     )
     assert " description" not in call_syntax(plugin, [SUBMIT])
+    second = ToolSchema("s", "S.", {"type": "object", "properties": {"a": {"type": "string"}, "zebra": {}}})
+    assert syntax_safe(["zebra"], plugin, [second]) == (" zebra",)  # ",zebra:" is its syntax
     assert syntax_safe([], plugin, [SUBMIT]) == ()

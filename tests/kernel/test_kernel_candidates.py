@@ -109,5 +109,6 @@ async def test_a_jobs_bad_words_reach_every_request_except_those_the_call_syntax
         await kernel.run(TASK, run_id="r1", inputs={"own": ["Zebra"]})
     [request] = engine.requests
     # "CALL submit_result {"summary": ""}" is how the line plugin writes a call: those stay writable
-    # at its start, where the syntax needs them ("submit" follows a space there: never banned)
-    assert request.sampling.bad_words == ("zebra", " summary", " CALL")
+    # where it writes them; after a space or a comma they are banned unless the syntax writes
+    # them there too ("CALL submit_result": " submit" stays writable)
+    assert request.sampling.bad_words == ("zebra", " summary", ",summary", " CALL", ",CALL", ",submit")
