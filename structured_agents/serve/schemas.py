@@ -111,7 +111,8 @@ class _Body(BaseModel):
                     defaults.frequency_penalty if self.frequency_penalty is None else self.frequency_penalty
                 ),
                 logprobs=self.logprob_count(),
-                bad_words=tuple(self.bad_words or ()),
+                # vLLM's meaning: each word banned in both spellings, whatever spaces it came with
+                bad_words=tuple(word.lstrip() for word in self.bad_words or ()),
             )
         except ConfigError as exc:
             raise ApiError(str(exc)) from exc

@@ -34,6 +34,7 @@ from structured_agents.grammar.artifacts import (
 from structured_agents.kernel.engine import GenerationRequest, SamplingParams
 from structured_agents.plugins.function_gemma import FunctionGemmaPlugin
 from structured_agents.serve import create_app, serve_in_thread
+from structured_agents.serve.schemas import ApiError, CompletionBody
 from structured_agents.types import Message, ToolCall, ToolSchema
 
 READ_FILE = ToolSchema(
@@ -117,6 +118,13 @@ def test_completions_carry_grammar_and_sampling_intact(server: Server, artifact:
     (seen,) = server.seen(since)
     assert seen.grammar == artifact
     assert seen.sampling == sampling
+
+
+def test_bad_words_keep_vllms_meaning_whatever_their_spaces() -> None:
+    body = CompletionBody(model="tiny", prompt="p", bad_words=[" call", "copied line"])
+    assert body.sampling(SamplingParams()).bad_words == ("call", "copied line")
+    with pytest.raises(ApiError, match="non-blank"):
+        CompletionBody(model="tiny", prompt="p", bad_words=["  "]).sampling(SamplingParams())
 
 
 def test_missing_sampling_fields_use_the_server_defaults(server: Server) -> None:
