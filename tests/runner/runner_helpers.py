@@ -33,10 +33,15 @@ def target_of(request: GenerationRequest) -> tuple[str, str]:
     return qualname, path
 
 
+def _spoken(qualname: str) -> str:
+    """A qualified name as prose may say it (``<locals>`` is markup the grammar keeps out)."""
+    return qualname.replace("<locals>.", "")
+
+
 def docstring_parts(request: GenerationRequest) -> dict[str, object]:
     """The parts the scripted model submits for the request's target, shaped as the job's own
     ``submit_result`` asks (its parameters and what it gives back, from the request's tools)."""
-    qualname, _ = target_of(request)
+    qualname = _spoken(target_of(request)[0])
     [submit] = [tool["function"] for tool in request.tools if tool["function"]["name"] == "submit_result"]
     properties = submit["parameters"]["properties"]
     parts: dict[str, object] = {"description": f"Summary of {qualname}."}
@@ -51,12 +56,13 @@ def docstring_parts(request: GenerationRequest) -> dict[str, object]:
 def expected_docstring(inputs: Mapping[str, Any]) -> str:
     """The docstring :func:`submit_docstring` leads to for a job with ``inputs``."""
     names = [str(name).lstrip("*") for name in inputs.get("parameter_names") or ()]
-    parts: dict[str, object] = {"description": f"Summary of {inputs['qualname']}."}
+    qualname = _spoken(str(inputs["qualname"]))
+    parts: dict[str, object] = {"description": f"Summary of {qualname}."}
     if names and inputs.get("style") != "plain":
         parts["parameters"] = {name: f"What {name} is." for name in names}
     gives = inputs.get("gives")
     if gives and inputs.get("style") != "plain":
-        parts[str(gives)] = f"What {inputs['qualname']} {gives}."
+        parts[str(gives)] = f"What {qualname} {gives}."
     return docstring_text(parts, inputs)
 
 

@@ -106,7 +106,7 @@ def test_overwrite_redoes_only_the_documented_targets(
 
 
 def _empty(request: GenerationRequest) -> list[ToolCall]:
-    return [ToolCall("submit_result", {**docstring_parts(request), "description": "   "})]
+    return [ToolCall("submit_result", {**docstring_parts(request), "description": ""})]
 
 
 def test_an_empty_description_is_refused_and_submitted_again(

@@ -63,10 +63,11 @@ def narrow(tools: Sequence[ToolSchema], inputs: Mapping[str, Any], termination: 
     return [_shaped(tool, inputs) if tool.name == termination else tool for tool in tools]
 
 
-PROSE = "^[^<>{}:=,;.) ][^<>{}:=]*$"
+PROSE = "^([^<>{}:=,;.) ][^<>{}:=]*)?$"
 """The ``pattern`` of every part of a docstring: no call syntax (``{``, ``}``, ``:``, ``=``), no
 markup (``<``, ``>``), and no opening on punctuation or a space, which the FunctionGemma grammar
-enforces. A small model that loses track of its string otherwise writes the rest of the call
+enforces (an empty part is left to the tool, which refuses it with its reason). A small model
+that loses track of its string otherwise writes the rest of the call
 into it (``,parameters:{additionalProperties:``, ``,default``, ``one=1``)."""
 
 
