@@ -15,7 +15,7 @@ HELPERS = Path(__file__).resolve().parent
 
 SLOW_SA = textwrap.dedent(
     """
-    import sys, time
+    import os, sys, time
     sys.path.insert(0, {helpers!r})
     from runner_helpers import submit_docstring
     from structured_agents.cli.main import app
@@ -24,9 +24,14 @@ SLOW_SA = textwrap.dedent(
     from structured_agents.plugins.registry import get_plugin
 
     class Slow(ScriptedEngine):
+        calls = 0
+
         def generate(self, requests):
             print("generate", flush=True)
-            time.sleep(0.3)
+            Slow.calls += 1
+            # SLOW_STALL: from the 4th batch on, wait for the Ctrl-C (a loaded machine reads the
+            # output late, and a run that ended first would have nothing left to interrupt)
+            time.sleep(30 if os.environ.get("SLOW_STALL") and Slow.calls >= 4 else 0.3)
             return super().generate(requests)
 
     def slow(_settings):
@@ -38,8 +43,8 @@ SLOW_SA = textwrap.dedent(
 )
 
 
-def _sa(script: Path, project: Path, db_url: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "SA_ENGINE__NAME": "slow"}
+def _sa(script: Path, project: Path, db_url: str, *, stall: bool = False) -> subprocess.Popen[str]:
+    env = {**os.environ, "SA_ENGINE__NAME": "slow", **({"SLOW_STALL": "1"} if stall else {})}
     env.pop("SA_DATABASE_URL", None)
     command = [
         sys.executable,
@@ -60,7 +65,7 @@ def test_ctrl_c_requeues_running_jobs_and_the_same_command_resumes(
 ) -> None:
     script = tmp_path / "slow_sa.py"
     script.write_text(SLOW_SA.format(helpers=str(HELPERS)))
-    process = _sa(script, project, db_url)
+    process = _sa(script, project, db_url, stall=True)
     assert process.stdout is not None
     seen = 0
     while seen < 4:  # a few batches in: some jobs done, two in flight
