@@ -29,9 +29,13 @@ SLOW_SA = textwrap.dedent(
         def generate(self, requests):
             print("generate", flush=True)
             Slow.calls += 1
-            # SLOW_STALL: from the 4th batch on, wait for the Ctrl-C (a loaded machine reads the
-            # output late, and a run that ended first would have nothing left to interrupt)
-            time.sleep(30 if os.environ.get("SLOW_STALL") and Slow.calls >= 4 else 0.3)
+            time.sleep(0.3)
+            # SLOW_STALL (a file): the 4th batch waits until the test, having sent the Ctrl-C,
+            # creates it, so the Ctrl-C lands mid-run even when a loaded machine reads late
+            stall = os.environ.get("SLOW_STALL")
+            deadline = time.monotonic() + 60
+            while stall and Slow.calls == 4 and not os.path.exists(stall) and time.monotonic() < deadline:
+                time.sleep(0.05)
             return super().generate(requests)
 
     def slow(_settings):
@@ -43,8 +47,8 @@ SLOW_SA = textwrap.dedent(
 )
 
 
-def _sa(script: Path, project: Path, db_url: str, *, stall: bool = False) -> subprocess.Popen[str]:
-    env = {**os.environ, "SA_ENGINE__NAME": "slow", **({"SLOW_STALL": "1"} if stall else {})}
+def _sa(script: Path, project: Path, db_url: str, *, stall: Path | None = None) -> subprocess.Popen[str]:
+    env = {**os.environ, "SA_ENGINE__NAME": "slow", **({"SLOW_STALL": str(stall)} if stall else {})}
     env.pop("SA_DATABASE_URL", None)
     command = [
         sys.executable,
@@ -65,7 +69,8 @@ def test_ctrl_c_requeues_running_jobs_and_the_same_command_resumes(
 ) -> None:
     script = tmp_path / "slow_sa.py"
     script.write_text(SLOW_SA.format(helpers=str(HELPERS)))
-    process = _sa(script, project, db_url, stall=True)
+    go = tmp_path / "go"
+    process = _sa(script, project, db_url, stall=go)
     assert process.stdout is not None
     seen = 0
     while seen < 4:  # a few batches in: some jobs done, two in flight
@@ -73,6 +78,7 @@ def test_ctrl_c_requeues_running_jobs_and_the_same_command_resumes(
         assert line, "sa run ended before it was interrupted"
         seen += line.startswith("generate")
     process.send_signal(signal.SIGINT)
+    go.touch()  # the stalled batch may end now
     output = process.communicate(timeout=60)[0]
 
     assert process.returncode == 130, output
