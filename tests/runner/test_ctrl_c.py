@@ -15,7 +15,10 @@ HELPERS = Path(__file__).resolve().parent
 
 SLOW_SA = textwrap.dedent(
     """
-    import os, sys, time
+    import os, signal, sys, time
+    # Ctrl-C as a terminal delivers it, even when this test runs in a background job (a
+    # non-interactive shell starts those with SIGINT ignored, which the child inherits)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.path.insert(0, {helpers!r})
     from runner_helpers import submit_docstring
     from structured_agents.cli.main import app
