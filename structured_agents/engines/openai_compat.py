@@ -124,8 +124,8 @@ def build_body(request: GenerationRequest, endpoint: Endpoint, model: str | None
         body["stop"] = list(sampling.stop)
     if sampling.frequency_penalty:
         body["frequency_penalty"] = sampling.frequency_penalty
-    if sampling.bad_words_anywhere():
-        body["bad_words"] = sampling.bad_words_anywhere()
+    if bad_words := sampling.bad_words_anywhere():
+        body["bad_words"] = bad_words
     if request.grammar is not None:
         body.update(request.grammar.to_vllm_payload())
     return body

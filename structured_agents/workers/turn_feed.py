@@ -204,8 +204,10 @@ class TurnFeed:
         flights: list[_Flight] = []
         for run, step in due:
             attempt = attempts.get((run.run_id, _key(step)))
-            turn = self._build(rt, run, step, attempt) if attempt is not None else None
-            if turn is not None and attempt is not None:
+            if attempt is None:  # the budget is spent: the run was failed
+                continue
+            turn = self._build(rt, run, step, attempt)
+            if turn is not None:
                 flights.append(_Flight(turn, _key(step), attempt, steps.pop(step)))
         for deliveries in steps.values():  # leftovers, duplicates of applied turns, retried turns
             for delivery in deliveries:
