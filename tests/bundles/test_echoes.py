@@ -113,9 +113,9 @@ def _submit(bundle_dir: Path | str, pym_runner: PymRunner, parts: Mapping[str, o
 def test_the_docstring_bundle_refuses_its_own_example_unless_told_not_to(
     tmp_path: Path, pym_runner: PymRunner
 ) -> None:
-    copied = {"description": "Convert a temperature in degrees Celsius to kelvin."}
+    copied = {"description": "Return the kelvin equivalent of a temperature in degrees Celsius."}
     is_error, output = _submit("docstring", pym_runner, copied)
-    assert is_error and output.startswith("submit_result refused: 'Convert a temperature in' is copied")
+    assert is_error and output.startswith("submit_result refused: 'Return the kelvin equivalent' is copied")
     # a part nested under parameters is checked too
     nested = {"description": "Add a spring.", "parameters": {"n": "How many units were delivered."}}
     is_error, output = _submit("docstring", pym_runner, nested)

@@ -13,7 +13,7 @@ import os
 
 
 def add(a, b):
-    """Add two numbers.
+    """Return the sum of two numbers.
 
     Args:
         a: The first number.

@@ -25,7 +25,7 @@ cli = CliRunner()
 
 ANSWERS: dict[str, dict[str, object]] = {
     "add": {
-        "description": "Add two numbers.",
+        "description": "Return the sum of two numbers.",
         "parameters": {"a": "The first number.", "b": "The second."},
         "returns": "The sum of a and b.",
     },
@@ -34,18 +34,19 @@ ANSWERS: dict[str, dict[str, object]] = {
         "parameters": {"text": "What to shout."},
         "returns": "The text in upper case.",
     },
+    # a worked example's line: refused as a copy
     "is_missing": {
-        "description": "",
+        "description": "Return the kelvin equivalent of a temperature in degrees Celsius.",
         "parameters": {"value": "The value."},
         "returns": "Whether it is None.",
     },
-    # a worked example's line: refused as a copy
-    "Greeter": {
-        "description": "Convert a temperature in degrees Celsius to kelvin.",
-        "parameters": {"name": "The name."},
-    },
+    # empty: refused (a class's summary has no opening words, so the grammar lets it be empty)
+    "Greeter": {"description": "", "parameters": {"name": "The name."}},
     # words of the worked examples, but no four-word run of them: leaked, not refused
-    "Greeter.greet": {"description": "Set the thermostat to the inventory count.", "returns": "A greeting."},
+    "Greeter.greet": {
+        "description": "Return the thermostat to the inventory count.",
+        "returns": "A greeting.",
+    },
 }
 """The parts the scripted model submits for each target (every turn), shaped as each job's own
 ``submit_result`` asks: every real parameter, and ``returns`` where the target returns a value."""
@@ -107,25 +108,25 @@ def test_sa_eval_docstring_scores_what_the_agent_wrote_against_the_originals(
     assert (package["package"], package["candidates"], package["targets"]) == ("tinypkg==0.1.0", 5, 5)
     assert (package["documented"], package["documented_rate"]) == (3, 0.6)
     by_name = {target["qualname"]: target for target in package["results"]}
-    assert by_name["add"]["written"].startswith("Add two numbers.") and by_name["add"]["rouge_l"] == 1.0
+    assert (
+        by_name["add"]["written"].startswith("Return the sum of two numbers.")
+        and by_name["add"]["rouge_l"] == 1.0
+    )
     assert by_name["add"]["parameters"] == {"entries": 2, "entries_real": 2, "real": 2, "real_documented": 2}
     assert by_name["add"]["leaked"] == [] and "Returns:\n    The sum of a and b." in by_name["add"]["written"]
     assert by_name["shout"]["rouge_l"] == pytest.approx(4 / 6)
     assert by_name["Greeter.greet"]["rouge_l"] == pytest.approx(1 / 3)  # "to the" in common
     assert {"thermostat", "inventory"} <= set(by_name["Greeter.greet"]["leaked"])
-    assert by_name["Greeter"]["written"] is None and by_name["Greeter"]["failure"] == "copy refused"
-    assert by_name["Greeter"]["copy_refusals"] == 2
-    assert (
-        by_name["is_missing"]["written"] is None
-        and "the description is empty" in by_name["is_missing"]["error"]
-    )
+    assert by_name["is_missing"]["written"] is None and by_name["is_missing"]["failure"] == "copy refused"
+    assert by_name["is_missing"]["copy_refusals"] == 2
+    assert by_name["Greeter"]["written"] is None and "the description is empty" in by_name["Greeter"]["error"]
     assert package["refused_targets"] == 1 and package["leaked_rate"] == pytest.approx(1 / 3)
     assert sum(package["failures"].values()) == 2 and package["failures"]["copy refused"] == 1
 
     patched = (work / "tinypkg-0.1.0" / "code" / "tinypkg" / "core.py").read_text()
     assert patched.startswith('"""Small helpers')
     assert (
-        '"""Set the thermostat to the inventory count.\n\n        Returns:\n            A greeting.\n'
+        '"""Return the thermostat to the inventory count.\n\n        Returns:\n            A greeting.\n'
         in patched
     )
     assert "Args:\n        a: The first number.\n        b: The second.\n\n    Returns:" in patched

@@ -539,3 +539,21 @@ def test_a_none_of_pattern_keeps_call_syntax_and_markup_out_of_a_string(mode: An
         # XGrammar 0.2.8's own JSON schema lets ",default" through "^(...)?$" (an optional group)
         assert broken == "" or mode == "json_schema" or not accepts(artifact, say("x", maybe=broken)), broken
     assert accepts(artifact, say("x", maybe="Fine too."))
+
+
+@pytest.mark.parametrize("mode", ["ebnf", "structural_tag", "json_schema"])
+def test_a_pattern_opening_on_words_holds_the_value_to_them(mode: Any) -> None:
+    """``^Return [^<,. ][^<>{}:]*$`` (the summary of a function that returns a value): the value
+    opens on the words, then is prose; it is never empty, and the rest of a call cannot follow."""
+    summary = {"type": "string", "pattern": "^Return [^<,. ][^<>{}:]*$"}
+    tool = ToolSchema("note", "Note.", {"type": "object", "properties": {"summary": summary}})
+    args_format = "json" if mode == "json_schema" else "escaped_strings"
+    config = GrammarConfig(mode=mode, args_format=args_format)
+    artifact = build_function_gemma_grammar([tool], config)
+
+    def say(text: str) -> str:
+        return render(config, [ToolCall("note", {"summary": text})])
+
+    assert accepts(artifact, say("Return the sum of a, b and c."))
+    for wrong in ("", "Add the sum.", "Returns the sum.", "Return  the sum.", "Return ,x", "Return x:{a}"):
+        assert not accepts(artifact, say(wrong)), wrong

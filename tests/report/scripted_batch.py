@@ -4,7 +4,9 @@ The embedded runner runs every job of ``tests/fixtures/sample_project`` with a g
 scripted engine. Jobs are given one of three roles by their place in job-id order, so the batch
 has every shape a report shows: runs that submit at once (one turn), runs that submit an empty
 description first (a failed ``submit_result`` call) and a good one next (two turns), and runs
-that submit an empty description twice (two failed calls: the run fails).
+that submit an empty description twice (two failed calls: the run fails). Only targets that
+hand nothing back take the last two roles: the summary of one that returns a value must open
+on ``Return``, so the grammar never lets it be empty.
 """
 
 from __future__ import annotations
@@ -15,18 +17,24 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
 
+from scripted_docstrings import summary
+
 from structured_agents.bundles import Bundle
-from structured_agents.engines import ScriptedEngine, by_run_id
+from structured_agents.engines import GenerationRequest, ScriptedEngine, by_run_id
 from structured_agents.engines.scripted import Script
 from structured_agents.runner import EmbeddedRunner
 from structured_agents.store import Store
 from structured_agents.types import ToolCall
 
-__all__ = ["SAMPLE_PROJECT", "Filled", "ScriptedBatch", "run_scripted_batch"]
+__all__ = ["SAMPLE_PROJECT", "Filled", "ScriptedBatch", "run_scripted_batch", "submit"]
 
 SAMPLE_PROJECT = Path(__file__).resolve().parents[1] / "fixtures" / "sample_project"
-SUBMIT = [ToolCall("submit_result", {"description": "Do what the name says."})]
 EMPTY = [ToolCall("submit_result", {"description": ""})]
+
+
+def submit(request: GenerationRequest) -> list[ToolCall]:
+    """A good submission: its summary opens as the request's job asks."""
+    return [ToolCall("submit_result", {"description": summary(request, "what the name says.", "Do ")})]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,13 +64,14 @@ def run_scripted_batch(bundle: Bundle, store: Store, workdir: Path, *, concurren
     root = workdir / "sample_project"
     shutil.copytree(SAMPLE_PROJECT, root)
     jobs = sorted(bundle.discover_jobs(root), key=lambda job: job.job_id)
-    failing = frozenset(job.job_id for job in jobs[0::5])
-    retrying = frozenset(job.job_id for job in jobs[1::3]) - failing
+    quiet = [job for job in jobs if not job.inputs.get("gives")]
+    failing = frozenset(job.job_id for job in quiet[0::4])
+    retrying = frozenset(job.job_id for job in quiet[1::3]) - failing
     scripts: dict[str, Script] = {job_id: [EMPTY, EMPTY] for job_id in failing}
-    scripts |= {job_id: [EMPTY, SUBMIT] for job_id in retrying}
+    scripts |= {job_id: [EMPTY, submit] for job_id in retrying}
 
     def script(key: Hashable) -> Script:
-        return scripts.get(str(key), [SUBMIT])
+        return scripts.get(str(key), [submit])
 
     engine = ScriptedEngine(script, plugin=bundle.plugin, key=by_run_id, validate_grammar=True)
     runner = EmbeddedRunner(bundle, engine, store, concurrency=concurrency, batch_wait_s=0.05)

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from scripted_batch import SAMPLE_PROJECT, SUBMIT
+from scripted_batch import SAMPLE_PROJECT, submit
 from typer.testing import CliRunner
 
 from structured_agents.cli.main import app
@@ -23,7 +23,7 @@ cli = CliRunner()
 
 
 def _scripted(_settings: EngineSettings) -> Engine:
-    return ScriptedEngine(lambda _key: [SUBMIT], plugin=get_plugin("function_gemma"), key=by_run_id)
+    return ScriptedEngine(lambda _key: [submit], plugin=get_plugin("function_gemma"), key=by_run_id)
 
 
 @pytest.fixture(scope="module")

@@ -9,12 +9,15 @@ from collections.abc import Callable, Hashable, Mapping
 from pathlib import Path
 from typing import Any
 
+from scripted_docstrings import summary
+
 from structured_agents.bundles import Bundle
 from structured_agents.engines import GenerationRequest, ScriptedEngine, by_run_id
 from structured_agents.observer.protocol import Observer
 from structured_agents.runner import EmbeddedRunner, RunSummary
 from structured_agents.store import Store
 from structured_agents.tasks.docstring import docstring_text
+from structured_agents.tasks.docstring.grounding import opening
 from structured_agents.types import ToolCall
 
 SAMPLE_PROJECT = Path(__file__).resolve().parents[1] / "fixtures" / "sample_project"
@@ -44,7 +47,7 @@ def docstring_parts(request: GenerationRequest) -> dict[str, object]:
     qualname = _spoken(target_of(request)[0])
     [submit] = [tool["function"] for tool in request.tools if tool["function"]["name"] == "submit_result"]
     properties = submit["parameters"]["properties"]
-    parts: dict[str, object] = {"description": f"Summary of {qualname}."}
+    parts: dict[str, object] = {"description": summary(request, f"{qualname}.", "Summary of ")}
     if "parameters" in properties:
         parts["parameters"] = {name: f"What {name} is." for name in properties["parameters"]["properties"]}
     for gives in ("returns", "yields"):
@@ -57,7 +60,7 @@ def expected_docstring(inputs: Mapping[str, Any]) -> str:
     """The docstring :func:`submit_docstring` leads to for a job with ``inputs``."""
     names = [str(name).lstrip("*") for name in inputs.get("parameter_names") or ()]
     qualname = _spoken(str(inputs["qualname"]))
-    parts: dict[str, object] = {"description": f"Summary of {qualname}."}
+    parts: dict[str, object] = {"description": f"{opening(inputs) or 'Summary of '}{qualname}."}
     if names and inputs.get("style") != "plain":
         parts["parameters"] = {name: f"What {name} is." for name in names}
     gives = inputs.get("gives")

@@ -90,7 +90,7 @@ def test_sa_diff_shows_a_batch_or_one_run(project: Path, db_url: str) -> None:
 
     plain = cli.invoke(app, ["diff", batch.id, "--plain", "--db", db_url])
     assert plain.exit_code == 0
-    assert plain.output.count("--- a/") == 19 and '+    """Summary of slugify.' in plain.output
+    assert plain.output.count("--- a/") == 19 and '+    """Return slugify.' in plain.output
 
     one = cli.invoke(app, ["diff", run.id, "--plain", "--db", db_url])
     assert one.output.startswith("--- a/utils.py") and one.output.count("--- a/") == 1
@@ -117,7 +117,7 @@ def test_sa_apply_writes_docstrings_and_refuses_files_changed_since(project: Pat
     assert "written geometry/shapes.py" in applied.output
     assert "unchanged utils.py" in applied.output and "stale" in applied.output
     assert edited.read_text().endswith("# edited after the run\n")
-    assert '"""Summary of slugify.' not in edited.read_text()
+    assert '"""Return slugify.' not in edited.read_text()
     new_shapes = (project / "geometry" / "shapes.py").read_text()
     assert code_without_docstrings(new_shapes) == code_without_docstrings(shapes)
     circle = next(n for n in ast.parse(new_shapes).body if isinstance(n, ast.ClassDef) and n.name == "Circle")
@@ -162,7 +162,7 @@ def test_sa_apply_leaves_a_patch_it_could_not_write_proposed_and_applies_it_next
 
     assert retried.exit_code == 0, retried.output
     assert "written utils.py" in retried.output and "5 of 5 change(s) applied" in retried.output
-    assert '"""Summary of slugify.' in read_only.read_text()
+    assert '"""Return slugify.' in read_only.read_text()
 
 
 def _accepts_every_fix(_settings: EngineSettings) -> Engine:

@@ -19,7 +19,7 @@ SLOW_SA = textwrap.dedent(
     # Ctrl-C as a terminal delivers it, even when this test runs in a background job (a
     # non-interactive shell starts those with SIGINT ignored, which the child inherits)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    sys.path.insert(0, {helpers!r})
+    sys.path[:0] = [{helpers!r}, {tests!r}]
     from runner_helpers import submit_docstring
     from structured_agents.cli.main import app
     from structured_agents.engines import ScriptedEngine, by_run_id
@@ -71,7 +71,7 @@ def test_ctrl_c_requeues_running_jobs_and_the_same_command_resumes(
     tmp_path: Path, project: Path, db_url: str
 ) -> None:
     script = tmp_path / "slow_sa.py"
-    script.write_text(SLOW_SA.format(helpers=str(HELPERS)))
+    script.write_text(SLOW_SA.format(helpers=str(HELPERS), tests=str(HELPERS.parent)))
     go = tmp_path / "go"
     process = _sa(script, project, db_url, stall=go)
     assert process.stdout is not None

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 from runner_helpers import run_embedded
+from scripted_docstrings import summary
 from services import require_model_stack
 from team_project import write_team_project
 
 from structured_agents.bundles import Bundle, load_bundle
-from structured_agents.engines import ScriptedEngine, by_run_id
+from structured_agents.engines import GenerationRequest, ScriptedEngine, by_run_id
 from structured_agents.engines.scripted import ScriptTurn
 from structured_agents.pym import PymRunner
 from structured_agents.store import Store
@@ -55,8 +56,13 @@ def team_script(key: Hashable) -> list[ScriptTurn]:
     return [
         [ToolCall("summarize_code", {})],
         [ToolCall("style_rules", {})],
-        [ToolCall("submit_result", {"description": "Do what the name says."})],
+        submit,
     ]
+
+
+def submit(request: GenerationRequest) -> list[ToolCall]:
+    """The docstring agent's last turn: a summary opening as its job asks."""
+    return [ToolCall("submit_result", {"description": summary(request, "what the name says.", "Do ")})]
 
 
 def test_every_job_asks_the_summarizer_agent_and_the_style_guide_v2(

@@ -35,7 +35,7 @@ UNCONSTRAINED = [
     "<start_function_call>call:submit_result{description:<escape>never closed",  # broken, not cut off
 ]
 
-RAMBLING = [ToolCall("submit_result", {"description": "word " * 400})]
+RAMBLING = [ToolCall("submit_result", {"description": "Return " + "word " * 400})]
 """A submission longer than the docstring bundle's token budget: always cut off."""
 
 
@@ -107,7 +107,7 @@ def scripted_engine(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         return engine()
 
     def rambling(_settings: EngineSettings) -> Engine:  # every submission runs out of tokens
-        long = [ToolCall("submit_result", {"description": "word " * 400})]
+        long = [ToolCall("submit_result", {"description": "Return " + "word " * 400})]
         return ScriptedEngine(
             lambda _key: [long], plugin=get_plugin("function_gemma"), key=lambda r: r.request_id
         )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from structured_agents.borrowed import file_words
 from structured_agents.context import RunContext
-from structured_agents.tasks.docstring.grounding import Grounding, narrow
+from structured_agents.tasks.docstring.grounding import PROSE, Grounding, narrow, opening
 from structured_agents.types import ToolCall, ToolSchema
 from structured_agents.words import word_grams, words
 
@@ -55,6 +55,20 @@ def test_the_tool_of_a_job_takes_exactly_its_parameters_and_what_it_gives() -> N
     ) == ["description"]
     plain = narrow([SUBMIT], {"parameter_names": ["a"], "gives": "yields", "style": "plain"}, "submit_result")
     assert list(plain[0].parameters["properties"]) == ["description"]
+
+
+def test_the_summary_of_a_function_that_returns_or_yields_opens_on_pep_257s_verb() -> None:
+    def pattern(gives: str | None) -> str:
+        shaped = narrow([SUBMIT], {"parameter_names": [], "gives": gives}, "submit_result")[0]
+        return str(shaped.parameters["properties"]["description"]["pattern"])
+
+    assert pattern("returns").startswith("^Return [") and pattern("yields").startswith("^Yield [")
+    assert pattern(None) == PROSE  # a class, or a function that hands nothing back: any opening
+    # the opening word is never banned (a stop word), even where the file and the code lack it
+    grounding = Grounding.of("submit_result", [], ["Return it. Yield it. Write it."])
+    for gives, word in (("returns", "Return"), ("yields", "Yield")):
+        banned = grounding.bad_words(RunContext("r1", inputs={**INPUTS, "gives": gives, "source": "x"}))
+        assert opening({"gives": gives}) == f"{word} " and word not in banned and "Write" in banned
 
 
 def test_the_grounded_candidate_is_kept_over_a_copy_of_the_examples() -> None:
@@ -116,10 +130,30 @@ def test_a_candidate_with_call_markup_in_a_value_or_a_repeating_part_loses() -> 
     looping = _submit("Format the value.", parameters={"value": "The digit, digit, digit, digit."})
     assert grounding.choose(RUN, [markup, clean]) == 1
     assert grounding.choose(RUN, [looping, clean]) == 1
-    for broken in (",parameters,one=1", ") return format_exponent(value)", "The value, precision=2."):
+    for broken in (
+        ",parameters,one=1",
+        ") return format_exponent(value)",
+        "The value, precision=2.",
+        "The перегов.",
+    ):
         assert grounding.choose(RUN, [_submit("Format the value.", parameters={"value": broken}), clean]) == 1
 
 
 def test_a_word_of_the_prompts_the_file_lacks_costs_in_the_choice() -> None:
     grounding = Grounding.of("submit_result", [], SHOWN)
     assert grounding.choose(RUN, [_submit("Restock the value."), _submit("Format the value.")]) == 1
+
+
+def test_a_summary_that_says_the_targets_name_is_kept_over_one_that_does_not() -> None:
+    grounding = Grounding.of("submit_result", EXAMPLES)
+    vague = _submit("Format the value with a precision.")
+    named = _submit("Format the value in scientific notation.")
+    assert grounding.choose(RUN, [vague, named]) == 1
+
+
+def test_letters_outside_ascii_cost_only_where_the_code_does_not_use_them() -> None:
+    grounding = Grounding.of("submit_result", EXAMPLES)
+    accented = RunContext("r1", inputs={**INPUTS, "source": SOURCE + "# précision\n"})
+    clean, french = _submit("Format the value."), _submit("Format the value, précision.")
+    assert grounding.choose(RUN, [french, clean]) == 1
+    assert grounding.choose(accented, [french, clean]) == 0

@@ -13,7 +13,8 @@ format); ``json`` writes strings and keys as JSON strings. Schema keywords read:
 * ``$ref`` to a JSON pointer in the tool's own schema (``#/$defs/...``), recursion allowed;
 * strings: a ``pattern`` of the form ``^[^CHARS]*$`` (none of ``CHARS``), or
   ``^[^FIRST][^CHARS]*$`` (a first character that is none of ``FIRST``, then none of
-  ``CHARS``; ``^(...)?$``: or the empty string), where both sets include ``<`` (so no marker
+  ``CHARS``; ``^(...)?$``: or the empty string; ``^Return [^FIRST]...``: after literal
+  opening words), where both sets include ``<`` (so no marker
   can stand in the text either), in the ``escaped_strings`` style: a string the model cannot
   fill with call syntax (``{``, ``:``) or markup (``<``), nor open on punctuation. Other
   patterns are left to the tool's own validation.
@@ -48,9 +49,10 @@ from structured_agents.plugins.function_gemma.format import (
 
 __all__ = ["ValueGrammar", "resolve_ref"]
 
-_NONE_OF = re.compile(r"\^(\()?(?:\[\^([^\]\\]+)\])?\[\^([^\]\\]+)\]\*(?(1)\)\?)\$")
+_NONE_OF = re.compile(r"\^(\()?([A-Za-z][A-Za-z ]*)?(?:\[\^([^\]\\]+)\])?\[\^([^\]\\]+)\]\*(?(1)\)\?)\$")
 """A JSON-schema ``pattern`` the grammar enforces: ``^[^CHARS]*$``, ``^[^FIRST][^CHARS]*$`` or
-``^([^FIRST][^CHARS]*)?$`` (no ``]`` or ``\\`` in them)."""
+``^([^FIRST][^CHARS]*)?$``, each optionally opening on literal words (``^(Return [^FIRST]...``);
+no ``]`` or ``\\`` in the sets."""
 
 
 def resolve_ref(root: Any, ref: str) -> Any:
@@ -107,16 +109,18 @@ class ValueGrammar:
         match = _NONE_OF.fullmatch(pattern) if isinstance(pattern, str) else None
         if match is None or self.style != "escaped_strings":
             return self.string()
-        optional, first, rest = match.groups()
+        optional, opening, first, rest = match.groups()
         if "<" not in rest or (first is not None and "<" not in first):
             return self.string()
         body = f"{char_class(rest, negated=True)}*"
         if first is not None:
             body = f"{char_class(first, negated=True)} {body}"
+        if opening:
+            body = f"{ebnf_literal(opening)} {body}"
         if optional:
             body = f"({body})?"
         return self.rules.memo(
-            ("none_of", optional, first, rest),
+            ("none_of", optional, opening, first, rest),
             "prose",
             lambda: _seq(ebnf_literal(ESCAPE), body, ebnf_literal(ESCAPE)),
         )

@@ -5,16 +5,18 @@ candidates is kept.
 one-line ``description``, one line per real parameter of the target under ``parameters`` (an
 object whose keys are exactly the target's parameter names, so the grammar lets the model name
 no other), and ``returns`` or ``yields`` only when the target hands something back; every
-part is prose (:data:`PROSE`: no call syntax or markup inside).
+part is prose (:data:`PROSE`: no call syntax or markup inside), and the summary of a function
+that returns or yields a value opens on PEP 257's verb, ``Return`` or ``Yield`` (:func:`opening`).
 
 :class:`Grounding` picks among a turn's candidates (``SamplingParams.n``) the one whose words
 come from the target's code rather than from the bundle's fixed texts: it scores the share of
 the summary's words found in the code (identifier parts, strings, comments, the target's name
-and path), and takes points off for words that stand in the worked examples or the tool
-descriptions but not in the code, for any four-word run copied from them, for a summary too
-short or too long, for repeated words within a part, and for call markup or code written
-inside one (``</escape>``, ``,default``, ``one=1``: a candidate that ran on past the end of its
-answer).
+and path) and the share of the target's own name it says, and takes points off for words that
+stand in the worked examples or the tool descriptions but not in the code, for any four-word
+run copied from them, for a summary too short or too long, for repeated words within a part,
+and for call markup, code or a foreign script written inside one (``</escape>``,
+``,default``, ``one=1``, letters outside ASCII the code does not use: a candidate that ran on
+past the end of its answer).
 
 :meth:`Grounding.bad_words` is the task's ban (``KernelConfig.job_bad_words``): every word of
 the bundle's prompts (:func:`structured_agents.borrowed.vocabulary`) that the target's file
@@ -36,7 +38,7 @@ from structured_agents.kernel.config import ParsedTurn
 from structured_agents.types import ToolSchema
 from structured_agents.words import content_words, word_grams, words
 
-__all__ = ["PROSE", "Grounding", "narrow"]
+__all__ = ["PROSE", "Grounding", "narrow", "opening"]
 
 _MARKUP = re.compile(r"</?[A-Za-z_\\-]+")
 """A tag-like run (``</escape>``, ``<end-function_call>``): call markup written inside a value."""
@@ -67,16 +69,29 @@ PROSE = "^([^<>{}:=,;.) ][^<>{}:=]*)?$"
 """The ``pattern`` of every part of a docstring: no call syntax (``{``, ``}``, ``:``, ``=``), no
 markup (``<``, ``>``), and no opening on punctuation or a space, which the FunctionGemma grammar
 enforces (an empty part is left to the tool, which refuses it with its reason). A small model
-that loses track of its string otherwise writes the rest of the call
-into it (``,parameters:{additionalProperties:``, ``,default``, ``one=1``)."""
+that loses track of its string otherwise writes the rest of the call into it
+(``,parameters:{additionalProperties:``, ``,default``, ``one=1``)."""
+
+_OPENINGS = {"returns": "Return ", "yields": "Yield "}
+"""The first word of the summary of a function that returns or yields a value: PEP 257's
+imperative ("Return the ...", "Yield each ..."), which a small model otherwise trades for the
+worked examples' verbs ("Add ...", "Convert ...")."""
 
 
-def _line(what: str) -> dict[str, Any]:
-    return {"type": "string", "description": f"One line: {what}.", "pattern": PROSE}
+def opening(inputs: Mapping[str, Any]) -> str:
+    """The words a job's summary must open with (``""``: any), from what its target hands back."""
+    return _OPENINGS.get(str(inputs.get("gives")), "")
+
+
+def _line(what: str, opening: str = "") -> dict[str, Any]:
+    """A part's schema; one that ``opening`` words begin cannot be empty either: a model whose
+    own first word the grammar refuses would otherwise close the string at once."""
+    pattern = PROSE if not opening else f"^{opening}{PROSE[2:-3]}$"
+    return {"type": "string", "description": f"One line: {what}.", "pattern": pattern}
 
 
 def _shaped(tool: ToolSchema, inputs: Mapping[str, Any]) -> ToolSchema:
-    properties: dict[str, Any] = {"description": _line("what the code does")}
+    properties: dict[str, Any] = {"description": _line("what the code does", opening(inputs))}
     style = inputs.get("style")
     names = [str(name).lstrip("*") for name in inputs.get("parameter_names") or ()]
     if names and style != "plain":
@@ -128,9 +143,11 @@ class Grounding:
 
     def choose(self, context: RunContext, parsed: Sequence[ParsedTurn | None]) -> int:
         """The index of the best candidate (the first among equals)."""
-        code = set(words(_code(context.inputs)))
+        text = _code(context.inputs)
+        code = set(words(text)) | {char for char in text if char.isalpha() and not char.isascii()}
         own = self._own(context)
-        scores = [self.score(turn, code, own) for turn in parsed]
+        name = set(words(str(context.inputs.get("qualname") or "").rpartition(".")[2]))
+        scores = [self.score(turn, code, own, name) for turn in parsed]
         return scores.index(max(scores))
 
     @staticmethod
@@ -142,9 +159,17 @@ class Grounding:
             _code(inputs)
         )
 
-    def score(self, turn: ParsedTurn | None, code: set[str], own: set[str] | None = None) -> float:
-        """How well one parsed candidate is grounded in ``code`` (the target's words, stemmed);
-        ``own``: the words of the target's file (:func:`structured_agents.borrowed.file_words`)."""
+    def score(
+        self,
+        turn: ParsedTurn | None,
+        code: set[str],
+        own: set[str] | None = None,
+        name: set[str] | None = None,
+    ) -> float:
+        """How well one parsed candidate is grounded in ``code`` (the target's words, stemmed,
+        and the letters outside ASCII it uses);
+        ``own``: the words of the target's file (:func:`structured_agents.borrowed.file_words`);
+        ``name``: the words of the target's own name, which a summary that says them gains by."""
         call = next((c for c in (turn[1] if turn else ()) if c.name == self.termination), None)
         if call is None:
             return -100.0
@@ -157,10 +182,13 @@ class Grounding:
         leaked = {word for word in words(every) if word in self.fixed_words and word not in code}
         borrowed = (borrowable_words(every) & self.borrowable) - (own or set())
         copied = any(gram in self.fixed_grams for gram in word_grams(every))
-        markup = any(_MARKUP.search(text) or _BROKEN.search(text) for text in texts)
+        markup = any(_MARKUP.search(text) or _BROKEN.search(text) for text in texts) or any(
+            char.isalpha() and not char.isascii() and char not in code for char in every
+        )
         grounded = sum(word in code for word in summary_words) / len(summary_words)
         size = len(summary.split())
         shape = 0.0 if 3 <= size <= 16 else -0.5
         repeated = sum(len(found) - len(set(found)) for found in map(content_words, texts))
+        named = len(name & set(summary_words)) / len(name) if name else 0.0
         penalty = 1.5 * len(leaked | borrowed) + 4.0 * copied + 3.0 * markup + 0.5 * repeated
-        return 2.0 * grounded + shape - penalty
+        return 2.0 * grounded + named + shape - penalty
