@@ -10,6 +10,7 @@ from structured_agents.tasks.docstring.style import (
     detect_style,
     format_docstring,
     signature_types,
+    summary_line,
 )
 
 GOOGLE = 'def f(a):\n    """Do.\n\n    Args:\n        a: A.\n\n    Returns:\n        B.\n    """\n'
@@ -37,6 +38,16 @@ def test_a_line_is_cleaned_of_markup_quotes_and_spaces() -> None:
     assert clean_line('  """convert   the value<escape>},x') == "Convert the value."
     assert clean_line("Already done!") == "Already done!"
     assert clean_line(" <escape>") == ""
+
+
+def test_a_summary_is_its_first_sentence() -> None:
+    assert (
+        summary_line("return a zip of items in the codes. перегов.") == "Return a zip of items in the codes."
+    )
+    assert summary_line("Yield rows! Then more words") == "Yield rows!"
+    assert summary_line("Return the value, e.g. 3 or 4.") == "Return the value, e.g. 3 or 4."
+    assert summary_line("Return the value of x.y as text.") == "Return the value of x.y as text."
+    assert summary_line("One sentence") == "One sentence." and summary_line("") == ""
 
 
 SOURCE = "def scale(value: float, *factors: int, **options) -> float:\n    return value\n"

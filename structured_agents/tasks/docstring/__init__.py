@@ -29,7 +29,7 @@ from structured_agents.kernel.result import RunResult
 from structured_agents.patches import docstring_change
 from structured_agents.tasks.base import read_target, submission
 from structured_agents.tasks.docstring.grounding import Grounding, narrow
-from structured_agents.tasks.docstring.style import STYLES, Style, clean_line, format_docstring
+from structured_agents.tasks.docstring.style import STYLES, Style, clean_line, format_docstring, summary_line
 from structured_agents.tasks.docstring.targets import (
     DOCSTRING_KIND,
     DocstringTarget,
@@ -72,7 +72,7 @@ def docstring_text(submitted: Mapping[str, Any], inputs: Mapping[str, Any]) -> s
     the ``docstring`` it gave whole."""
     if isinstance(submitted.get("docstring"), str):
         return str(submitted["docstring"]).strip()
-    summary = clean_line(str(submitted.get("description") or ""))
+    summary = summary_line(str(submitted.get("description") or ""))
     if not summary:
         return ""
     described = submitted.get("parameters") or {}

@@ -21,7 +21,16 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
-__all__ = ["STYLES", "Style", "clean_line", "detect_style", "format_docstring", "signature_types", "style_of"]
+__all__ = [
+    "STYLES",
+    "Style",
+    "clean_line",
+    "detect_style",
+    "format_docstring",
+    "signature_types",
+    "style_of",
+    "summary_line",
+]
 
 Style = Literal["google", "numpy", "sphinx", "plain"]
 STYLES: tuple[Style, ...] = ("google", "numpy", "sphinx", "plain")
@@ -85,6 +94,18 @@ def clean_line(text: str) -> str:
         return ""
     text = text[0].upper() + text[1:]
     return text if text[-1] in ".!?" else text + "."
+
+
+_SENTENCE_END = re.compile(r"(?<!\.\w)[.!?]\s+(?=\S)")
+"""The end of a sentence that more text follows (not the dot of ``e.g.``, ``i.e.``)."""
+
+
+def summary_line(text: str) -> str:
+    """The summary of a docstring: :func:`clean_line` of the first sentence of ``text``, PEP 257's
+    one-sentence summary line (a small model runs on past it, ``... in the codes. перегов.``)."""
+    line = clean_line(text)
+    end = _SENTENCE_END.search(line)
+    return line[: end.start() + 1] if end else line
 
 
 def signature_types(source: str) -> dict[str, str]:
