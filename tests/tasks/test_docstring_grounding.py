@@ -135,6 +135,7 @@ def test_a_candidate_with_call_markup_in_a_value_or_a_repeating_part_loses() -> 
         ") return format_exponent(value)",
         "The value, precision=2.",
         "The перегов.",
+        "Print(str(tbi), end, file.",
     ):
         assert grounding.choose(RUN, [_submit("Format the value.", parameters={"value": broken}), clean]) == 1
 

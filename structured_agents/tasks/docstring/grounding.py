@@ -42,9 +42,9 @@ __all__ = ["PROSE", "Grounding", "narrow", "opening"]
 
 _MARKUP = re.compile(r"</?[A-Za-z_\\-]+")
 """A tag-like run (``</escape>``, ``<end-function_call>``): call markup written inside a value."""
-_BROKEN = re.compile(r"^\s*[^\w\s`'\"(\[*]|=")
-"""A value that opens on punctuation (``,default``, ``) return``) or assigns (``one=1``): the
-rest of a call or of the code written where prose belongs."""
+_BROKEN = re.compile(r"^\s*[^\w\s`'\"(\[*]|=|\w\(\w*\(")
+"""A value that opens on punctuation (``,default``, ``) return``), assigns (``one=1``) or nests
+calls (``Print(str(tb), end``): the rest of a call or of the code written where prose belongs."""
 
 
 def _strings(value: object) -> Iterable[str]:
