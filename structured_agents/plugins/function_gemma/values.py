@@ -51,8 +51,8 @@ __all__ = ["ValueGrammar", "resolve_ref"]
 
 _NONE_OF = re.compile(r"\^(\()?([A-Za-z][A-Za-z ]*)?(?:\[\^([^\]\\]+)\])?\[\^([^\]\\]+)\]\*(?(1)\)\?)\$")
 """A JSON-schema ``pattern`` the grammar enforces: ``^[^CHARS]*$``, ``^[^FIRST][^CHARS]*$`` or
-``^([^FIRST][^CHARS]*)?$``, each optionally opening on literal words (``^(Return [^FIRST]...``);
-no ``]`` or ``\\`` in the sets."""
+``^([^FIRST][^CHARS]*)?$``, each optionally opening on literal words
+(``^Return [^FIRST][^CHARS]*$``); no ``]`` or ``\\`` in the sets."""
 
 
 def resolve_ref(root: Any, ref: str) -> Any:

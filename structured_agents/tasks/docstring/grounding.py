@@ -65,7 +65,8 @@ def narrow(tools: Sequence[ToolSchema], inputs: Mapping[str, Any], termination: 
     return [_shaped(tool, inputs) if tool.name == termination else tool for tool in tools]
 
 
-PROSE = "^([^<>{}:=,;.) ][^<>{}:=]*)?$"
+_PROSE_TEXT = "[^<>{}:=,;.) ][^<>{}:=]*"
+PROSE = f"^({_PROSE_TEXT})?$"
 """The ``pattern`` of every part of a docstring: no call syntax (``{``, ``}``, ``:``, ``=``), no
 markup (``<``, ``>``), and no opening on punctuation or a space, which the FunctionGemma grammar
 enforces (an empty part is left to the tool, which refuses it with its reason). A small model
@@ -86,7 +87,7 @@ def opening(inputs: Mapping[str, Any]) -> str:
 def _line(what: str, opening: str = "") -> dict[str, Any]:
     """A part's schema; one that ``opening`` words begin cannot be empty either: a model whose
     own first word the grammar refuses would otherwise close the string at once."""
-    pattern = PROSE if not opening else f"^{opening}{PROSE[2:-3]}$"
+    pattern = f"^{opening}{_PROSE_TEXT}$" if opening else PROSE
     return {"type": "string", "description": f"One line: {what}.", "pattern": pattern}
 
 
