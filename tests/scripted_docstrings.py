@@ -5,16 +5,22 @@ the summary of a function that returns or yields a value must open on ``Return``
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from structured_agents.engines import GenerationRequest
 
 _OPENING = re.compile(r"\^([A-Za-z][A-Za-z ]*)\[")
 
 
+def submit_tool(request: GenerationRequest) -> dict[str, Any]:
+    """The request's ``submit_result``, as the job shaped it (OpenAI function format)."""
+    [submit] = [tool["function"] for tool in request.tools if tool["function"]["name"] == "submit_result"]
+    return dict(submit)
+
+
 def opening_of(request: GenerationRequest) -> str:
     """The words the summary of the request's ``submit_result`` must open with (``""``: any)."""
-    [submit] = [tool["function"] for tool in request.tools if tool["function"]["name"] == "submit_result"]
-    pattern = str(submit["parameters"]["properties"]["description"].get("pattern", ""))
+    pattern = str(submit_tool(request)["parameters"]["properties"]["description"].get("pattern", ""))
     match = _OPENING.match(pattern)
     return match.group(1) if match else ""
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Hashable, Mapping
 from pathlib import Path
 from typing import Any
 
-from scripted_docstrings import summary
+from scripted_docstrings import submit_tool, summary
 
 from structured_agents.bundles import Bundle
 from structured_agents.engines import GenerationRequest, ScriptedEngine, by_run_id
@@ -45,8 +45,7 @@ def docstring_parts(request: GenerationRequest) -> dict[str, object]:
     """The parts the scripted model submits for the request's target, shaped as the job's own
     ``submit_result`` asks (its parameters and what it gives back, from the request's tools)."""
     qualname = _spoken(target_of(request)[0])
-    [submit] = [tool["function"] for tool in request.tools if tool["function"]["name"] == "submit_result"]
-    properties = submit["parameters"]["properties"]
+    properties = submit_tool(request)["parameters"]["properties"]
     parts: dict[str, object] = {"description": summary(request, f"{qualname}.", "Summary of ")}
     if "parameters" in properties:
         parts["parameters"] = {name: f"What {name} is." for name in properties["parameters"]["properties"]}
