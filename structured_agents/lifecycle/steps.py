@@ -203,12 +203,10 @@ class RunLifecycle:
         self.close(run, "failed", message)
 
     def close(self, run: StoredRun, status: FinalStatus, error: str | None = None) -> None:
-        """Give the run its final status, forget its step attempts, and finish its batch if it
-        was the last open run."""
+        """Give the run its final status (the store finishes its batch with its last run) and
+        forget its step attempts."""
         if self.store.finish(run.run_id, status, error):
             self.store.clear_steps(run.run_id)
-        if not self.store.batch_open(run.batch_id):
-            self.store.move_batch(run.batch_id, "finished", only_from=("queued", "running"))
 
 
 def _tool_events(run_id: str, turn: int, calls: list[ToolCallRecord]) -> list[JsonDict]:

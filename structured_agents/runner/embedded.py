@@ -182,7 +182,6 @@ class EmbeddedRunner:
         finally:
             kernel.close()
             await self.bundle.disconnect()
-        self.store.move_batch(batch.id, "finished", only_from=("queued", "running"))
         if batching is None:
             engine.close()
         return RunSummary(

@@ -89,10 +89,6 @@ class Store(Protocol):
         """Set a batch's status if it is one of ``only_from``; False otherwise."""
         ...
 
-    def batch_open(self, batch_id: str) -> bool:
-        """Whether a run of the batch is still queued or running."""
-        ...
-
     def cancel_batch(self, batch_id: str) -> int:
         """Cancel the batch and its queued runs; returns how many runs."""
         ...

@@ -141,13 +141,39 @@ class RunQueue(Database):
     def finish(self, run_id: str, status: FinalStatus, error: str | None = None) -> bool:
         """End a running run as succeeded, failed or cancelled (a queued one may be cancelled).
 
+        The run's batch becomes ``finished`` in the same transaction when this was its last
+        queued or running run (a cancelled batch stays cancelled), so no reader sees every run
+        ended under a batch still ``running``, and no crash leaves it so.
+
         Returns False, changing nothing, when the run is in no state to end that way (a
         redelivered message finishing it twice); :class:`RecordNotFoundError` if it does not exist.
         """
         if status not in FINAL_STATUSES:
             raise StoreError(f"finish status must be one of {FINAL_STATUSES}, got {status!r}")
         allowed = ("queued", "running") if status == "cancelled" else ("running",)
-        return self._transition(run_id, allowed, status=status, error=error, finished_at=utcnow())
+        ended = (
+            update(RunRow)
+            .where(RunRow.id == run_id, RunRow.status.in_(allowed))
+            .values(status=status, error=error, finished_at=utcnow())
+            .returning(RunRow.batch_id)
+        )
+        with self._write(f"set run {run_id} {status}") as session:
+            batch_id = session.scalar(select(RunRow.batch_id).where(RunRow.id == run_id))
+            if batch_id is None:
+                raise RecordNotFoundError(f"no run with id {run_id!r}")
+            # The batch row is locked first (FOR NO KEY UPDATE: inserts of its runs go on), so
+            # the last runs' finishes take turns and the later one sees the earlier one's end.
+            batch = select(BatchRow.id).where(BatchRow.id == batch_id)
+            session.execute(batch.with_for_update(key_share=True))
+            if session.scalars(ended).first() is None:
+                return False
+            if not self._open(session, batch_id):
+                session.execute(
+                    update(BatchRow)
+                    .where(BatchRow.id == batch_id, BatchRow.status.in_(("queued", "running")))
+                    .values(status="finished")
+                )
+            return True
 
     def requeue(self, run_id: str, error: str | None = None) -> bool:
         """Put a running or failed run back in the queue (a retry); the attempt count is kept."""
@@ -228,6 +254,12 @@ class RunQueue(Database):
             if session.get(RunRow, run_id) is None:
                 raise RecordNotFoundError(f"no run with id {run_id!r}")
             return False
+
+    @staticmethod
+    def _open(session: Session, batch_id: str) -> bool:
+        """Whether a run of the batch is still queued or running (one index lookup)."""
+        query = select(RunRow.id).where(RunRow.batch_id == batch_id, RunRow.status.in_(("queued", "running")))
+        return session.scalars(query.limit(1)).first() is not None
 
     @staticmethod
     def _batch_row(session: Session, batch_id: str) -> BatchRow:

@@ -246,16 +246,6 @@ class RunSteps(Database):
         with self._write(f"clear steps of run {run_id}") as session:
             session.execute(delete(StepAttemptRow).where(StepAttemptRow.run_id == run_id))
 
-    def batch_open(self, batch_id: str) -> bool:
-        """Whether a run of the batch is still queued or running (one index lookup)."""
-        query = (
-            select(RunRow.id)
-            .where(RunRow.batch_id == batch_id, RunRow.status.in_(("queued", "running")))
-            .limit(1)
-        )
-        with self._read(f"look for open runs of batch {batch_id}") as session:
-            return session.scalars(query).first() is not None
-
     def move_batch(self, batch_id: str, status: BatchStatus, *, only_from: tuple[BatchStatus, ...]) -> bool:
         """Set a batch's status if it is one of ``only_from`` (a cancel is never overwritten)."""
         stmt = (

@@ -119,7 +119,7 @@ def test_a_run_whose_start_fails_fails_alone_and_its_chunk_runs(cluster: Cluster
     batch = cluster.store.create_batch("dist-test", "1.0", str(cluster.root), {"bundle": str(BUNDLE)})
     cluster.store.add_jobs(batch.id, [*jobs[:2], *broken, *jobs[2:]])
     send(cluster.app, START_RUNS, ([job.job_id for job in [*jobs[:2], *broken, *jobs[2:]]],))  # one chunk
-    wait_for("every run to end", lambda: not cluster.store.batch_open(batch.id), 60)
+    wait_for("every run to end", lambda: cluster.store.batch_counts(batch.id).done, 60)
     assert cluster.store.batch_counts(batch.id).by_status == {"succeeded": 5, "failed": 1}
     (failed,) = cluster.store.list_runs(batch.id, "failed")
     assert failed.id == broken[0].job_id

@@ -163,6 +163,43 @@ def test_claim_next_hands_each_run_to_exactly_one_worker(store: Store) -> None:
     assert store.claim_next(batch.id) is None
 
 
+def test_the_last_run_to_end_finishes_its_batch_in_the_same_transaction(store: Store) -> None:
+    batch = store.create_batch("docstrings", "1.0", "/src")
+    jobs = make_jobs(3)
+    store.add_jobs(batch.id, jobs)
+    assert store.move_batch(batch.id, "running", only_from=("queued",))
+    for job in jobs:
+        store.claim(job.job_id)
+    store.finish(jobs[0].job_id, "succeeded")
+    store.finish(jobs[1].job_id, "failed", error="x")
+    assert store.get_batch(batch.id).status == "running"
+    assert not store.finish(jobs[1].job_id, "failed")  # a redelivered finish changes nothing
+    store.finish(jobs[2].job_id, "succeeded")
+    assert store.get_batch(batch.id).status == "finished"
+
+
+def test_the_last_runs_ending_at_once_finish_the_batch(store: Store) -> None:
+    """Each finish sees the other: they take turns on the batch row, so one of them ends it."""
+    for _ in range(10):
+        batch = store.create_batch("docstrings", "1.0", "/src")
+        jobs = make_jobs(2, prefix=batch.id)
+        store.add_jobs(batch.id, jobs)
+        for job in jobs:
+            store.claim(job.job_id)
+        barrier = threading.Barrier(2)
+
+        def end(run_id: str) -> None:
+            barrier.wait()
+            store.finish(run_id, "succeeded")
+
+        threads = [threading.Thread(target=end, args=(job.job_id,)) for job in jobs]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert store.get_batch(batch.id).status == "finished"
+
+
 def test_add_jobs_stores_each_jobs_fields_and_inputs_as_given(store: Store) -> None:
     batch = store.create_batch("docstrings", "1.0", "/src")
     inputs = {

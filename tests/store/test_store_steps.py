@@ -96,7 +96,6 @@ def test_the_sweep_finds_runs_whose_state_stopped_moving(store: Store, tmp_path:
     assert [r.run_id for r in store.stale_runs(-1.0)] == ["r1"]  # older than "the future"
     assert store.stale_runs(3600.0) == []
     store.touch_state("r1")
-    assert store.batch_open(run.batch_id)
     batches, waiting = store.undispatched(-1.0)
     assert batches == [run.batch_id] and waiting == []
     assert store.move_batch(run.batch_id, "running", only_from=("queued",))
