@@ -188,11 +188,11 @@ def test_the_last_runs_ending_at_once_finish_the_batch(store: Store) -> None:
             store.claim(job.job_id)
         barrier = threading.Barrier(2)
 
-        def end(run_id: str) -> None:
+        def end(run_id: str, barrier: threading.Barrier) -> None:
             barrier.wait()
             store.finish(run_id, "succeeded")
 
-        threads = [threading.Thread(target=end, args=(job.job_id,)) for job in jobs]
+        threads = [threading.Thread(target=end, args=(job.job_id, barrier)) for job in jobs]
         for thread in threads:
             thread.start()
         for thread in threads:
