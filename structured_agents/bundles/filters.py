@@ -1,0 +1,38 @@
+"""The filters a bundle's Jinja prompts get besides Jinja's own.
+
+``dedent``: :func:`textwrap.dedent`, so a method's source reads like top-level code.
+``signature``: a definition's source cut after its signature, dedented (its decorators and
+``def``/``class`` lines, up to the first statement of its body), so a prompt can open the
+definition's docstring right after it. Text that does not parse as one definition is
+returned dedented, as it is.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Callable
+
+__all__ = ["FILTERS", "signature"]
+
+
+def signature(source: str) -> str:
+    """The lines of the definition ``source`` up to its body, dedented, ending on a newline."""
+    text = textwrap.dedent(source)
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    node = tree.body[0] if len(tree.body) == 1 else None
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) or not node.body:
+        return text
+    first = node.body[0]
+    lines = text.splitlines(keepends=True)
+    if first.lineno > node.lineno:
+        head = "".join(lines[: first.lineno - 1])
+    else:  # a body on the ``def`` line: ``def f(): return 1``
+        head = "".join(lines[: first.lineno - 1]) + lines[first.lineno - 1][: first.col_offset]
+    return head.rstrip() + "\n"
+
+
+FILTERS: dict[str, Callable[[str], str]] = {"dedent": textwrap.dedent, "signature": signature}
