@@ -8,13 +8,11 @@ manifest line of an inline template, or the line of a template file) and naming 
 At load time each template is also rendered once with typical inputs of the bundle's task
 (:func:`sample_inputs`), so a misspelt variable fails the load instead of every job.
 
-One filter is added to Jinja's: ``dedent`` (:func:`textwrap.dedent`), so a method's source
-reads like top-level code.
+Filters added to Jinja's: :mod:`.filters` (``dedent``, ``signature``).
 """
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +32,7 @@ from jinja2 import (
 from jinja2 import TemplateSyntaxError as JinjaSyntaxError
 from jinja2.sandbox import SandboxedEnvironment
 
+from structured_agents.bundles.filters import FILTERS
 from structured_agents.bundles.manifest import BundleError
 from structured_agents.tasks import get_task
 
@@ -84,7 +83,7 @@ class PromptTemplates:
             keep_trailing_newline=False,
             loader=FileSystemLoader(directory),
         )
-        self._env.filters["dedent"] = textwrap.dedent
+        self._env.filters.update(FILTERS)
         self._directory = directory.resolve()
         self._sources = {source.field: source for source in sources}
         self._templates: dict[str, Template] = {}

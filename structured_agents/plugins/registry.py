@@ -17,6 +17,7 @@ _PLUGINS: Named[ModelPlugin] = Named(
     {
         "function_gemma": "structured_agents.plugins.function_gemma.plugin:FunctionGemmaPlugin",
         "qwen": "structured_agents.plugins.qwen.plugin:QwenPlugin",
+        "python_docstring": "structured_agents.plugins.python_docstring.plugin:PythonDocstringPlugin",
     },
     lambda name, known: PluginNotFoundError(f"unknown model plugin {name!r}; available: {', '.join(known)}"),
 )

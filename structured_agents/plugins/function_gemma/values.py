@@ -26,7 +26,6 @@ back to the generic value, or is left to the tool's own validation.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -39,6 +38,7 @@ from structured_agents.grammar.ebnf import (
     ebnf_literal,
     text_excluding,
 )
+from structured_agents.grammar.patterns import none_of
 from structured_agents.plugins.function_gemma.format import (
     ESCAPE,
     MARKERS_IN_STRINGS,
@@ -48,11 +48,6 @@ from structured_agents.plugins.function_gemma.format import (
 )
 
 __all__ = ["ValueGrammar", "resolve_ref"]
-
-_NONE_OF = re.compile(r"\^(\()?([A-Za-z][A-Za-z ]*)?(?:\[\^([^\]\\]+)\])?\[\^([^\]\\]+)\]\*(?(1)\)\?)\$")
-"""A JSON-schema ``pattern`` the grammar enforces: ``^[^CHARS]*$``, ``^[^FIRST][^CHARS]*$`` or
-``^([^FIRST][^CHARS]*)?$``, each optionally opening on literal words
-(``^Return [^FIRST][^CHARS]*$``); no ``]`` or ``\\`` in the sets."""
 
 
 def resolve_ref(root: Any, ref: str) -> Any:
@@ -106,10 +101,10 @@ class ValueGrammar:
     def _patterned(self, pattern: object) -> str:
         """The rule of a string matching ``pattern`` where it is one this grammar enforces
         (see the module docstring), else of any string."""
-        match = _NONE_OF.fullmatch(pattern) if isinstance(pattern, str) else None
-        if match is None or self.style != "escaped_strings":
+        found = none_of(pattern)
+        if found is None or self.style != "escaped_strings":
             return self.string()
-        optional, opening, first, rest = match.groups()
+        optional, opening, first, rest = found.optional, found.opening, found.first, found.rest
         if "<" not in rest or (first is not None and "<" not in first):
             return self.string()
         body = f"{char_class(rest, negated=True)}*"
