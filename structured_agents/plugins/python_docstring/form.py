@@ -27,7 +27,7 @@ from typing import Any
 from structured_agents.errors import GrammarConfigError, ParseError
 from structured_agents.types import JsonDict, ToolCall, ToolSchema
 
-__all__ = ["CLOSE", "ENTRY", "INDENT", "DocstringForm", "Section", "free_keys"]
+__all__ = ["CLOSE", "ENTRY", "INDENT", "DocstringForm", "Section"]
 
 CLOSE = '"""'
 INDENT = "    "
@@ -38,24 +38,33 @@ ENTRY = INDENT * 2
 
 @dataclass(frozen=True, slots=True)
 class Section:
-    """One property of the tool written as a section."""
+    """One property of the tool written as a section: a string, or an object of strings."""
 
     name: str
     title: str
     schema: JsonDict
-    keys: tuple[str, ...] = ()
-    """An object section's keys, in declared order (empty: a string section)."""
+    """The property's schema, its ``null`` alternative removed."""
     required: bool = True
-    free: bool = False
-    """An object section whose keys are any names (``keys`` is empty)."""
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """An object section's declared keys, in order (empty: a string section, or free keys)."""
+        properties = self.schema.get("properties")
+        return tuple(str(key) for key in properties) if isinstance(properties, Mapping) else ()
+
+    @property
+    def free(self) -> bool:
+        """An object section whose keys are any names (``additionalProperties``)."""
+        return self.schema.get("type") == "object" and _free_keys(self.schema)
 
     @property
     def is_object(self) -> bool:
         return bool(self.keys) or self.free
 
-    def key_schema(self, key: str) -> JsonDict:
-        properties = self.schema.get("properties") or {}
-        value = properties.get(key) if isinstance(properties, Mapping) else None
+    def entry_schema(self, key: str | None) -> JsonDict:
+        """The schema of the entry ``key`` of an object section (None: any free key's)."""
+        properties = self.schema.get("properties")
+        value = properties.get(key) if key is not None and isinstance(properties, Mapping) else None
         if value is None:
             value = self.schema.get("additionalProperties")
         return _unwrap(value)[0] if isinstance(value, Mapping) else {"type": "string"}
@@ -86,7 +95,7 @@ def _is_string(schema: Any) -> bool:
     return _unwrap(schema)[0].get("type") == "string"
 
 
-def free_keys(schema: JsonDict) -> bool:
+def _free_keys(schema: JsonDict) -> bool:
     """An object whose keys are any names, each holding a string (``additionalProperties``)."""
     extra = schema.get("additionalProperties")
     return not schema.get("properties") and isinstance(extra, Mapping) and _is_string(extra)
@@ -97,14 +106,15 @@ def _section(name: str, schema: Any, required: bool, tool: str) -> Section:
     required = required and not nullable
     title = str(schema.get("title") or name[:1].upper() + name[1:])
     if _is_string(schema):
-        return Section(name, title, schema, required=required)
+        return Section(name, title, schema, required)
+    section = Section(name, title, schema, required)
+    if section.free:
+        return section
     properties = schema.get("properties")
-    if schema.get("type") == "object" and free_keys(schema):
-        return Section(name, title, schema, (), required, free=True)
     if schema.get("type") == "object" and isinstance(properties, Mapping):
         if not all(_is_string(value) for value in properties.values()):
             raise GrammarConfigError(f"tool {tool!r}: property {name!r} holds something other than strings")
-        return Section(name, title, schema, tuple(str(key) for key in properties), required)
+        return section
     raise GrammarConfigError(
         f"tool {tool!r}: property {name!r} is neither a string nor an object of strings; "
         "plugin 'python_docstring' writes only those"

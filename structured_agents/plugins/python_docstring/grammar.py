@@ -39,14 +39,14 @@ def _section(rules: RuleSet, section: Section) -> str:
     heading = ebnf_literal(f"\n\n{INDENT}{section.title}:")
     if section.free:
         key = rules.memo("key", "key", lambda: "[A-Za-z_*] [A-Za-z0-9_*]*")
-        entry = f'{ebnf_literal(chr(10) + ENTRY)} {key} ": " {_line(rules, section.key_schema(""))}'
+        entry = f'{ebnf_literal(chr(10) + ENTRY)} {key} ": " {_line(rules, section.entry_schema(None))}'
         entries = f"({entry})+"
     elif not section.keys:
         entries = f"{ebnf_literal(chr(10) + ENTRY)} {_line(rules, section.schema)}"
     else:
         parts = []
         for key in section.keys:
-            entry = f"{ebnf_literal(f'{chr(10)}{ENTRY}{key}: ')} {_line(rules, section.key_schema(key))}"
+            entry = f"{ebnf_literal(f'{chr(10)}{ENTRY}{key}: ')} {_line(rules, section.entry_schema(key))}"
             parts.append(entry if section.key_required(key) else f"({entry})?")
         entries = " ".join(parts)
     body = f"{heading} {entries}"
