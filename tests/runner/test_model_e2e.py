@@ -22,7 +22,7 @@ import pytest
 from runner_helpers import SAMPLE_PROJECT, run_embedded
 from services import require_model_stack
 
-from structured_agents.bundles import Bundle
+from structured_agents.bundles import Bundle, load_bundle
 from structured_agents.harness import run_harness
 from structured_agents.patches import apply_patches
 from structured_agents.store import Store
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from structured_agents.engines.transformers_engine import TransformersEngine
+    from structured_agents.pym import PymRunner
 
 pytestmark = pytest.mark.model
 
@@ -49,14 +50,24 @@ def model(model_batch_size: int) -> Iterator[TransformersEngine]:
     yield TransformersEngine(device="cpu", max_batch_size=model_batch_size)
 
 
+@pytest.fixture(params=["docstring", "docstring_native"])
+def any_docstring_bundle(request: pytest.FixtureRequest, pym_runner: PymRunner) -> Iterator[Bundle]:
+    """Each shipped docstring bundle: tool calls (FunctionGemma's format), and the docstring
+    written as code (the python_docstring plugin)."""
+    bundle = load_bundle(request.param, runner=pym_runner)
+    yield bundle
+    bundle.close()
+
+
 TASK_FAILURES = ("the agent did not submit a result", "cut off at max_new_tokens")
 """What a failed docstring job's error may say: the model's output was well formed but not
 acceptable, or too long. Anything else (an exception of ours) fails the test."""
 
 
 def test_docstrings_for_the_whole_sample_project(
-    model: TransformersEngine, docstring_bundle: Bundle, store: Store, project: Path
+    model: TransformersEngine, any_docstring_bundle: Bundle, store: Store, project: Path
 ) -> None:
+    docstring_bundle = any_docstring_bundle
     targets = discover_docstring_jobs(project)
     originals = {job.path: (project / job.path).read_text() for job in targets}
 
@@ -88,9 +99,9 @@ def test_docstrings_for_the_whole_sample_project(
 
 
 def test_harness_grammar_on_gives_only_well_formed_calls(
-    model: TransformersEngine, docstring_bundle: Bundle, project: Path
+    model: TransformersEngine, any_docstring_bundle: Bundle, project: Path
 ) -> None:
-    on, off = asyncio.run(run_harness([docstring_bundle], model, project, prompts=4))
+    on, off = asyncio.run(run_harness([any_docstring_bundle], model, project, prompts=4))
 
     assert (on.grammar, on.prompts, off.grammar, off.prompts) == ("ebnf", 4, None, 4)
     assert [on.count(v) for v in ("parse_failure", "no_call", "invalid_call")] == [0, 0, 0], on.to_dict()
