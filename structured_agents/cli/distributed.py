@@ -28,6 +28,7 @@ from typing import Annotated, Literal
 import typer
 from rich.console import Console, Group
 from rich.live import Live
+from rich.markup import escape
 from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
@@ -159,7 +160,8 @@ def runs(
         table.add_column(column)
     for run in records:
         target = f"{run.target_path}::{run.qualname}"
-        table.add_row(run.id[:16], run.status, str(run.attempts), target, (run.error or "")[:80])
+        error = escape((run.error or "")[:80])
+        table.add_row(run.id[:16], run.status, str(run.attempts), escape(target), error)
     console.print(table)
 
 
@@ -173,17 +175,18 @@ def show(run_id: Annotated[str, typer.Argument(help="Run id.")]) -> None:
     except StructuredAgentsError as exc:
         raise _fail("show", exc) from exc
     console.print(f"[bold]run {run.id}[/bold] {run.status} (attempts {run.attempts}) batch {run.batch_id}")
-    console.print(f"target {run.target_path}::{run.qualname}")
+    console.print(f"target {escape(run.target_path)}::{escape(run.qualname)}")
     if run.error:
-        console.print(f"error: {run.error}")
+        console.print(f"error: {escape(run.error)}")
     for turn in turns:
         timing = f"batch of {turn.batch_size}, {turn.latency_s:.3f}s"
-        console.print(f"turn {turn.turn}: {timing}: {turn.raw_text!r}")
+        console.print(f"turn {turn.turn}: {timing}: {escape(repr(turn.raw_text))}")
     for call in calls:
         flag = " (error)" if call.is_error else ""
-        console.print(f"  {call.name}({json.dumps(call.arguments)}) -> {call.output[:200]!r}{flag}")
+        arguments, output = escape(json.dumps(call.arguments)), escape(repr(call.output[:200]))
+        console.print(f"  {call.name}({arguments}) -> {output}{flag}")
     if result is not None:
-        console.print(f"result ({result.status}):\n{result.diff or result.summary}")
+        console.print(f"result ({result.status}):\n{escape(result.diff or result.summary)}")
 
 
 def events(

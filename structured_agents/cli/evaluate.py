@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from structured_agents.cli.engine_option import EngineOption, settings_with_engine
 from structured_agents.errors import StructuredAgentsError
@@ -133,7 +134,7 @@ def evaluate(
             )
         )
     except StructuredAgentsError as exc:
-        console.print(f"[red]sa eval:[/red] {exc}", highlight=False, soft_wrap=True)
+        console.print(f"[red]sa eval:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
     console.print(render_report(report))
     if json_out is not None:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from structured_agents.cli.engine_option import EngineOption, settings_with_engine
 from structured_agents.errors import StructuredAgentsError
@@ -84,7 +85,7 @@ def harness(
             )
         )
     except StructuredAgentsError as exc:
-        console.print(f"[red]sa harness:[/red] {exc}", highlight=False, soft_wrap=True)
+        console.print(f"[red]sa harness:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
     console.print(render_table(reports))
     if json_out is not None:

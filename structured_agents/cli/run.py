@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.syntax import Syntax
 
 from structured_agents.cli.check_option import CheckOption, CheckTimeoutOption, task_options
@@ -48,7 +49,7 @@ DbOption = Annotated[
 
 def fail(command: str, exc: Exception) -> typer.Exit:
     """Print ``sa COMMAND: error`` and the exit to raise (code 2)."""
-    console.print(f"[red]sa {command}:[/red] {exc}", highlight=False, soft_wrap=True)
+    console.print(f"[red]sa {command}:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
     return typer.Exit(2)
 
 
@@ -126,9 +127,8 @@ def _print_summary(store: Store, summary: RunSummary, db: str | None) -> None:
         soft_wrap=True,
     )
     for failed in store.list_runs(summary.batch_id, "failed", limit=10):
-        console.print(
-            f"  [red]failed[/red] {failed.target_path}:{failed.qualname}: {failed.error}", highlight=False
-        )
+        what = escape(f"{failed.target_path}:{failed.qualname}: {failed.error}")
+        console.print(f"  [red]failed[/red] {what}", highlight=False)
     if summary.ran:
         console.print(
             f"  see the changes:  sa diff {summary.batch_id}{_db_flag(db)}", highlight=False, soft_wrap=True
@@ -183,7 +183,7 @@ def diff(
         title = f"{result.target_path} · {names.get(result.run_id, '?')} · {result.status}"
         console.rule(f"[bold]{title}[/bold]", align="left")
         if result.summary:
-            console.print(result.summary, style="dim", highlight=False, soft_wrap=True)
+            console.print(result.summary, style="dim", markup=False, highlight=False, soft_wrap=True)
         console.print(Syntax(result.diff, "diff", theme="ansi_dark", background_color="default"))
     if not plain:
         hidden = len(results) - len(shown)
@@ -244,10 +244,11 @@ def _record(store: Store, file: FileReport) -> None:
         mark = "[green]already applied[/green]"
     else:
         mark = "[red]unchanged[/red]"
-    console.print(f"{mark} {file.path}", highlight=False, soft_wrap=True)
+    console.print(f"{mark} {escape(file.path)}", highlight=False, soft_wrap=True)
     for outcome in file.outcomes:
         if outcome.status != "applied":
-            console.print(f"    {outcome.status}: {outcome.run_id[:12]} {outcome.detail}", highlight=False)
+            detail = escape(outcome.detail)
+            console.print(f"    {outcome.status}: {outcome.run_id[:12]} {detail}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

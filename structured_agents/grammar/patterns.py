@@ -2,7 +2,8 @@
 
 ``^[^CHARS]*$`` (none of ``CHARS``), ``^[^FIRST][^CHARS]*$`` (a first character that is none of
 ``FIRST``, then none of ``CHARS``) and ``^(...)?$`` (or the empty string), each optionally
-opening on literal words (``^Return [^FIRST][^CHARS]*$``); no ``]`` or ``\\`` in the sets. A
+opening on literal words (``^Return [^FIRST][^CHARS]*$``; letters, digits, ``_`` and spaces, a
+digit not first); no ``]`` or ``\\`` in the sets. A
 plugin turns a :class:`NoneOf` into its own rule; any other pattern is left to the tool's own
 validation.
 """
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 __all__ = ["NoneOf", "none_of"]
 
-_NONE_OF = re.compile(r"\^(\()?([A-Za-z][A-Za-z ]*)?(?:\[\^([^\]\\]+)\])?\[\^([^\]\\]+)\]\*(?(1)\)\?)\$")
+_NONE_OF = re.compile(r"\^(\()?([A-Za-z_][A-Za-z0-9_ ]*)?(?:\[\^([^\]\\]+)\])?\[\^([^\]\\]+)\]\*(?(1)\)\?)\$")
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from structured_agents.context import RunContext
 from structured_agents.errors import ConfigError, GrammarConfigError
@@ -12,15 +12,24 @@ from structured_agents.grammar.config import GrammarConfig
 from structured_agents.kernel.engine import SamplingParams
 from structured_agents.kernel.history import HistoryStrategy, KeepAll
 from structured_agents.plugins.protocol import ModelPlugin
-from structured_agents.types import ToolCall, ToolSchema
+from structured_agents.types import ToolCall, ToolResult, ToolSchema
 
 __all__ = ["BadWords", "Chooser", "KernelConfig", "ParsedTurn", "ToolView"]
 
 ParsedTurn = tuple[str | None, list[ToolCall]]
 """A candidate output parsed by the plugin: its text content and its tool calls."""
-ToolView = Callable[[Sequence[ToolSchema], Mapping[str, Any]], list[ToolSchema]]
-"""How one run sees the tools, from its job's inputs (a task narrows its termination tool's
-schema to the job: a docstring's parameters can only be the target's own)."""
+
+
+class ToolView(Protocol):
+    """How one run sees the tools at its next turn, from its job's inputs and its tool results
+    so far (a docstring task narrows its termination tool's schema to the job, so a docstring's
+    parameters can only be the target's own; a lint job offers one decision at a time)."""
+
+    def __call__(
+        self, tools: Sequence[ToolSchema], inputs: Mapping[str, Any], results: Sequence[ToolResult] = (), /
+    ) -> list[ToolSchema]: ...
+
+
 Chooser = Callable[[RunContext, Sequence["ParsedTurn | None"]], int]
 """Which of a turn's candidates (``SamplingParams.n``) the run keeps, from the run's context (its
 job's inputs, its workspace) and each candidate parsed (None where it does not parse): the

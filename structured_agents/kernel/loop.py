@@ -234,10 +234,11 @@ class AgentKernel:
         return replace(sampling, bad_words=tuple(dict.fromkeys((*sampling.bad_words, *banned))))
 
     def tools_for(self, state: RunState) -> list[ToolSchema]:
-        """The tools as the run sees them (``KernelConfig.tool_view`` of its inputs)."""
+        """The tools as the run sees them (``KernelConfig.tool_view`` of its inputs and its
+        tool results so far)."""
         tools = self.tools.tools()
         view = self.config.tool_view
-        return view(tools, state.inputs) if view is not None else tools
+        return view(tools, state.inputs, state.tool_results) if view is not None else tools
 
     def select_candidate(self, state: RunState, completion: Completion) -> Completion:
         """The completion of the candidate the run keeps (``KernelConfig.choose``), usage still

@@ -19,7 +19,6 @@ line 40); left: E501, E741``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,14 @@ from structured_agents.patches import file_change
 from structured_agents.tasks.base import read_target, submission
 from structured_agents.tasks.check import CHECK_OPTION, CHECK_TIMEOUT_OPTION, CheckCommand
 from structured_agents.tasks.errors import TaskError
-from structured_agents.tasks.lint_fixes import Change, candidates, fix_change, line_change, lint_tool_view
+from structured_agents.tasks.lint_fixes import (
+    Change,
+    candidates,
+    decisions,
+    fix_change,
+    line_change,
+    lint_tool_view,
+)
 from structured_agents.tasks.lint_verdict import judge
 from structured_agents.tasks.protocol import Guidance, Outcome
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_findings, ruff_safe_fixes
@@ -99,22 +105,13 @@ def agent_changes(inputs: Mapping[str, Any], result: RunResult) -> list[Change]:
     line, the last decision about each fix or line counting."""
     findings = {f["id"]: f for f in inputs.get("findings") or () if isinstance(f, Mapping)}
     codes = {f["line"]: f["code"] for f in findings.values() if f.get("fix") is None}
-    accepted: dict[int, bool] = {}
-    lines: dict[int, str] = {}
-    for tool_result in result.tool_results:
-        if tool_result.is_error or tool_result.name not in ("accept_fix", "reject_fix", "replace_line"):
-            continue
-        try:
-            output = json.loads(tool_result.output)
-        except ValueError as exc:
-            raise TaskError(f"{tool_result.name} returned no JSON: {tool_result.output[:200]!r}") from exc
-        if "accepted" in output or "rejected" in output:
-            accepted[int(output.get("accepted", output.get("rejected")))] = "accepted" in output
-        elif "line" in output:
-            lines[int(output["line"])] = str(output.get("new", ""))
+    try:
+        accepted, lines = decisions(result.tool_results)
+    except ValueError as exc:
+        raise TaskError(str(exc)) from exc
     source = str(inputs.get("source", ""))
     changes = [fix_change(findings[i]) for i, yes in accepted.items() if yes and i in findings]
-    changes += [line_change(source, n, new, codes.get(n, "?")) for n, new in lines.items()]
+    changes += [line_change(source, n, new, codes.get(n, "?")) for n, new in lines.items() if new is not None]
     found = [change for change in changes if change is not None]
     return sorted(found, key=lambda change: min(start for start, _, _ in change.edits))
 

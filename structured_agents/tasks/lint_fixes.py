@@ -4,9 +4,13 @@ The text is the file after ruff's safe fixes (``ruff check --fix``): what ruff d
 done before the agent starts. Each finding ruff reports on it is a *candidate*: one with a fix
 ruff will not apply alone (``unsafe``, or a safe one left over) has an id (1, 2... in line
 order) and shows that fix as a small diff the agent accepts or rejects; one without a fix (id
-None) names a line the agent may rewrite. A :class:`Change` is what the agent decided: an
-accepted fix (ruff's own edits) or a rewritten line; changes are applied in order, and one
-that overlaps an earlier one is left out.
+None) names a line the agent may rewrite or skip. A :class:`Change` is what the agent
+decided: an accepted fix (ruff's own edits) or a rewritten line; changes are applied in order,
+and one that overlaps an earlier one is left out.
+
+The agent decides one candidate a turn, in order (:func:`lint_tool_view`): each fix, then each
+line, then the submission; a small model that may name any id at any turn decided one fix
+twice, the second time the other way, and wrote one worked example's line over a ``return``.
 
 Positions follow ruff's JSON output: rows and columns from 1, columns in characters.
 """
@@ -15,18 +19,21 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from structured_agents.jobs.source import split_lines
-from structured_agents.types import ToolSchema
+from structured_agents.types import ToolResult, ToolSchema
 
 __all__ = [
     "MAX_CANDIDATES",
     "Change",
     "apply_changes",
     "candidates",
+    "decisions",
     "fix_change",
     "line_change",
     "lint_tool_view",
@@ -41,12 +48,13 @@ _DIFF_LINES = 8
 
 Edit = tuple[int, int, str]
 """Replace ``text[start:end]`` with the string."""
-_CHOICES = {
-    "accept_fix": ("id", "fix_ids"),
-    "reject_fix": ("id", "fix_ids"),
-    "replace_line": ("line", "edit_lines"),
-}
-"""Tool -> (its parameter, the job input listing the values it may take)."""
+_FIX_TOOLS = ("accept_fix", "reject_fix")
+"""The tools that decide a fix, by its ``id``."""
+_LINE_TOOLS = ("replace_line", "skip_line")
+"""The tools that decide a line without a fix, by its ``line``."""
+_FIRST_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LINE_TEXT = "[^<\n]*"
+"""The rest of a rewritten line: one line, and no ``<`` (call markup cannot stand in it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,20 +194,69 @@ def line_change(text: str, number: int, new: str, code: str) -> Change | None:
     return Change(f"{code} line {number}", ((start, start + len(body), replacement.rstrip("\r\n")),))
 
 
-def lint_tool_view(tools: Sequence[ToolSchema], inputs: Mapping[str, Any]) -> list[ToolSchema]:
-    """The tools as a lint job's run sees them (``KernelConfig.tool_view``): ``accept_fix`` and
-    ``reject_fix`` take one of the job's fix ids, ``replace_line`` one of its lines without a fix
-    (each parameter's ``enum``, so the grammar admits only those); a tool with none to take is
-    not offered."""
+def decisions(results: Sequence[ToolResult]) -> tuple[dict[int, bool], dict[int, str | None]]:
+    """What a run's successful tool results decided: each fix id -> accepted, each line -> its
+    new text (None: skipped); the last decision about each counts. ValueError for a decision
+    tool whose output is not JSON."""
+    fixes: dict[int, bool] = {}
+    lines: dict[int, str | None] = {}
+    for result in results:
+        if result.is_error or result.name not in (*_FIX_TOOLS, *_LINE_TOOLS):
+            continue
+        try:
+            output = json.loads(result.output)
+        except ValueError as exc:
+            raise ValueError(f"{result.name} returned no JSON: {result.output[:200]!r}") from exc
+        if "accepted" in output or "rejected" in output:
+            fixes[int(output.get("accepted", output.get("rejected")))] = "accepted" in output
+        elif "skipped" in output:
+            lines[int(output["skipped"])] = None
+        elif "line" in output:
+            lines[int(output["line"])] = str(output.get("new", ""))
+    return fixes, lines
+
+
+def _new_line_pattern(source: str, number: int) -> str:
+    """The ``pattern`` of line ``number``'s new text: one line that opens on the line's own
+    first word when it has one (a ``return`` stays a ``return``), so no other line's fix can be
+    written over it."""
+    lines = split_lines(source)
+    text = lines[number - 1].strip() if 1 <= number <= len(lines) else ""
+    word = _FIRST_WORD.match(text)
+    return f"^{word.group(0) if word else ''}{_LINE_TEXT}$"
+
+
+def _narrowed(tool: ToolSchema, parameter: str, value: int, **extra: dict[str, Any]) -> ToolSchema | None:
+    if parameter not in tool.properties:
+        return None
+    schema = {**tool.properties[parameter], "enum": [value]}
+    properties = {**tool.properties, parameter: schema}
+    for name, changes in extra.items():
+        if name in properties:
+            properties[name] = {**properties[name], **changes}
+    return dataclasses.replace(tool, parameters={**tool.parameters, "properties": properties})
+
+
+def lint_tool_view(
+    tools: Sequence[ToolSchema], inputs: Mapping[str, Any], results: Sequence[ToolResult] = ()
+) -> list[ToolSchema]:
+    """The tools as a lint job's run sees them at its next turn (``KernelConfig.tool_view``):
+    the first fix not yet decided (``accept_fix``/``reject_fix``, its ``id`` an enum of that one
+    id), else the first line without a fix not yet decided (``replace_line``/``skip_line``, its
+    ``line`` that one line, the new text a :func:`_new_line_pattern`), and the other tools
+    (``submit_result``); the grammar admits only those."""
+    fixes, lines = decisions(results)
+    fix = next((i for i in inputs.get("fix_ids") or () if isinstance(i, int) and i not in fixes), None)
+    edit_lines = [n for n in inputs.get("edit_lines") or () if isinstance(n, int)]
+    line = next((n for n in edit_lines if n not in lines), None) if fix is None else None
     seen = []
     for tool in tools:
-        if tool.name not in _CHOICES:
-            seen.append(tool)
-            continue
-        parameter, source = _CHOICES[tool.name]
-        values = [v for v in inputs.get(source) or () if isinstance(v, int)]
-        if not values or parameter not in tool.properties:
-            continue
-        properties = {**tool.properties, parameter: {**tool.properties[parameter], "enum": values}}
-        seen.append(dataclasses.replace(tool, parameters={**tool.parameters, "properties": properties}))
+        narrowed: ToolSchema | None = tool
+        if tool.name in _FIX_TOOLS:
+            narrowed = _narrowed(tool, "id", fix) if fix is not None else None
+        elif tool.name in _LINE_TOOLS:
+            pattern = {"pattern": _new_line_pattern(str(inputs.get("source", "")), line)} if line else {}
+            narrowed = _narrowed(tool, "line", line, new=pattern) if line is not None else None
+        if narrowed is not None:
+            seen.append(narrowed)
     return seen

@@ -19,7 +19,7 @@ from structured_agents.errors import ConfigError, KernelError
 from structured_agents.kernel import GenerationRequest, SamplingParams
 from structured_agents.kernel.config import ParsedTurn
 from structured_agents.observer import ModelResponse, RecordingObserver
-from structured_agents.types import ToolCall, ToolSchema
+from structured_agents.types import ToolCall, ToolResult, ToolSchema
 
 pytestmark = pytest.mark.anyio
 
@@ -77,7 +77,9 @@ def test_sampling_refuses_n_out_of_range_and_blank_bad_words() -> None:
 
 
 async def test_a_tool_view_narrows_what_each_run_sees() -> None:
-    def only_the_jobs_fields(tools: Sequence[ToolSchema], inputs: Mapping[str, Any]) -> list[ToolSchema]:
+    def only_the_jobs_fields(
+        tools: Sequence[ToolSchema], inputs: Mapping[str, Any], results: Sequence[ToolResult] = ()
+    ) -> list[ToolSchema]:
         narrowed = []
         for tool in tools:
             if tool.name == "submit_result":
@@ -95,6 +97,25 @@ async def test_a_tool_view_narrows_what_each_run_sees() -> None:
     assert request.grammar is not None
     [submit] = [t for t in request.tools if t["function"]["name"] == "submit_result"]
     assert list(submit["function"]["parameters"]["properties"]) == ["colour"]
+
+
+async def test_a_tool_view_sees_the_runs_tool_results_so_far() -> None:
+    """A tool the run already used is not offered again (a lint job decides one fix a turn)."""
+    seen: list[list[str]] = []
+
+    def unused_tools(
+        tools: Sequence[ToolSchema], inputs: Mapping[str, Any], results: Sequence[ToolResult] = ()
+    ) -> list[ToolSchema]:
+        seen.append([result.name for result in results])
+        return [tool for tool in tools if tool.name not in {result.name for result in results}]
+
+    script = [[ToolCall("read", {"path": "a.py"})], [ToolCall("submit_result", {"summary": "done"})]]
+    kernel, engine = make_kernel(script, tool_view=unused_tools)
+    with kernel:
+        await kernel.run(TASK, run_id="r1")
+    first, second = ([t["function"]["name"] for t in request.tools] for request in engine.requests)
+    assert "read" in first and "read" not in second and "submit_result" in second
+    assert seen[0] == [] and seen[-1] == ["read"]
 
 
 async def test_a_jobs_bad_words_reach_every_request_except_those_the_call_syntax_needs() -> None:

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 from runner_helpers import SAMPLE_PROJECT, run_embedded, scripted
+from typer.testing import CliRunner
 
 from structured_agents.bundles import Bundle
+from structured_agents.cli.main import app
 from structured_agents.context import RunContext
 from structured_agents.engines import GenerationRequest, ScriptedEngine
 from structured_agents.kernel.repeats import REPEATED_CALL
@@ -91,14 +93,15 @@ def test_a_rejected_fix_leaves_ruffs_own(lint_bundle: Bundle, store: Store, proj
     assert "-import os\n" in result.diff and "email is None" not in result.diff
 
 
-def test_the_last_decision_about_a_fix_counts(lint_bundle: Bundle, store: Store, project: Path) -> None:
-    engine = scripted(
-        lint_bundle, _call("reject_fix", id=1), _call("accept_fix", id=1), _call("submit_result")
-    )
+def test_a_fix_is_decided_once_and_then_only_what_is_left_is_offered(
+    lint_bundle: Bundle, store: Store, project: Path
+) -> None:
+    engine = scripted(lint_bundle, _call("reject_fix", id=1), _call("submit_result"))
 
-    summary = run_embedded(lint_bundle, engine, store, project)
+    run_embedded(lint_bundle, engine, store, project)
 
-    assert store.results(summary.batch_id)[0].summary.startswith("ruff 2 -> 0 ")
+    first, second = ([tool["function"]["name"] for tool in request.tools] for request in engine.requests)
+    assert first == ["accept_fix", "reject_fix", "submit_result"] and second == ["submit_result"]
 
 
 def test_a_fix_that_breaks_the_check_is_dropped_and_the_others_kept(
@@ -140,8 +143,8 @@ def test_a_line_that_does_not_compile_is_dropped_and_a_good_one_kept(
     root = _codebase(tmp_path / "code", jobs=BARE_EXCEPT + "    if job == None:\n        return 1\n")
     engine = scripted(
         lint_bundle,
+        _call("accept_fix", id=1),  # the fixes first, then the lines
         _call("replace_line", line=4, new="except Exception"),  # no colon
-        _call("accept_fix", id=1),
         _call("submit_result"),
     )
 
@@ -171,6 +174,18 @@ def test_a_rewritten_line_that_fixes_its_finding_is_kept(
     [result] = store.results(summary.batch_id)
     assert result.summary == "ruff 1 -> 0 (ruff --fix alone: 1); agent: 1 proposed, 1 kept; left: none"
     assert "+    except Exception:\n" in result.diff
+
+
+def test_a_skipped_line_stays_as_it_is(lint_bundle: Bundle, store: Store, tmp_path: Path) -> None:
+    root = _codebase(tmp_path / "code", jobs=BARE_EXCEPT)
+    engine = scripted(lint_bundle, _call("skip_line", line=4), _call("submit_result"))
+
+    summary = _run(lint_bundle, engine, store, root)
+
+    [run] = store.list_runs(summary.batch_id)
+    assert run.status == "failed" and (run.error or "").startswith("nothing changes the file: ruff 1 -> 1")
+    assert "agent: 0 proposed, 0 kept; left: E722" in (run.error or "")
+    assert [tool["function"]["name"] for tool in engine.requests[1].tools] == ["submit_result"]
 
 
 def test_a_repeated_failing_call_is_noted_in_what_the_model_reads(
@@ -256,6 +271,32 @@ def test_the_tools_refuse_what_the_job_does_not_offer(lint_bundle: Bundle, proje
     assert error and "there is no Fix 4; the fixes are 1" in output
     output, error = asyncio.run(_tool(lint_bundle, project, "replace_line", line=9, new="if email is None:"))
     assert error and "line 9 has no finding to rewrite; the lines are none" in output
+
+
+def test_a_rewritten_line_must_keep_every_name_its_code_uses(lint_bundle: Bundle, tmp_path: Path) -> None:
+    text = 'def run(job, log):\n    try:\n        job()\n    except: log(f"{job}")\n'
+    root = _codebase(tmp_path / "code", jobs=text)
+
+    output, error = asyncio.run(_tool(lint_bundle, root, "replace_line", line=4, new="except Exception:"))
+    assert error and "line 4 uses log, which the new line drops" in output
+    kept = 'except Exception: log(f"failed: {job}")'  # names inside an f-string count
+    assert asyncio.run(_tool(lint_bundle, root, "replace_line", line=4, new=kept))[1] is False
+
+
+def test_sa_show_prints_code_in_brackets_as_it_is(
+    lint_bundle: Bundle, store: Store, tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rich markup once ate ``[math.nan]`` out of a shown diff (a ``[name]`` reads as a style)."""
+    text = "import math\n\n\ndef f(data):\n    unused = data[math.nan]\n"
+    engine = scripted(lint_bundle, _call("accept_fix", id=1), _call("submit_result"))
+    summary = _run(lint_bundle, engine, store, _codebase(tmp_path / "code", jobs=text))
+    [run] = store.list_runs(summary.batch_id)
+    monkeypatch.setenv("SA_DATABASE_URL", db_url)
+
+    shown = CliRunner().invoke(app, ["show", run.id], terminal_width=200)
+
+    assert shown.exit_code == 0, shown.output
+    assert "-    unused = data[math.nan]\n+    data[math.nan]" in shown.output
 
 
 def test_ruff_safe_fixes_apply_only_what_ruff_calls_safe(project: Path) -> None:

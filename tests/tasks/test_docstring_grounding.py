@@ -50,16 +50,16 @@ def test_the_tool_of_a_job_takes_exactly_its_parameters_and_what_it_gives() -> N
     assert schema["required"] == ["description", "parameters", "returns"]
     assert schema["properties"]["parameters"]["required"] == ["value", "args"]
     assert schema["properties"]["parameters"]["additionalProperties"] is False
-    assert list(
-        narrow([SUBMIT], {"parameter_names": [], "gives": None}, "submit_result")[0].parameters["properties"]
-    ) == ["description"]
-    plain = narrow([SUBMIT], {"parameter_names": ["a"], "gives": "yields", "style": "plain"}, "submit_result")
+    [bare] = narrow([SUBMIT], {"parameter_names": [], "gives": None}, termination="submit_result")
+    assert list(bare.parameters["properties"]) == ["description"]
+    plain_inputs = {"parameter_names": ["a"], "gives": "yields", "style": "plain"}
+    plain = narrow([SUBMIT], plain_inputs, termination="submit_result")
     assert list(plain[0].parameters["properties"]) == ["description"]
 
 
 def test_the_summary_of_a_function_that_returns_or_yields_opens_on_pep_257s_verb() -> None:
     def pattern(gives: str | None) -> str:
-        shaped = narrow([SUBMIT], {"parameter_names": [], "gives": gives}, "submit_result")[0]
+        shaped = narrow([SUBMIT], {"parameter_names": [], "gives": gives}, termination="submit_result")[0]
         return str(shaped.parameters["properties"]["description"]["pattern"])
 
     assert pattern("returns").startswith("^Return [") and pattern("yields").startswith("^Yield [")

@@ -1,15 +1,25 @@
 """The agent's changes as edits of one text (ruff's fixes it accepted, lines it rewrote), and the
-tools as each job sees them: its own fix ids and lines, the grammar's enums."""
+tools as each job sees them at each turn: the next fix or line to decide, the grammar's enums."""
 
 from __future__ import annotations
+
+import json
+from collections.abc import Callable
 
 import pytest
 
 from structured_agents.grammar import GrammarConfig
 from structured_agents.grammar.check import grammar_problem
 from structured_agents.plugins import get_plugin
-from structured_agents.tasks.lint_fixes import Change, apply_changes, fix_change, line_change, lint_tool_view
-from structured_agents.types import ToolCall, ToolSchema
+from structured_agents.tasks.lint_fixes import (
+    Change,
+    apply_changes,
+    decisions,
+    fix_change,
+    line_change,
+    lint_tool_view,
+)
+from structured_agents.types import ToolCall, ToolResult, ToolSchema
 
 TEXT = "def f(x):\n    try:\n        return x == None\n    except:\n        pass\n"
 
@@ -76,32 +86,60 @@ TOOLS = [
     _tool("accept_fix", id="integer"),
     _tool("reject_fix", id="integer"),
     _tool("replace_line", line="integer", new="string"),
+    _tool("skip_line", line="integer"),
     _tool("submit_result"),
 ]
+SOURCE = "def f(x):\n    if x == None:\n        return x == True\n    l = 1\n    (x) < 2\n"
+INPUTS = {"source": SOURCE, "fix_ids": [1, 2], "edit_lines": [4, 5]}
 
 
-def test_each_job_sees_its_own_fix_ids_and_lines_and_the_grammar_admits_only_those() -> None:
+def _done(name: str, output: dict[str, object]) -> ToolResult:
+    return ToolResult(f"call-{name}", name, json.dumps(output))
+
+
+def _allows(tools: list[ToolSchema]) -> Callable[..., bool]:
     plugin = get_plugin("function_gemma")
-    config = GrammarConfig(mode="ebnf", args_format="escaped_strings")
-
-    seen = lint_tool_view(TOOLS, {"fix_ids": [1, 2], "edit_lines": [7]})
-    grammar = plugin.build_grammar(seen, config)
+    grammar = plugin.build_grammar(tools, GrammarConfig(mode="ebnf", args_format="escaped_strings"))
 
     def allowed(name: str, **arguments: object) -> bool:
         text = plugin.render_tool_calls([ToolCall(name, dict(arguments))])
         return grammar_problem(grammar, text, complete=True) is None
 
-    assert [tool.properties.get("id", tool.properties.get("line")) for tool in seen[:3]] == [
-        {"type": "integer", "enum": [1, 2]},
-        {"type": "integer", "enum": [1, 2]},
-        {"type": "integer", "enum": [7]},
-    ]
-    assert allowed("accept_fix", id=2) and allowed("reject_fix", id=1) and not allowed("accept_fix", id=3)
-    assert allowed("replace_line", line=7, new="x = 1") and not allowed("replace_line", line=8, new="x = 1")
+    return allowed
+
+
+def test_a_job_decides_one_fix_at_a_time_in_order_and_the_grammar_admits_only_that_one() -> None:
+    allowed = _allows(lint_tool_view(TOOLS, INPUTS))
+    assert allowed("accept_fix", id=1) and allowed("reject_fix", id=1) and allowed("submit_result")
+    assert not allowed("accept_fix", id=2) and not allowed("replace_line", line=4, new="length = 1")
+    assert not allowed("skip_line", line=4)
+
+    allowed = _allows(lint_tool_view(TOOLS, INPUTS, [_done("reject_fix", {"rejected": 1})]))
+    assert allowed("accept_fix", id=2) and not allowed("accept_fix", id=1) and not allowed("reject_fix", id=1)
     assert TOOLS[0].properties["id"] == {"type": "integer"}  # the bundle's own schemas are not changed
 
 
-def test_a_job_with_nothing_to_decide_is_offered_only_the_submission() -> None:
+def test_after_the_fixes_each_line_is_rewritten_on_its_own_first_word_or_skipped() -> None:
+    fixed = [_done("accept_fix", {"accepted": 1}), _done("reject_fix", {"rejected": 2})]
+    seen = lint_tool_view(TOOLS, INPUTS, fixed)
+    assert [tool.name for tool in seen] == ["replace_line", "skip_line", "submit_result"]
+    allowed = _allows(seen)
+    assert allowed("replace_line", line=4, new="length = 1") and allowed("skip_line", line=4)
+    assert not allowed("replace_line", line=4, new="except Exception:")  # not the line's first word
+    assert not allowed("replace_line", line=4, new="l = 1\nm = 2") and not allowed(
+        "replace_line", line=5, new="x"
+    )
+    assert not allowed("accept_fix", id=1)
+
+    # a line opening on no word may be any one line; a failed call decides nothing
+    refused = ToolResult("call-x", "replace_line", "line 4 is already 'l = 1'", True)
+    allowed = _allows(lint_tool_view(TOOLS, INPUTS, [*fixed, refused, _done("skip_line", {"skipped": 4})]))
+    assert not allowed("replace_line", line=5, new="assert x < 2")  # no '<': call markup
+    assert allowed("replace_line", line=5, new="assert x >= 2") and allowed("skip_line", line=5)
+    assert not allowed("skip_line", line=4)
+
+
+def test_a_job_with_nothing_left_to_decide_is_offered_only_the_submission() -> None:
     assert [tool.name for tool in lint_tool_view(TOOLS, {"fix_ids": [], "edit_lines": []})] == [
         "submit_result"
     ]
@@ -110,3 +148,20 @@ def test_a_job_with_nothing_to_decide_is_offered_only_the_submission() -> None:
         "reject_fix",
         "submit_result",
     ]
+    done = [_done("accept_fix", {"accepted": 1}), _done("reject_fix", {"rejected": 2})]
+    done += [_done("replace_line", {"line": 4, "new": "n = 1"}), _done("skip_line", {"skipped": 5})]
+    assert [tool.name for tool in lint_tool_view(TOOLS, INPUTS, done)] == ["submit_result"]
+
+
+def test_decisions_keep_the_last_about_each_fix_and_line() -> None:
+    results = [
+        _done("accept_fix", {"accepted": 1}),
+        _done("reject_fix", {"rejected": 1}),
+        _done("replace_line", {"line": 4, "new": "n = 1"}),
+        _done("skip_line", {"skipped": 5}),
+        ToolResult("call-y", "accept_fix", "there is no Fix 9", True),
+        _done("submit_result", {"submitted": True}),
+    ]
+    assert decisions(results) == ({1: False}, {4: "n = 1", 5: None})
+    with pytest.raises(ValueError, match="accept_fix returned no JSON"):
+        decisions([ToolResult("call-z", "accept_fix", "ok")])

@@ -35,7 +35,7 @@ from structured_agents.borrowed import file_words, vocabulary
 from structured_agents.borrowed import words as borrowable_words
 from structured_agents.context import RunContext
 from structured_agents.kernel.config import ParsedTurn
-from structured_agents.types import ToolSchema
+from structured_agents.types import ToolResult, ToolSchema
 from structured_agents.words import content_words, word_grams, words
 
 __all__ = ["PROSE", "Grounding", "narrow", "opening"]
@@ -60,8 +60,15 @@ def _code(inputs: Mapping[str, Any]) -> str:
     return " ".join(str(inputs.get(key) or "") for key in ("source", "qualname", "path"))
 
 
-def narrow(tools: Sequence[ToolSchema], inputs: Mapping[str, Any], termination: str) -> list[ToolSchema]:
-    """The tools of one docstring job: ``termination`` shaped to the target (module docstring)."""
+def narrow(
+    tools: Sequence[ToolSchema],
+    inputs: Mapping[str, Any],
+    results: Sequence[ToolResult] = (),
+    *,
+    termination: str,
+) -> list[ToolSchema]:
+    """The tools of one docstring job: ``termination`` shaped to the target (module docstring),
+    the same on every turn (``results`` are not read)."""
     return [_shaped(tool, inputs) if tool.name == termination else tool for tool in tools]
 
 
