@@ -5,7 +5,7 @@ Run (prints a table, then the JSON)::
     .venv/bin/python benchmarks/bench_distributed.py [--jobs 300] [--delay 0.05]
         [--flush-every 32] [--enqueue-jobs 10000]
 
-Both paths run the same jobs, the shipped ``docstring`` bundle over a generated codebase (one
+Both paths run the same jobs, the shipped ``docstring_calls`` bundle over a generated codebase (one
 job per function without a docstring), on the same engine: the turn-keyed scripted engine,
 whose single turn submits a docstring, sleeping ``--delay`` seconds per ``generate`` call
 whatever its batch size, as a GPU decoding a batch roughly does. Both store every run, event
@@ -62,11 +62,11 @@ from structured_agents.workers.constants import CONTROL_QUEUE  # noqa: E402
 from structured_agents.workers.dispatch import dispatch_batch, queue_length  # noqa: E402
 from structured_agents.workers.enqueue import enqueue  # noqa: E402
 
-BUNDLE = HERE.parent / "bundles" / "docstring"
+BUNDLE = HERE.parent / "bundles" / "docstring_calls"
 
 
 def write_script(path: Path, delay_s: float) -> Path:
-    """One turn: submit a docstring (the docstring bundle's v2 ``submit_result``: its parts)."""
+    """One turn: submit a docstring (the docstring_calls bundle's ``submit_result``: its parts)."""
     reply = get_plugin("function_gemma").render_tool_calls(
         [ToolCall("submit_result", {"description": "Return x plus a constant."})]
     )

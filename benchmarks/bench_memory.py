@@ -8,7 +8,7 @@ What runs, all real processes started here: PostgreSQL (``tests/services.py``), 
 one GPU worker (solo pool, its engine batching up to ``--max-batch`` turns) and one CPU worker (prefork,
 ``--concurrency`` processes, with the beat) as ``sa worker`` subprocesses, and the API service
 under uvicorn (``structured_agents.api.app:create_app``) with a bearer token. The batch is the
-shipped ``docstring`` bundle (v2) over a generated codebase of ``--runs`` undocumented
+shipped ``docstring_calls`` bundle (tool calls) over a generated codebase of ``--runs`` undocumented
 functions; the GPU worker's engine is the scripted engine of the distributed tests, whose one
 turn submits the docstring's parts (``submit_result(description=...)``), so every run renders
 the bundle's prompt, decodes, runs the ``.pym`` tool in the sandbox and stores a patch.
@@ -298,9 +298,8 @@ def measure(args: argparse.Namespace, base: Path, pg: PostgresServer) -> dict[st
             assert gpu.process is not None and cpu.process is not None
             roots = {"gpu_worker": gpu.process.pid, "cpu_worker": cpu.process.pid, "api": api.pid}
             started = time.perf_counter()
-            batch_id = enqueue(
-                store, make_app(Settings(database_url=url, redis_url=redis_server.url)), "docstring", root
-            ).batch_id
+            app = make_app(Settings(database_url=url, redis_url=redis_server.url))
+            batch_id = enqueue(store, app, "docstring_calls", root).batch_id
             enqueue_s = time.perf_counter() - started
             sampler = Sampler(roots, pg, database)
             try:

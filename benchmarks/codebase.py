@@ -1,4 +1,4 @@
-"""The generated codebase the distributed benchmarks run the ``docstring`` bundle over.
+"""The generated codebase the distributed benchmarks run the ``docstring_calls`` bundle over.
 
 ``make_codebase(root, functions)`` writes ``functions`` undocumented functions, ``PER_FILE`` to a
 module: one docstring job each.

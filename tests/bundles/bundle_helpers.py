@@ -10,9 +10,20 @@ SHIPPED = REPO / "bundles"
 SAMPLE_PROJECT = REPO / "tests" / "fixtures" / "sample_project"
 
 
+SHARED_TOOLS = "    path: ../docstring/tools\n"
+"""The registry line of a bundle whose tools are the docstring bundle's (``docstring_calls``)."""
+
+
 def copy_bundle(name: str, destination: Path) -> Path:
-    """A copy of the shipped bundle ``name``; returns its directory."""
+    """A copy of the shipped bundle ``name``; returns its directory. A bundle that uses the
+    docstring bundle's tools gets a copy of them of its own (``tools``), so the copy loads
+    wherever it is and a test may break its tools without touching the shipped ones."""
     shutil.copytree(SHIPPED / name, destination)
+    manifest = destination / "bundle.yaml"
+    text = manifest.read_text()
+    if SHARED_TOOLS in text:
+        shutil.copytree(SHIPPED / "docstring" / "tools", destination / "tools")
+        manifest.write_text(text.replace(SHARED_TOOLS, "    path: tools\n"))
     return destination
 
 

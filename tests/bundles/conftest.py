@@ -19,5 +19,5 @@ def pym_runner() -> Iterator[PymRunner]:
 
 @pytest.fixture
 def docstring_copy(tmp_path: Path) -> Path:
-    """A copy of the docstring bundle (its directory)."""
-    return copy_bundle("docstring", tmp_path / "docstring")
+    """A copy of the tool-call docstring bundle, docstring_calls (its directory)."""
+    return copy_bundle("docstring_calls", tmp_path / "docstring_calls")

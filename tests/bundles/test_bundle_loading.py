@@ -21,7 +21,9 @@ from structured_agents.types import Message, ToolCall
 
 @pytest.fixture
 def docstring(pym_runner: PymRunner) -> Iterator[Bundle]:
-    bundle = load_bundle("docstring", runner=pym_runner)
+    """The tool-call docstring bundle (docstring_calls): its tools are the default's, its
+    prompts show worked examples."""
+    bundle = load_bundle("docstring_calls", runner=pym_runner)
     yield bundle
     bundle.close()
 
@@ -31,7 +33,8 @@ def test_bundles_are_found_by_name_or_path(tmp_path: Path, monkeypatch: pytest.M
     assert find_bundle("docstring") == shipped
     assert find_bundle(SHIPPED / "lint") == SHIPPED / "lint" / "bundle.yaml"
     assert find_bundle(str(shipped)) == shipped
-    assert {"docstring", "lint"} <= set(list_bundles())
+    assert {"docstring", "docstring_calls", "lint"} <= set(list_bundles())
+    assert find_bundle("docstring_calls") == SHIPPED / "docstring_calls" / "bundle.yaml"
 
     own = copy_bundle("docstring", tmp_path / "bundles" / "docstring")  # a repository's own bundles win
     monkeypatch.chdir(tmp_path)
@@ -243,7 +246,7 @@ text = await read_file(path)
 
 
 def test_prompt_context_providers_choose_the_examples_shown(tmp_path: Path, pym_runner: PymRunner) -> None:
-    bundle_dir = copy_bundle("docstring", tmp_path / "bundle")
+    bundle_dir = copy_bundle("docstring_calls", tmp_path / "bundle")
     (bundle_dir / "context").mkdir()
     (bundle_dir / "context" / "style.pym").write_text(STYLE_PROVIDER)
     manifest = bundle_dir / "bundle.yaml"
@@ -287,7 +290,7 @@ def test_prompt_context_providers_choose_the_examples_shown(tmp_path: Path, pym_
 def test_tool_context_providers_and_python_registries(
     tmp_path: Path, pym_runner: PymRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bundle_dir = copy_bundle("docstring", tmp_path / "bundle")
+    bundle_dir = copy_bundle("docstring_calls", tmp_path / "bundle")
     (tmp_path / "extra_tools.py").write_text(
         "from structured_agents.tools import PythonRegistry\n\n"
         "registry = PythonRegistry('helpers')\n\n\n"

@@ -110,19 +110,19 @@ def _submit(bundle_dir: Path | str, pym_runner: PymRunner, parts: Mapping[str, o
     return result.is_error, result.output
 
 
-def test_the_docstring_bundle_refuses_its_own_example_unless_told_not_to(
+def test_the_docstring_calls_bundle_refuses_its_own_example_unless_told_not_to(
     tmp_path: Path, pym_runner: PymRunner
 ) -> None:
     copied = {"description": "Return the kelvin equivalent of a temperature in degrees Celsius."}
-    is_error, output = _submit("docstring", pym_runner, copied)
+    is_error, output = _submit("docstring_calls", pym_runner, copied)
     assert is_error and output.startswith("submit_result refused: 'Return the kelvin equivalent' is copied")
     # a part nested under parameters is checked too
     nested = {"description": "Add a spring.", "parameters": {"n": "How many units were delivered."}}
-    is_error, output = _submit("docstring", pym_runner, nested)
+    is_error, output = _submit("docstring_calls", pym_runner, nested)
     assert is_error and output.startswith("submit_result refused: 'How many units were' is copied")
     own = {"description": "A parser of .env files."}
-    assert _submit("docstring", pym_runner, own) == (False, json.dumps(own))
+    assert _submit("docstring_calls", pym_runner, own) == (False, json.dumps(own))
 
-    bundle_dir = copy_bundle("docstring", tmp_path / "docstring")
+    bundle_dir = copy_bundle("docstring_calls", tmp_path / "docstring_calls")
     edit(bundle_dir / "bundle.yaml", "max_turns: 2\n", "max_turns: 2\nrefuse_copied_lines: false\n")
     assert _submit(bundle_dir, pym_runner, copied) == (False, json.dumps(copied))

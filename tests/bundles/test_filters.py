@@ -24,9 +24,9 @@ def test_text_that_is_not_one_definition_comes_back_dedented() -> None:
     assert signature("  a = 1\n  b = 2\n") == "a = 1\nb = 2\n"
 
 
-def test_the_native_docstring_bundle_shows_the_signature_with_its_docstring_opened(tmp_path: Path) -> None:
+def test_the_docstring_bundle_shows_the_signature_with_its_docstring_opened(tmp_path: Path) -> None:
     (tmp_path / "mod.py").write_text("@cache\ndef g(x, y=2):\n    return x + y\n")
-    bundle = load_bundle("docstring_native")
+    bundle = load_bundle("docstring")  # the default: a base model writes the docstring itself
     try:
         [job] = bundle.discover_jobs(tmp_path)
         messages = asyncio.run(bundle.initial_messages(job.inputs, tmp_path))

@@ -47,7 +47,9 @@ SUMMARIZER_MARKER = "(the team's summarizer)"
 """Text only the prompt of its summarizer agent (run as a tool, in the tools worker) has."""
 SCRIPTED_SUMMARY = "It does what its name says."
 DOCSTRING_MARKER = "You write docstrings for Python code. Read the code"
-"""Text only the shipped docstring bundle's system prompt has."""
+"""Text only the shipped docstring_calls bundle's system prompt has."""
+NATIVE_MARKER = "# Docstrings say what each definition does, in the words of its code."
+"""The shipped docstring bundle's system prompt, as its plugin (python_docstring) shows it."""
 LINT_MARKER = "Findings ruff's safe fixes leave in"
 """Text of the shipped lint bundle's prompts: its scripted model accepts fix 1, then submits."""
 
@@ -55,7 +57,7 @@ LINT_MARKER = "Findings ruff's safe fixes leave in"
 def write_script(path: Path, *, delay_s: float = 0.05) -> Path:
     """The workers' script: look up, then submit (a slow lookup for SLOW, nothing for POISON,
     a worker-killing lookup for CRASH, a slow lookup noting its executions for COUNTED, a
-    docstring for the shipped docstring bundle's prompts, fix 1 for the lint bundle's; for
+    docstring for the shipped docstring bundles' prompts, fix 1 for the lint bundle's; for
     docstring_team's, ask the summarizer and the style guide first, and the summarizer submits a
     summary)."""
     plugin = get_plugin("function_gemma")
@@ -79,6 +81,7 @@ def write_script(path: Path, *, delay_s: float = 0.05) -> Path:
             "CRASH": [crash, submit],
             "COUNTED": [counted, submit],
             DOCSTRING_MARKER: [docstring],
+            NATIVE_MARKER: [f'{SCRIPTED_DOCSTRING}"""'],  # the docstring written, then closed
             LINT_MARKER: [accept, decided],
             TEAM_MARKER: [*team, team_submit],
             SUMMARIZER_MARKER: [summary],

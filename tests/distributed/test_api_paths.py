@@ -158,7 +158,7 @@ def test_bundles_by_name_or_under_the_bundle_dirs_are_taken(
         (
             "no-such-bundle",
             422,
-            "known bundles: docstring, docstring_native, docstring_team, link, lint, mine;",
+            "known bundles: docstring, docstring_calls, docstring_team, link, lint, mine;",
         ),
         ("..", 422, "no bundle named '..'"),
     ],
@@ -178,7 +178,7 @@ def test_without_bundle_dirs_bundles_go_by_shipped_name_only(cluster: Cluster, p
     client = authorized(api_app(cluster, [places.root], bundle_dirs=[]))
     body = {"bundle": str(places.bundles / "mine"), "root": str(places.root), "jobs": lookup_jobs("b")}
     assert "set SA_API__BUNDLE_DIRS" in _refused(client, cluster, body, 403)
-    assert "known bundles: docstring, docstring_native, docstring_team, lint;" in _refused(
+    assert "known bundles: docstring, docstring_calls, docstring_team, lint;" in _refused(
         client, cluster, {**body, "bundle": "mine"}, 422
     )
 

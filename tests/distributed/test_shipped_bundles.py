@@ -4,14 +4,19 @@ The bundle's prompt files, worked examples and ``.pym`` context provider must re
 workers: the scripted GPU worker answers with a docstring only when the rendered system prompt
 holds the style the provider detected, so a worker that built the prompt another way fails
 every run. The results are the same patches the embedded runner stores, and apply cleanly.
-The lint bundle's check command runs on the worker that finishes the run.
+Both docstring bundles run: the default (the model writes the docstring) and docstring_calls
+(it calls submit_result). The lint bundle's check command runs on the worker that finishes the
+run.
 """
 
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
+from hashlib import sha256
 from pathlib import Path
 
+import pytest
 from conftest import SCRIPTED_DOCSTRING, Cluster
 
 from structured_agents.patches import apply_patches
@@ -22,11 +27,15 @@ from structured_agents.workers.enqueue import enqueue
 SAMPLE_PROJECT = Path(__file__).resolve().parents[1] / "fixtures" / "sample_project"
 
 
-def test_docstring_bundle_runs_through_the_workers(cluster: Cluster, tmp_path: Path) -> None:
+@pytest.mark.parametrize("bundle", ["docstring", "docstring_calls"])
+def test_docstring_bundle_runs_through_the_workers(cluster: Cluster, tmp_path: Path, bundle: str) -> None:
     project = shutil.copytree(SAMPLE_PROJECT, tmp_path / "project")
     targets = discover_docstring_jobs(project)
 
-    batch_id = enqueue(cluster.store, cluster.app, "docstring", project).batch_id
+    # a job's id (a hash of its kind, path, name and source) is the same for both bundles, and
+    # the store skips a job done before: each bundle's jobs get ids of their own
+    jobs = [replace(job, job_id=sha256(f"{bundle} {job.job_id}".encode()).hexdigest()) for job in targets]
+    batch_id = enqueue(cluster.store, cluster.app, bundle, project, jobs).batch_id
     cluster.wait(batch_id)
 
     failed = {run.qualname: run.error for run in cluster.store.list_runs(batch_id, "failed")}

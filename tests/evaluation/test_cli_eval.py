@@ -99,11 +99,12 @@ def test_sa_eval_docstring_scores_what_the_agent_wrote_against_the_originals(
 ) -> None:
     out, work = tmp_path / "eval.json", tmp_path / "work"
     args = ["docstring", "tinypkg==0.1.0", "--from-dir", str(archives), "--json", str(out)]
+    args += ["-b", "docstring_calls"]  # the scripted model writes its calls; its examples leak words
     result = _eval(monkeypatch, _scripted, *args, "--work-dir", str(work), "--concurrency", "2")
 
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
-    assert report["partial"] is False and report["bundle"].startswith("docstring ")
+    assert report["partial"] is False and report["bundle"].startswith("docstring_calls ")
     [package] = report["packages"]
     assert (package["package"], package["candidates"], package["targets"]) == ("tinypkg==0.1.0", 5, 5)
     assert (package["documented"], package["documented_rate"]) == (3, 0.6)

@@ -23,12 +23,14 @@ def test_a_word_of_the_bundle_missing_from_the_file_is_leaked() -> None:
 
 
 def test_the_vocabulary_comes_from_the_loaded_bundles_examples_prompts_and_tools(tmp_path: Path) -> None:
-    bundle_dir = shutil.copytree(find_bundle("docstring").parent, tmp_path / "docstring")
+    # docstring_calls (it shows worked examples) with the docstring bundle, whose tools it uses
+    bundles = shutil.copytree(find_bundle("docstring_calls").parents[1], tmp_path / "bundles")
+    bundle_dir = bundles / "docstring_calls"
     examples = bundle_dir / "prompts" / "examples.yaml"
     examples.write_text(examples.read_text().replace("holds a room", "holds a zebra"))
     system = bundle_dir / "prompts" / "system.j2"
     system.write_text(system.read_text() + " Never mention a quokka.")
-    tool = bundle_dir / "tools" / "submit_result.pym"
+    tool = bundles / "docstring" / "tools" / "submit_result.pym"
     text = tool.read_text().replace("Submit the finished docstring", "Submit the wombat docstring")
     tool.write_text(text.replace("One line per parameter: what it is.", "One line per platypus."))
 

@@ -1,8 +1,9 @@
 """Fixtures of the report tests: one scripted batch per dialect, run once for the session.
 
-``filled`` is a store holding the batch of ``scripted_batch.run_scripted_batch`` (the docstring
-bundle over the sample project), once on SQLite and once on PostgreSQL; ``sqlite_filled`` is the
-SQLite one alone, for the tests of the page, the command line, the API and the browser.
+``filled`` is a store holding the batch of ``scripted_batch.run_scripted_batch`` (the
+docstring_calls bundle over the sample project), once on SQLite and once on PostgreSQL;
+``sqlite_filled`` is the SQLite one alone, for the tests of the page, the command line, the API
+and the browser.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from structured_agents.store import SqlStore
 
 @pytest.fixture(scope="session")
 def docstring_bundle() -> Iterator[Bundle]:
-    """The shipped docstring bundle, on a sandbox pool of its own."""
+    """The shipped tool-call docstring bundle (docstring_calls), on a sandbox pool of its own."""
     with PymRunner() as runner:
-        bundle = load_bundle("docstring", runner=runner)
+        bundle = load_bundle("docstring_calls", runner=runner)
         yield bundle
         bundle.close()
 

@@ -1,4 +1,4 @@
-"""A real batch for the report tests: the docstring bundle over the sample project, scripted.
+"""A real batch for the report tests: the docstring_calls bundle over the sample project, scripted.
 
 The embedded runner runs every job of ``tests/fixtures/sample_project`` with a grammar-checked
 scripted engine. Jobs are given one of three roles by their place in job-id order, so the batch
@@ -60,7 +60,7 @@ Filled = tuple[Store, ScriptedBatch]
 
 
 def run_scripted_batch(bundle: Bundle, store: Store, workdir: Path, *, concurrency: int = 4) -> ScriptedBatch:
-    """Copy the sample project under ``workdir`` and run the docstring bundle over it."""
+    """Copy the sample project under ``workdir`` and run the docstring_calls bundle over it."""
     root = workdir / "sample_project"
     shutil.copytree(SAMPLE_PROJECT, root)
     jobs = sorted(bundle.discover_jobs(root), key=lambda job: job.job_id)

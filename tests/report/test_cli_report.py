@@ -28,14 +28,15 @@ def _scripted(_settings: EngineSettings) -> Engine:
 
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
-    """A database after ``sa run docstring`` over a copy of the sample project, and its batch id."""
+    """A database after ``sa run docstring_calls`` over a copy of the sample project, and its batch id."""
     workdir = tmp_path_factory.mktemp("cli-report")
     project = shutil.copytree(SAMPLE_PROJECT, workdir / "project")
     db_url = f"sqlite:///{workdir / 'sa.db'}"
     register_engine(ENGINE, _scripted, replace=True)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("SA_ENGINE__NAME", ENGINE)
-        result = cli.invoke(app, ["run", "docstring", str(project), "--db", db_url, "--concurrency", "4"])
+        args = ["run", "docstring_calls", str(project), "--db", db_url, "--concurrency", "4"]
+        result = cli.invoke(app, args)
     assert result.exit_code == 0, result.output
     with SqlStore(db_url) as store:
         return db_url, store.list_batches(limit=1)[0].id

@@ -28,7 +28,7 @@ def test_the_page_names_the_batch_and_draws_every_chart(sqlite_filled: Filled) -
     html = build_report(store, batch.batch_id)
 
     assert f"Batch <code>{batch.batch_id}</code>" in html
-    for text in ("docstring 2.1", "function_gemma", "ebnf", "submit_result"):
+    for text in ("docstring_calls 2.1", "function_gemma", "ebnf", "submit_result"):
         assert text in html
     assert len(_svgs(html)) == 6 and "Nothing to draw" not in html
     for run_id in batch.failing:  # every failed run is listed, with an anchor the reasons link to

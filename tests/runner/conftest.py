@@ -40,7 +40,10 @@ def store(db_url: str) -> Iterator[Store]:
 
 @pytest.fixture
 def docstring_bundle(pym_runner: PymRunner) -> Iterator[Bundle]:
-    bundle = load_bundle("docstring", runner=pym_runner)
+    """The tool-call docstring bundle (docstring_calls), whose calls the scripted models of
+    these tests write (``runner_helpers.submit_docstring``); the default bundle runs in
+    test_cli_run.py, test_ctrl_c.py and (with the real model) test_model_e2e.py."""
+    bundle = load_bundle("docstring_calls", runner=pym_runner)
     yield bundle
     bundle.close()
 

@@ -1,4 +1,4 @@
-"""Helpers of the runner tests: the sample project, scripted "models" for both bundles, a run."""
+"""Helpers of the runner tests: the sample project, scripted "models" for the shipped bundles, a run."""
 
 from __future__ import annotations
 
@@ -14,14 +14,17 @@ from scripted_docstrings import submit_tool, summary
 from structured_agents.bundles import Bundle
 from structured_agents.engines import GenerationRequest, ScriptedEngine, by_run_id
 from structured_agents.observer.protocol import Observer
+from structured_agents.plugins.python_docstring import PythonDocstringPlugin
 from structured_agents.runner import EmbeddedRunner, RunSummary
 from structured_agents.store import Store
 from structured_agents.tasks.docstring import docstring_text
 from structured_agents.tasks.docstring.grounding import opening
-from structured_agents.types import ToolCall
+from structured_agents.types import ToolCall, ToolSchema
 
 SAMPLE_PROJECT = Path(__file__).resolve().parents[1] / "fixtures" / "sample_project"
 _TASK = re.compile(r"Write the docstring of \w+ (\S+) in (\S+)\.")
+_CODE = re.compile(r"^# (\S+)\n(?:@.*\n)*(?:async def|def|class) (\w+)", re.MULTILINE)
+"""A target as the ``docstring`` bundle shows it: its path as a comment, then its definition."""
 
 
 def copy_sample_project(destination: Path) -> Path:
@@ -31,7 +34,8 @@ def copy_sample_project(destination: Path) -> Path:
 
 
 def target_of(request: GenerationRequest) -> tuple[str, str]:
-    """(qualname, path) of the job a docstring request is about (the last task in its prompt)."""
+    """(qualname, path) of the job a ``docstring_calls`` request is about (the last task in
+    its prompt)."""
     qualname, path = _TASK.findall(request.prompt)[-1]
     return qualname, path
 
@@ -44,7 +48,10 @@ def _spoken(qualname: str) -> str:
 def docstring_parts(request: GenerationRequest) -> dict[str, object]:
     """The parts the scripted model submits for the request's target, shaped as the job's own
     ``submit_result`` asks (its parameters and what it gives back, from the request's tools)."""
-    qualname = _spoken(target_of(request)[0])
+    return _parts(request, _spoken(target_of(request)[0]))
+
+
+def _parts(request: GenerationRequest, qualname: str) -> dict[str, object]:
     properties = submit_tool(request)["parameters"]["properties"]
     parts: dict[str, object] = {"description": summary(request, f"{qualname}.", "Summary of ")}
     if "parameters" in properties:
@@ -69,8 +76,20 @@ def expected_docstring(inputs: Mapping[str, Any]) -> str:
 
 
 def submit_docstring(request: GenerationRequest) -> list[ToolCall]:
-    """A turn that submits a docstring for the request's target."""
+    """A turn that submits a docstring for the request's target (``docstring_calls``)."""
     return [ToolCall("submit_result", docstring_parts(request))]
+
+
+def write_docstring(request: GenerationRequest) -> str:
+    """A turn of the ``docstring`` bundle's model (python_docstring: it writes the docstring of
+    the code its prompt ends on): the parts :func:`submit_docstring` submits, the target named
+    by its own name (the prompt shows its definition, not its qualname), written in the form of
+    the job's own ``submit_result``."""
+    [*_, (_path, name)] = _CODE.findall(request.prompt)
+    tool = submit_tool(request)
+    plugin = PythonDocstringPlugin()  # one of its own: the bundle's has seen other jobs' tools
+    plugin.format_tools([ToolSchema(tool["name"], tool.get("description", ""), tool["parameters"])])
+    return plugin.render_tool_calls([ToolCall("submit_result", _parts(request, name))])
 
 
 def scripted(bundle: Bundle, *turns: Callable[[GenerationRequest], list[ToolCall]]) -> ScriptedEngine:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from runner_helpers import SAMPLE_PROJECT, submit_docstring
+from runner_helpers import SAMPLE_PROJECT, write_docstring
 from typer.testing import CliRunner
 
 from structured_agents.cli.main import app
@@ -28,14 +28,15 @@ cli = CliRunner()
 
 
 def _scripted(_settings: EngineSettings) -> Engine:
-    return ScriptedEngine(lambda _key: [submit_docstring], plugin=get_plugin("function_gemma"), key=by_run_id)
+    """The model of the default docstring bundle: it writes each target's docstring."""
+    return ScriptedEngine(lambda _key: [write_docstring], key=by_run_id, validate_grammar=True)
 
 
 def _never_submits(_settings: EngineSettings) -> Engine:
-    def empty(_request: GenerationRequest) -> list[ToolCall]:
-        return [ToolCall("submit_result", {"docstring": ""})]
+    def empty(_request: GenerationRequest) -> str:
+        return '"""'  # closes the docstring at once: no summary, so no submission
 
-    return ScriptedEngine(lambda _key: [empty, empty], plugin=get_plugin("function_gemma"), key=by_run_id)
+    return ScriptedEngine(lambda _key: [empty, empty], key=by_run_id)
 
 
 @pytest.fixture(autouse=True)

@@ -20,11 +20,10 @@ SLOW_SA = textwrap.dedent(
     # non-interactive shell starts those with SIGINT ignored, which the child inherits)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.path[:0] = [{helpers!r}, {tests!r}]
-    from runner_helpers import submit_docstring
+    from runner_helpers import write_docstring
     from structured_agents.cli.main import app
     from structured_agents.engines import ScriptedEngine, by_run_id
     from structured_agents.engines.factory import register_engine
-    from structured_agents.plugins.registry import get_plugin
 
     class Slow(ScriptedEngine):
         calls = 0
@@ -42,7 +41,7 @@ SLOW_SA = textwrap.dedent(
             return super().generate(requests)
 
     def slow(_settings):
-        return Slow(lambda _key: [submit_docstring], plugin=get_plugin("function_gemma"), key=by_run_id)
+        return Slow(lambda _key: [write_docstring], key=by_run_id)
 
     register_engine("slow", slow)
     app()

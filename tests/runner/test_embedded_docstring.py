@@ -1,4 +1,6 @@
-"""The docstring bundle in embedded mode with a scripted model: results, batching, events, reruns."""
+"""The docstring task in embedded mode with a scripted model: results, batching, events, reruns
+(the docstring_calls bundle, whose calls the scripted model writes; the default bundle runs in
+test_cli_run.py)."""
 
 from __future__ import annotations
 

@@ -65,7 +65,7 @@ async def test_grammar_on_gives_valid_calls_and_off_shows_each_failure_kind(
     scripted = engine()
     on, off = await run_harness([docstring_bundle], scripted, project, prompts=12, batch_size=4)
 
-    assert (on.bundle, on.grammar, on.prompts, on.valid_rate) == ("docstring", "ebnf", 12, 1.0)
+    assert (on.bundle, on.grammar, on.prompts, on.valid_rate) == ("docstring_calls", "ebnf", 12, 1.0)
     assert (off.grammar, off.prompts, off.count("valid")) == (None, 12, 0)
     assert [off.count(v) for v in ("no_call", "invalid_call", "parse_failure")] == [3, 6, 3]
     details = [check.detail for check in off.checks]
@@ -125,10 +125,10 @@ def test_the_command_prints_a_table_writes_json_and_fails_only_on_invalid_constr
     out = tmp_path / "harness.json"
     cli = CliRunner()
 
-    done = cli.invoke(app, ["harness", str(project), "-b", "docstring", "-n", "4", "--json", str(out)])
+    done = cli.invoke(app, ["harness", str(project), "-b", "docstring_calls", "-n", "4", "--json", str(out)])
 
     assert done.exit_code == 0, done.output
-    assert "tool-call harness" in done.output and "docstring" in done.output
+    assert "tool-call harness" in done.output and "docstring_calls" in done.output
     data = json.loads(out.read_text())
     assert data["engine"] == ENGINE
     assert [(r["grammar"], r["prompts"], r["valid_calls"]) for r in data["reports"]] == [
@@ -138,11 +138,11 @@ def test_the_command_prints_a_table_writes_json_and_fails_only_on_invalid_constr
     assert set(data["reports"][0]["latency_s"]) == {"p50", "p90", "p99"}
 
     stdout = cli.invoke(
-        app, ["harness", str(project), "-b", "docstring", "-n", "2", "--grammar", "off", "--json", "-"]
+        app, ["harness", str(project), "-b", "docstring_calls", "-n", "2", "--grammar", "off", "--json", "-"]
     )
     assert stdout.exit_code == 0 and json.loads(stdout.stdout)["reports"][0]["grammar"] is None
 
-    cut = cli.invoke(app, ["harness", str(project), "-b", "docstring", "-n", "2", "--grammar", "on"],
+    cut = cli.invoke(app, ["harness", str(project), "-b", "docstring_calls", "-n", "2", "--grammar", "on"],
                      env={"SA_ENGINE__NAME": f"{ENGINE}-rambling"})  # fmt: skip
     assert cut.exit_code == 1, cut.output  # constrained outputs that are not valid calls
 

@@ -50,10 +50,10 @@ def model(model_batch_size: int) -> Iterator[TransformersEngine]:
     yield TransformersEngine(device="cpu", max_batch_size=model_batch_size)
 
 
-@pytest.fixture(params=["docstring", "docstring_native"])
+@pytest.fixture(params=["docstring", "docstring_calls"])
 def any_docstring_bundle(request: pytest.FixtureRequest, pym_runner: PymRunner) -> Iterator[Bundle]:
-    """Each shipped docstring bundle: tool calls (FunctionGemma's format), and the docstring
-    written as code (the python_docstring plugin)."""
+    """Each shipped docstring bundle: the docstring written as code (the default, the
+    python_docstring plugin), and tool calls (FunctionGemma's format)."""
     bundle = load_bundle(request.param, runner=pym_runner)
     yield bundle
     bundle.close()
