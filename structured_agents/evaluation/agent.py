@@ -38,6 +38,9 @@ class JobRecord:
     """Why a patch was not applied."""
     termination_tool: str
     """The bundle's termination tool (its refused calls are the copy refusals)."""
+    result_summary: str = ""
+    """The summary of its stored result (a lint job's: what was proposed, kept and failed);
+    empty when it stored none."""
 
     @property
     def duration_s(self) -> float | None:
@@ -102,6 +105,7 @@ async def run_agent(
         summary = await runner.run(root, jobs, task_options=task_options)
         report = apply_patches(root, store.results(summary.batch_id, "proposed"))
         outcomes = {o.run_id: o for file in report.files for o in file.outcomes}
+        stored = {result.run_id: result.summary for result in store.results(summary.batch_id)}
         records = tuple(
             JobRecord(
                 run=run,
@@ -109,6 +113,7 @@ async def run_agent(
                 patch_status=outcomes[run.id].status if run.id in outcomes else None,
                 patch_detail=outcomes[run.id].detail if run.id in outcomes else "",
                 termination_tool=bundle.manifest.termination_tool,
+                result_summary=stored.get(run.id, ""),
             )
             for run in store.list_runs(summary.batch_id)
         )

@@ -121,7 +121,14 @@ async def evaluate_lint(
         agent=_count(by_agent, files),
         same_as_ruff=sum((by_ruff / path).read_bytes() == (by_agent / path).read_bytes() for path in files),
         jobs=tuple(
-            LintJobResult(job.run.target_path, job.run.status, job.failure, job.run.error, job.duration_s)
+            LintJobResult(
+                job.run.target_path,
+                job.run.status,
+                job.failure,
+                job.run.error,
+                job.duration_s,
+                job.result_summary,
+            )
             for job in run.jobs
         ),
         tests_before=tests_before,

@@ -171,6 +171,9 @@ class LintJobResult:
     error: str | None
     """The run's own error message."""
     duration_s: float | None
+    summary: str = ""
+    """Its result's summary: findings before and after, and the agent's changes proposed,
+    kept and failed (``ruff 12 -> 5 (ruff --fix alone: 7); agent: 4 proposed, 3 kept, ...``)."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""

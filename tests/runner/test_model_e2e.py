@@ -160,13 +160,18 @@ def test_lint_calls_name_only_real_candidates(
     assert run.status == "succeeded" or "nothing changes the file" in (run.error or ""), run.error
     calls = store.tool_calls(run.id)
     assert calls and calls[-1].name == "submit_result"  # every turn parsed; the run ended by submitting
-    for call in calls:  # the grammar's enums: only the job's own ids and lines
+    decided = []  # the grammar's enums: only the job's own ids and lines, one at a time, in order
+    for call in calls:
         if call.name in ("accept_fix", "reject_fix"):
             assert call.arguments["id"] in fix_ids
-        elif call.name == "replace_line":
-            assert call.arguments["line"] in edit_lines and isinstance(call.arguments["new"], str)
+            decided.append(("fix", call.arguments["id"]))
+        elif call.name in ("replace_line", "skip_line"):
+            assert call.arguments["line"] in edit_lines
+            assert call.name == "skip_line" or isinstance(call.arguments["new"], str)
+            decided.append(("line", call.arguments["line"]))
         else:
             assert (call.name, call.arguments) == ("submit_result", {})
+    assert decided == sorted(decided), decided  # every fix before any line, each in order
     for result in store.results(summary.batch_id):  # kept only when ruff finds less than alone
         apply_patches(root, [result])
         left = ruff_codes(root, "stats.py", (root / "stats.py").read_text())
