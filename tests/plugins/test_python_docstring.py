@@ -38,7 +38,7 @@ LOOSE = ToolSchema(
 
 def shaped(**inputs: Any) -> ToolSchema:
     """submit_result as the docstring task shapes it for a target."""
-    [tool] = narrow([LOOSE], {"style": "google", **inputs}, "submit_result")
+    [tool] = narrow([LOOSE], {"style": "google", **inputs}, termination="submit_result")
     return tool
 
 
