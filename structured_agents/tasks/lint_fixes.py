@@ -29,6 +29,7 @@ from structured_agents.jobs.source import split_lines
 from structured_agents.types import ToolResult, ToolSchema
 
 __all__ = [
+    "LINE_TRIES",
     "MAX_CANDIDATES",
     "Change",
     "apply_changes",
@@ -45,6 +46,8 @@ _CONTEXT = 1
 """Lines shown above and below a finding."""
 _DIFF_LINES = 8
 """Lines of a fix's diff shown to the agent."""
+LINE_TRIES = 2
+"""Refused rewrites of one line after which the run moves on to the next decision."""
 
 Edit = tuple[int, int, str]
 """Replace ``text[start:end]`` with the string."""
@@ -237,6 +240,34 @@ def _narrowed(tool: ToolSchema, parameter: str, value: int, **extra: dict[str, A
     return dataclasses.replace(tool, parameters={**tool.parameters, "properties": properties})
 
 
+def _pending(inputs: Mapping[str, Any], results: Sequence[ToolResult]) -> tuple[int | None, int | None]:
+    """The fix id or line a run decides next: the first fix not yet decided, else the first line
+    not yet decided and not given up (:data:`LINE_TRIES` refused calls on it), else neither."""
+    fix_ids = [i for i in inputs.get("fix_ids") or () if isinstance(i, int)]
+    edit_lines = [n for n in inputs.get("edit_lines") or () if isinstance(n, int)]
+    given_up: set[int] = set()
+    done: list[ToolResult] = []
+
+    def next_up() -> tuple[int | None, int | None]:
+        fixes, lines = decisions(done)
+        fix = next((i for i in fix_ids if i not in fixes), None)
+        line = next((n for n in edit_lines if n not in lines and n not in given_up), None)
+        return fix, line if fix is None else None
+
+    refused = 0
+    for result in results:
+        _, line = next_up()
+        if result.is_error and result.name in _LINE_TOOLS and line is not None:
+            refused += 1  # the grammar admits only the pending line: the refusal is about it
+            if refused >= LINE_TRIES:
+                given_up.add(line)
+                refused = 0
+        elif not result.is_error and result.name in (*_FIX_TOOLS, *_LINE_TOOLS):
+            refused = 0
+        done.append(result)
+    return next_up()
+
+
 def lint_tool_view(
     tools: Sequence[ToolSchema], inputs: Mapping[str, Any], results: Sequence[ToolResult] = ()
 ) -> list[ToolSchema]:
@@ -244,11 +275,10 @@ def lint_tool_view(
     the first fix not yet decided (``accept_fix``/``reject_fix``, its ``id`` an enum of that one
     id), else the first line without a fix not yet decided (``replace_line``/``skip_line``, its
     ``line`` that one line, the new text a :func:`_new_line_pattern`), and the other tools
-    (``submit_result``); the grammar admits only those."""
-    fixes, lines = decisions(results)
-    fix = next((i for i in inputs.get("fix_ids") or () if isinstance(i, int) and i not in fixes), None)
-    edit_lines = [n for n in inputs.get("edit_lines") or () if isinstance(n, int)]
-    line = next((n for n in edit_lines if n not in lines), None) if fix is None else None
+    (``submit_result``); the grammar admits only those. A line whose rewrite the tool refused
+    :data:`LINE_TRIES` times is left as it is: a small model told why, and that it repeats
+    itself, still made the same refused call on every turn left."""
+    fix, line = _pending(inputs, results)
     seen = []
     for tool in tools:
         narrowed: ToolSchema | None = tool

@@ -139,6 +139,19 @@ def test_after_the_fixes_each_line_is_rewritten_on_its_own_first_word_or_skipped
     assert not allowed("skip_line", line=4)
 
 
+def test_a_line_whose_rewrite_is_refused_twice_is_left_and_the_next_one_offered() -> None:
+    fixed = [_done("accept_fix", {"accepted": 1}), _done("reject_fix", {"rejected": 2})]
+    refused = ToolResult("call-r", "replace_line", "line 4 uses l, which the new line drops", True)
+    assert _allows(lint_tool_view(TOOLS, INPUTS, [*fixed, refused]))("skip_line", line=4)  # one more try
+
+    allowed = _allows(lint_tool_view(TOOLS, INPUTS, [*fixed, refused, refused]))
+
+    assert allowed("skip_line", line=5) and not allowed("skip_line", line=4)
+    after = [*fixed, refused, refused, refused, refused]  # line 5 given up too: only the submission
+    assert [tool.name for tool in lint_tool_view(TOOLS, INPUTS, after)] == ["submit_result"]
+    assert decisions(after) == ({1: True, 2: False}, {})  # a given-up line changes nothing
+
+
 def test_a_job_with_nothing_left_to_decide_is_offered_only_the_submission() -> None:
     assert [tool.name for tool in lint_tool_view(TOOLS, {"fix_ids": [], "edit_lines": []})] == [
         "submit_result"
