@@ -45,6 +45,13 @@ class EvalTask(StrEnum):
     lint = "lint"
 
 
+class StripChoice(StrEnum):
+    """Whose docstrings ``sa eval docstring`` strips."""
+
+    all = "all"
+    targets = "targets"
+
+
 def _engine_label(settings: EngineSettings) -> str:
     where = f" {settings.base_url}" if settings.name == "openai" else ""
     return f"{settings.name}{where} ({settings.model or 'default model'})"
@@ -104,6 +111,13 @@ def evaluate(
     check_tests: Annotated[
         bool, typer.Option(help="lint: the package's own tests are the check the agent's changes must pass.")
     ] = False,
+    strip: Annotated[
+        StripChoice,
+        typer.Option(
+            help="docstring: strip every definition's docstring, or the targets' only (the rest "
+            "stays documented, as in a partly documented codebase)."
+        ),
+    ] = StripChoice.all,
 ) -> None:
     """Measure a bundle on real packages: their docstrings stripped and written again, or their
     ruff findings fixed; scored against the originals."""
@@ -126,6 +140,7 @@ def evaluate(
             concurrency=concurrency,
             work_dir=work_dir,
             check_tests=check_tests,
+            strip=strip.value,
         )
         console.print(f"sa eval {task.value}: {', '.join(map(str, specs))}", highlight=False)
         report = asyncio.run(

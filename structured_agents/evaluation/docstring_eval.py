@@ -3,8 +3,10 @@ again, apply the patches and score what it wrote against what the authors had wr
 
 The scratch copy is the whole project (tests and docs too, as a user's checkout would be),
 with every function, method and class docstring removed (module docstrings kept, see
-:mod:`.strip`). The targets are the library's definitions (:func:`.layout.package_files`)
-that had a docstring; ``limit`` keeps that many, spread over the package.
+:mod:`.strip`), or with ``strip="targets"`` only the targets' (a partly documented codebase,
+whose own docstrings the bundle may show). The targets are the library's definitions
+(:func:`.layout.package_files`) that had a docstring; ``limit`` keeps that many, spread over
+the package.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from __future__ import annotations
 import logging
 import shutil
 from collections import defaultdict
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import libcst
 
@@ -30,7 +34,10 @@ from structured_agents.evaluation.words import leaked_words
 from structured_agents.jobs import iter_source_files, read_source
 from structured_agents.tasks.docstring import DocstringTarget, find_docstring_targets
 
-__all__ = ["evaluate_docstrings", "strip_tree"]
+__all__ = ["Strip", "evaluate_docstrings", "strip_tree"]
+
+Strip = Literal["all", "targets"]
+"""Whose docstrings an evaluation strips: every definition's, or its targets' only."""
 
 logger = logging.getLogger(__name__)
 
@@ -63,15 +70,19 @@ def _text(path: Path) -> str:
     return source.text if source is not None else ""
 
 
-def strip_tree(root: Path) -> int:
-    """Strip the docstrings of every Python file under ``root`` in place; how many went."""
+def strip_tree(root: Path, only: Mapping[str, Collection[str]] | None = None) -> int:
+    """Strip the docstrings of every Python file under ``root`` in place (``only``: of the
+    definitions with these qualified names, by file); how many went."""
     removed = 0
     for relative in iter_source_files(root):
+        names = only.get(relative.as_posix()) if only is not None else None
+        if only is not None and not names:
+            continue
         source = read_source(root / relative)
         if source is None:
             continue
         try:
-            text, count = strip_docstrings(source.text)
+            text, count = strip_docstrings(source.text, names)
         except libcst.ParserSyntaxError as exc:
             logger.warning("not stripped: %s does not parse: %s", relative, exc)
             continue
@@ -137,8 +148,10 @@ async def evaluate_docstrings(
     *,
     limit: int | None,
     concurrency: int,
+    strip: Strip = "all",
 ) -> DocstringPackageResult:
-    """Evaluate the docstring bundle on the unpacked ``project`` in the scratch folder ``work``."""
+    """Evaluate the docstring bundle on the unpacked ``project`` in the scratch folder ``work``,
+    its docstrings stripped as ``strip`` says (module docstring)."""
     files = package_files(project)
     candidates = {
         key: target
@@ -149,8 +162,11 @@ async def evaluate_docstrings(
     chosen = spread(list(candidates), limit)
     code = work / "code"
     shutil.copytree(project, code)
-    strip_tree(code)
     wanted = {(path, qualname) for path, qualname, _ in chosen}
+    only: dict[str, set[str]] = defaultdict(set)
+    for path, qualname in wanted:
+        only[path].add(qualname)
+    strip_tree(code, only if strip == "targets" else None)
     jobs = [job for job in bundle.discover_jobs(code) if (job.path, job.qualname) in wanted]
     run = await run_agent(bundle, engine, code, jobs, store_path=work / "store.db", concurrency=concurrency)
     records = _job_keys(run.jobs)

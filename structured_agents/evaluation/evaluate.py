@@ -21,7 +21,7 @@ from pathlib import Path
 
 from structured_agents.bundles import Bundle, load_bundle
 from structured_agents.engines import BatchingEngine
-from structured_agents.evaluation.docstring_eval import evaluate_docstrings
+from structured_agents.evaluation.docstring_eval import Strip, evaluate_docstrings
 from structured_agents.evaluation.errors import EvaluationError
 from structured_agents.evaluation.fetch import fetch_package
 from structured_agents.evaluation.lint_eval import evaluate_lint, ruff_version
@@ -60,6 +60,9 @@ class EvalSetup:
     """Where the scratch copies go (kept); None: a temporary folder, removed after."""
     check_tests: bool = False
     """Lint: the package's own tests are the check the agent's changes must pass."""
+    strip: Strip = "all"
+    """Docstring: strip every definition's docstring (``all``), or the targets' only
+    (``targets``: the rest of the codebase stays documented, as a partly documented one is)."""
 
 
 async def _package(
@@ -74,7 +77,15 @@ async def _package(
     label = str(spec)
     if setup.task == "docstring":
         return await evaluate_docstrings(
-            label, project, work, bundle, engine, vocabulary, limit=setup.limit, concurrency=setup.concurrency
+            label,
+            project,
+            work,
+            bundle,
+            engine,
+            vocabulary,
+            limit=setup.limit,
+            concurrency=setup.concurrency,
+            strip=setup.strip,
         )
     return await evaluate_lint(
         label,
@@ -133,6 +144,7 @@ async def _evaluate_in(
         engine_load_s=load_s,
         packages=tuple(results),
         wall_s=time.monotonic() - started,
+        strip=setup.strip,
     )
 
 

@@ -269,6 +269,8 @@ class EvalReport:
     packages: tuple[PackageResult, ...]
     wall_s: float
     """Wall time of the whole evaluation."""
+    strip: str = "all"
+    """Docstring: whose docstrings were stripped, ``all`` definitions' or the ``targets``' only."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -281,6 +283,7 @@ class EvalReport:
             "tool_version": self.tool_version,
             "limit": self.limit,
             "concurrency": self.concurrency,
+            "strip": self.strip,
             "engine_load_s": self.engine_load_s,
             "wall_s": self.wall_s,
             "packages": [package.to_dict() for package in self.packages],

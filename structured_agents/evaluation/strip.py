@@ -1,4 +1,5 @@
-"""Remove the docstrings of every function, method and class of a module (libcst).
+"""Remove the docstrings of every function, method and class of a module (libcst), or of
+those with the given qualified names only (``Outer.method``, ``f.<locals>.g``).
 
 Module docstrings stay: the docstring task does not write them, and they are part of what a
 codebase's reader (and the docstring bundle's style detection) sees of the project. A body
@@ -8,7 +9,7 @@ Everything else is kept byte for byte.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TypeVar
 
 import libcst as cst
@@ -45,11 +46,29 @@ def _leading(statement: cst.BaseStatement) -> Sequence[cst.EmptyLine]:
 
 
 class _Stripper(cst.CSTTransformer):
-    def __init__(self) -> None:
+    def __init__(self, only: Collection[str] | None) -> None:
         super().__init__()
         self.removed = 0
+        self._only = only
+        self._scopes: list[tuple[str, bool]] = []
+        """The definitions being visited, innermost last: qualified name, whether a class."""
+
+    def _enter(self, name: str, is_class: bool) -> None:
+        if self._scopes:
+            outer, in_class = self._scopes[-1]
+            name = f"{outer}.{name}" if in_class else f"{outer}.<locals>.{name}"
+        self._scopes.append((name, is_class))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._enter(node.name.value, is_class=False)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._enter(node.name.value, is_class=True)
 
     def _strip(self, node: _Definition) -> _Definition:
+        qualname, _ = self._scopes.pop()
+        if self._only is not None and qualname not in self._only:
+            return node
         body = node.body
         if isinstance(body, cst.IndentedBlock):
             if body.body and _is_docstring(body.body[0]):
@@ -69,9 +88,10 @@ class _Stripper(cst.CSTTransformer):
         return self._strip(updated_node)
 
 
-def strip_docstrings(source: str) -> tuple[str, int]:
-    """``source`` without its function, method and class docstrings, and how many were removed;
+def strip_docstrings(source: str, only: Collection[str] | None = None) -> tuple[str, int]:
+    """``source`` without its function, method and class docstrings (``only``: those of the
+    definitions with these qualified names), and how many were removed;
     ``libcst.ParserSyntaxError`` when it does not parse."""
     module = cst.parse_module(source)
-    stripper = _Stripper()
+    stripper = _Stripper(only)
     return module.visit(stripper).code, stripper.removed

@@ -152,6 +152,7 @@ def render_report(report: EvalReport) -> RenderableType:
     timing = Text(
         f"engine load {report.engine_load_s:.1f} s; whole evaluation {report.wall_s:.0f} s; "
         f"concurrency {report.concurrency}; limit {report.limit or 'none'}"
+        + (f"; docstrings stripped: {report.strip}" if report.task == "docstring" else "")
     )
     docstrings = [p for p in report.packages if isinstance(p, DocstringPackageResult)]
     lints = [p for p in report.packages if isinstance(p, LintPackageResult)]

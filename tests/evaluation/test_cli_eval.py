@@ -138,6 +138,28 @@ def test_sa_eval_docstring_scores_what_the_agent_wrote_against_the_originals(
     assert max(len(line) for line in result.output.splitlines()) <= 100
 
 
+def test_sa_eval_docstring_can_strip_only_its_targets(
+    monkeypatch: pytest.MonkeyPatch, archives: Path, tmp_path: Path
+) -> None:
+    out, work = tmp_path / "eval.json", tmp_path / "work"
+    args = ["docstring", "tinypkg==0.1.0", "--from-dir", str(archives), "--json", str(out), "--limit", "2"]
+    args += ["-b", "docstring_calls", "--strip", "targets", "--work-dir", str(work)]
+    result = _eval(monkeypatch, _scripted, *args)
+
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    [package] = report["packages"]
+    assert report["strip"] == "targets" and package["targets"] == 2
+    chosen = {target["qualname"] for target in package["results"]}
+    code = (work / "tinypkg-0.1.0" / "code" / "tinypkg" / "core.py").read_text()
+    originals = {"add": "Return the sum of two numbers.", "shout": "Return the text in capital letters."}
+    originals |= {"is_missing": "Tell whether a value is missing.", "Greeter": "Greets people by name."}
+    originals["Greeter.greet"] = "Say hello to the person."
+    kept = [qualname for qualname, line in originals.items() if f'"""{line}' in code]
+    assert set(originals) - chosen <= set(kept), kept  # the other definitions keep their own docstrings
+    assert "docstrings stripped: targets" in result.output
+
+
 def test_sa_eval_lint_compares_ruff_alone_with_the_agent_and_runs_the_tests(
     monkeypatch: pytest.MonkeyPatch, archives: Path, tmp_path: Path
 ) -> None:

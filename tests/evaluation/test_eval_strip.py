@@ -86,3 +86,16 @@ def test_a_module_that_does_not_parse_raises() -> None:
 
     with pytest.raises(libcst.ParserSyntaxError):
         strip_docstrings("def broken(:\n")
+
+
+def test_only_the_named_definitions_lose_their_docstrings() -> None:
+    source = (
+        'class Outer:\n    """Outer."""\n\n    def method(self):\n        """Method."""\n\n'
+        '        def inner():\n            """Inner."""\n\n\ndef method():\n    """Top level."""\n'
+    )
+
+    text, removed = strip_docstrings(source, {"Outer.method", "Outer.method.<locals>.inner"})
+
+    assert removed == 2 and '"""Outer."""' in text and '"""Top level."""' in text
+    assert '"""Method."""' not in text and '"""Inner."""' not in text
+    assert strip_docstrings(source, set()) == (source, 0)
