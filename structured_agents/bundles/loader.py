@@ -40,6 +40,7 @@ from structured_agents.bundles.templates import PromptTemplates, TemplateSource,
 from structured_agents.bundles.toolset import BundleToolSource, check_script
 from structured_agents.context import RunContext
 from structured_agents.errors import ConfigError, StructuredAgentsError
+from structured_agents.jobs.ids import bundle_job_id
 from structured_agents.jobs.spec import JobSpec
 from structured_agents.kernel import AgentKernel, KernelConfig
 from structured_agents.kernel.engine import Engine, SamplingParams
@@ -127,13 +128,18 @@ class Bundle:
         await self.registry_tools.aconnect()
 
     def discover_jobs(self, root: Path, *, overwrite: bool = False) -> list[JobSpec]:
-        """The jobs of the bundle's task over the codebase at ``root``."""
+        """The jobs of the bundle's task over the codebase at ``root``, each with this bundle's
+        own id (:func:`~structured_agents.jobs.ids.bundle_job_id`)."""
         if self.manifest.task is None:
             raise ConfigError(
                 f"bundle {self.manifest.name!r} declares no task ({', '.join(available_tasks())}): "
                 "it cannot run over a codebase; give it jobs instead"
             )
-        return get_task(self.manifest.task).discover(root, overwrite=overwrite)
+        name, version = self.manifest.name, self.manifest.version
+        return [
+            replace(job, job_id=bundle_job_id(name, version, job.job_id))
+            for job in get_task(self.manifest.task).discover(root, overwrite=overwrite)
+        ]
 
     def kernel(
         self, engine: Engine, *, observers: Iterable[Observer] = (), agent_engine: Engine | None = None

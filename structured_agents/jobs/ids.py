@@ -5,6 +5,12 @@ A job id is the SHA-256 of the job kind, the target's path relative to the codeb
 byte. Re-discovering an unchanged codebase yields the same ids, so the store can skip jobs
 that already succeeded; editing a target's source changes its id. The kind is part of the id
 so that two tasks over the same function (docstring, lint...) are distinct jobs.
+
+A bundle's discovery gives each task job an id of its own (:func:`bundle_job_id`): two bundles,
+or two versions of one, doing the same task over the same target are distinct jobs with
+results of their own (``sa run docstring_calls`` after ``sa run docstring`` on the same store
+does its work, where it once skipped every job as already done), while running one bundle
+again still finds what it already did.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import PurePath
 
-__all__ = ["job_id", "relative_posix", "source_hash"]
+__all__ = ["bundle_job_id", "job_id", "relative_posix", "source_hash"]
 
 
 def source_hash(source: str | bytes) -> str:
@@ -30,6 +36,16 @@ def job_id(kind: str, path: PurePath | str, qualname: str, segment: str) -> str:
     """The stable id of one job (64 hex characters)."""
     digest = hashlib.sha256()
     for part in (kind, relative_posix(path), qualname, segment):
+        digest.update(part.encode("utf-8"))
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def bundle_job_id(bundle: str, version: str, task_job_id: str) -> str:
+    """The id of the task job ``task_job_id`` as version ``version`` of bundle ``bundle`` runs
+    it (64 hex characters)."""
+    digest = hashlib.sha256()
+    for part in ("bundle", bundle, version, task_job_id):
         digest.update(part.encode("utf-8"))
         digest.update(b"\0")
     return digest.hexdigest()

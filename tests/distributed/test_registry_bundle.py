@@ -23,7 +23,7 @@ def test_docstring_team_runs_its_agent_tool_and_mcp_server_in_the_workers(
     cluster: Cluster, tmp_path: Path
 ) -> None:
     project = write_team_project(tmp_path / "project")  # targets of its own: the store is shared
-    targets = {job.job_id: job for job in discover_docstring_jobs(project)}
+    targets = {(job.path, job.qualname): job for job in discover_docstring_jobs(project)}
     assert len(targets) == 4
 
     batch_id = enqueue(cluster.store, cluster.app, "docstring_team", project).batch_id
@@ -38,5 +38,6 @@ def test_docstring_team_runs_its_agent_tool_and_mcp_server_in_the_workers(
         assert [call.is_error for call in calls] == [False] * 3, [call.output for call in calls]
         assert calls[0].output == SCRIPTED_SUMMARY
         rules = json.loads(calls[1].output)
-        assert (rules["server_version"], rules["target"]) == ("2.0.0", targets[run.id].qualname)
+        assert (run.target_path, run.qualname) in targets
+        assert (rules["server_version"], rules["target"]) == ("2.0.0", run.qualname)
         assert SCRIPTED_DOCSTRING in calls[2].output

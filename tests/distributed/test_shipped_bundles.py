@@ -12,8 +12,6 @@ run.
 from __future__ import annotations
 
 import shutil
-from dataclasses import replace
-from hashlib import sha256
 from pathlib import Path
 
 import pytest
@@ -32,10 +30,8 @@ def test_docstring_bundle_runs_through_the_workers(cluster: Cluster, tmp_path: P
     project = shutil.copytree(SAMPLE_PROJECT, tmp_path / "project")
     targets = discover_docstring_jobs(project)
 
-    # a job's id (a hash of its kind, path, name and source) is the same for both bundles, and
-    # the store skips a job done before: each bundle's jobs get ids of their own
-    jobs = [replace(job, job_id=sha256(f"{bundle} {job.job_id}".encode()).hexdigest()) for job in targets]
-    batch_id = enqueue(cluster.store, cluster.app, bundle, project, jobs).batch_id
+    # both bundles run on one store: each bundle's discovery gives its jobs ids of its own
+    batch_id = enqueue(cluster.store, cluster.app, bundle, project).batch_id
     cluster.wait(batch_id)
 
     failed = {run.qualname: run.error for run in cluster.store.list_runs(batch_id, "failed")}

@@ -7,6 +7,7 @@ as a deployment would a custom engine; ``scripted`` itself is not a ``sa run`` o
 from __future__ import annotations
 
 import ast
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from runner_helpers import SAMPLE_PROJECT, write_docstring
 from typer.testing import CliRunner
 
+from structured_agents.bundles import find_bundle
 from structured_agents.cli.main import app
 from structured_agents.engines import Engine, GenerationRequest, ScriptedEngine, by_run_id
 from structured_agents.engines.factory import register_engine
@@ -65,6 +67,22 @@ def test_sa_run_stores_diffs_and_prints_the_next_commands(project: Path, db_url:
 
     code, output = _run(project, db_url)
     assert code == 0 and "0 succeeded, 0 failed, 19 of 19 skipped" in output
+
+
+def test_another_bundle_or_version_over_the_same_store_does_its_own_work(
+    project: Path, db_url: str, tmp_path: Path
+) -> None:
+    assert _run(project, db_url)[0] == 0
+    shipped = Path(find_bundle("docstring")).parent
+    newer = shutil.copytree(shipped, tmp_path / "docstring-next")
+    manifest = newer / "bundle.yaml"
+    manifest.write_text(manifest.read_text().replace('version: "3.0"', 'version: "3.1"'))
+
+    done = cli.invoke(app, ["run", str(newer), str(project), "--db", db_url, "--concurrency", "4"])
+
+    assert done.exit_code == 0 and "19 succeeded, 0 failed, 0 of 19 skipped" in done.output
+    with SqlStore(db_url) as store:
+        assert [store.batch_counts(b.id).total for b in store.list_batches()] == [19, 19]
 
 
 def test_sa_run_exits_non_zero_when_jobs_fail(project: Path, db_url: str) -> None:

@@ -25,7 +25,6 @@ from structured_agents.engines import GenerationRequest, ScriptedEngine, by_run_
 from structured_agents.engines.scripted import ScriptTurn
 from structured_agents.pym import PymRunner
 from structured_agents.store import Store
-from structured_agents.tasks.docstring import discover_docstring_jobs
 from structured_agents.types import ToolCall
 
 if TYPE_CHECKING:
@@ -68,7 +67,7 @@ def submit(request: GenerationRequest) -> list[ToolCall]:
 def test_every_job_asks_the_summarizer_agent_and_the_style_guide_v2(
     team_bundle: Bundle, store: Store, project: Path
 ) -> None:
-    targets = discover_docstring_jobs(project)
+    targets = team_bundle.discover_jobs(project)
     engine = ScriptedEngine(team_script, plugin=team_bundle.plugin, key=by_run_id, validate_grammar=True)
 
     summary = run_embedded(team_bundle, engine, store, project)

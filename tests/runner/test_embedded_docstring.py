@@ -39,7 +39,7 @@ def _docstrings(source: str) -> dict[str, str | None]:
 def test_every_target_gets_a_docstring_patch_that_only_changes_docstrings(
     docstring_bundle: Bundle, store: Store, project: Path
 ) -> None:
-    targets = discover_docstring_jobs(project)
+    targets = docstring_bundle.discover_jobs(project)
     engine = scripted(docstring_bundle)
 
     summary = run_embedded(docstring_bundle, engine, store, project)
