@@ -184,7 +184,7 @@ def show(run_id: Annotated[str, typer.Argument(help="Run id.")]) -> None:
     for call in calls:
         flag = " (error)" if call.is_error else ""
         arguments, output = escape(json.dumps(call.arguments)), escape(repr(call.output[:200]))
-        console.print(f"  {call.name}({arguments}) -> {output}{flag}")
+        console.print(f"  {escape(call.name)}({arguments}) -> {output}{flag}")
     if result is not None:
         console.print(f"result ({result.status}):\n{escape(result.diff or result.summary)}")
 

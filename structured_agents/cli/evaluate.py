@@ -73,7 +73,7 @@ def _progress(console: Console, task: str, json_out: str | None) -> Callable[[Pa
     def report(result: PackageResult) -> None:
         failed = sum(result.failures.values())
         console.print(
-            f"  {result.package}: {result.job_count} job(s), {failed} without a change, "
+            f"  {escape(result.package)}: {result.job_count} job(s), {failed} without a change, "
             f"{result.wall_s:.0f} s",
             highlight=False,
         )
@@ -124,6 +124,7 @@ def evaluate(
     from structured_agents.engines.factory import create_engine
     from structured_agents.evaluation import DEFAULT_PACKAGES, EvalSetup, parse_spec, render_report
     from structured_agents.evaluation import evaluate as run_evaluation
+    from structured_agents.evaluation.errors import EvaluationError
     from structured_agents.evaluation.tables import WIDTH
 
     console = Console(stderr=json_out == "-", width=WIDTH)
@@ -142,7 +143,9 @@ def evaluate(
             check_tests=check_tests,
             strip=strip.value,
         )
-        console.print(f"sa eval {task.value}: {', '.join(map(str, specs))}", highlight=False)
+        if strip is not StripChoice.all and task is not EvalTask.docstring:
+            raise EvaluationError("--strip is an option of sa eval docstring")
+        console.print(f"sa eval {task.value}: {escape(', '.join(map(str, specs)))}", highlight=False)
         report = asyncio.run(
             run_evaluation(
                 setup, lambda: create_engine(settings.engine), _progress(console, task.value, json_out)

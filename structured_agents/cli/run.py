@@ -181,7 +181,7 @@ def diff(
             typer.echo(result.diff, nl=False)
             continue
         title = f"{result.target_path} · {names.get(result.run_id, '?')} · {result.status}"
-        console.rule(f"[bold]{title}[/bold]", align="left")
+        console.rule(f"[bold]{escape(title)}[/bold]", align="left")
         if result.summary:
             console.print(result.summary, style="dim", markup=False, highlight=False, soft_wrap=True)
         console.print(Syntax(result.diff, "diff", theme="ansi_dark", background_color="default"))

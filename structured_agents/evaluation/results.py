@@ -283,7 +283,7 @@ class EvalReport:
             "tool_version": self.tool_version,
             "limit": self.limit,
             "concurrency": self.concurrency,
-            "strip": self.strip,
+            **({"strip": self.strip} if self.task == "docstring" else {}),
             "engine_load_s": self.engine_load_s,
             "wall_s": self.wall_s,
             "packages": [package.to_dict() for package in self.packages],

@@ -4,11 +4,12 @@ Discovery applies ruff's safe fixes (``ruff check --fix``, through stdin: nothin
 to each file with findings and lists what they leave as the job's candidates
 (:func:`~structured_agents.tasks.lint_fixes.candidates`): a finding with a fix ruff does not
 apply alone (``--unsafe-fixes``) carries that fix, to accept or reject; one without a fix
-names a line the agent may rewrite. The job's inputs: ``path``, ``source`` (the text after
-ruff's safe fixes, which every line number and offset refers to), ``findings`` (the
-candidates), ``fix_ids`` and ``edit_lines`` (the ids and lines the tools may name: the
-grammar's enums: :func:`~structured_agents.tasks.lint_fixes.lint_tool_view`). A file whose findings ruff's
-safe fixes remove entirely is a job too, with no candidate: its result is ruff's fixes.
+names a line the agent may rewrite or skip. The job's inputs: ``path``, ``source`` (the text
+after ruff's safe fixes, which every line number and offset refers to), ``findings`` (the
+candidates), ``fix_ids`` and ``edit_lines`` (every id and line the job decides; the agent
+decides them one a turn, in that order, each turn's grammar admitting only the next one:
+:func:`~structured_agents.tasks.lint_fixes.lint_tool_view`). A file whose findings ruff's safe
+fixes remove entirely is a job too, with no candidate: its result is ruff's fixes.
 
 Outcome: the agent's decisions (the last one per fix or line) become changes; which are kept
 is :func:`~structured_agents.tasks.lint_verdict.judge`'s (fewer findings, compiles, the

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import io
 import json
 import re
+import tokenize
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -57,7 +59,11 @@ _LINE_TOOLS = ("replace_line", "skip_line")
 """The tools that decide a line without a fix, by its ``line``."""
 _FIRST_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LINE_TEXT = "[^<\n]*"
-"""The rest of a rewritten line: one line, and no ``<`` (call markup cannot stand in it)."""
+"""The rest of a rewritten line: one line, and no ``<`` (call markup cannot stand in it). A line
+that holds a ``<`` (``n < 3``) gets ``[^\n]*``, which FunctionGemma's grammar reads as any string
+(its call markers kept out): ``replace_line`` refuses more than one line."""
+_QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
+"""A name a finding's message quotes (``Undefined name `reslt```): the fix may change it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,9 +151,25 @@ def _context(lines: list[str], line: int) -> str:
     )
 
 
+def _code_names(text: str) -> dict[int, list[str]]:
+    """The names each line's code uses (not its strings or comments), by line number; none
+    when the text does not tokenize."""
+    names: dict[int, list[str]] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.NAME and token.string not in names.setdefault(token.start[0], []):
+                names[token.start[0]].append(token.string)
+    except (tokenize.TokenError, SyntaxError):
+        return {}
+    return names
+
+
 def candidates(text: str, diagnostics: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The candidates of ``diagnostics`` (ruff's JSON findings on ``text``) a job offers."""
+    """The candidates of ``diagnostics`` (ruff's JSON findings on ``text``) a job offers; one
+    without a fix carries the ``names`` its line's code uses that its message does not quote
+    (what a rewrite of the line must keep)."""
     lines = split_lines(text)
+    code_names = _code_names(text)
     found = []
     for raw in diagnostics:
         fix = raw.get("fix")
@@ -164,6 +186,9 @@ def candidates(text: str, diagnostics: Sequence[Mapping[str, Any]]) -> list[dict
             if diff and isinstance(fix, Mapping)
             else None,
         }
+        if finding["fix"] is None:
+            quoted = set(_QUOTED.findall(finding["message"]))
+            finding["names"] = [name for name in code_names.get(line, []) if name not in quoted]
         found.append(finding)
     found.sort(key=lambda f: (f["fix"] is None, f["line"], f["code"]))
     offered = sorted(found[:MAX_CANDIDATES], key=lambda f: (f["line"], f["code"]))
@@ -182,16 +207,13 @@ def fix_change(candidate: Mapping[str, Any]) -> Change | None:
 
 def line_change(text: str, number: int, new: str, code: str) -> Change | None:
     """The change of line ``number`` of ``text`` to ``new`` (keeping the line's indentation
-    when ``new`` has none; empty: the line goes); None when there is no such line."""
+    when ``new`` has none); None when there is no such line."""
     lines = split_lines(text)
     if not 1 <= number <= len(lines):
         return None
     starts = _line_starts(text)
-    line = lines[number - 1]
-    body = line.rstrip("\r\n")
+    body = lines[number - 1].rstrip("\r\n")
     start = starts[number - 1]
-    if not new.strip():
-        return Change(f"{code} line {number}", ((start, start + len(line), ""),))
     indent = body[: len(body) - len(body.lstrip())]
     replacement = new if new[:1].isspace() else indent + new
     return Change(f"{code} line {number}", ((start, start + len(body), replacement.rstrip("\r\n")),))
@@ -226,7 +248,8 @@ def _new_line_pattern(source: str, number: int) -> str:
     lines = split_lines(source)
     text = lines[number - 1].strip() if 1 <= number <= len(lines) else ""
     word = _FIRST_WORD.match(text)
-    return f"^{word.group(0) if word else ''}{_LINE_TEXT}$"
+    rest = "[^\n]*" if "<" in text else _LINE_TEXT
+    return f"^{word.group(0) if word else ''}{rest}$"
 
 
 def _narrowed(tool: ToolSchema, parameter: str, value: int, **extra: dict[str, Any]) -> ToolSchema | None:

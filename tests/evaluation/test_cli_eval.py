@@ -158,6 +158,17 @@ def test_sa_eval_docstring_can_strip_only_its_targets(
     kept = [qualname for qualname, line in originals.items() if f'"""{line}' in code]
     assert set(originals) - chosen <= set(kept), kept  # the other definitions keep their own docstrings
     assert "docstrings stripped: targets" in result.output
+    lint = _eval(
+        monkeypatch,
+        _scripted_lint,
+        "lint",
+        "tinypkg==0.1.0",
+        "--from-dir",
+        str(archives),
+        "--strip",
+        "targets",
+    )
+    assert lint.exit_code == 2 and "--strip is an option of sa eval docstring" in lint.output
 
 
 def test_sa_eval_lint_compares_ruff_alone_with_the_agent_and_runs_the_tests(

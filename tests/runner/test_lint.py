@@ -278,9 +278,13 @@ def test_a_rewritten_line_must_keep_every_name_its_code_uses(lint_bundle: Bundle
     root = _codebase(tmp_path / "code", jobs=text)
 
     output, error = asyncio.run(_tool(lint_bundle, root, "replace_line", line=4, new="except Exception:"))
-    assert error and "line 4 uses log, which the new line drops" in output
+    assert error and "line 4 uses log" in output and "which the new line drops" in output
     kept = 'except Exception: log(f"failed: {job}")'  # names inside an f-string count
     assert asyncio.run(_tool(lint_bundle, root, "replace_line", line=4, new=kept))[1] is False
+    refusals = [("  ", "is empty: call skip_line"), ("except Exception:\n    log(job)", "more than one")]
+    for new, refusal in refusals:
+        output, error = asyncio.run(_tool(lint_bundle, root, "replace_line", line=4, new=new))
+        assert error and refusal in output
 
 
 def test_sa_show_prints_code_in_brackets_as_it_is(

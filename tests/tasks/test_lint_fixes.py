@@ -14,6 +14,7 @@ from structured_agents.plugins import get_plugin
 from structured_agents.tasks.lint_fixes import (
     Change,
     apply_changes,
+    candidates,
     decisions,
     fix_change,
     line_change,
@@ -29,18 +30,29 @@ TEXT = "def f(x):\n    try:\n        return x == None\n    except:\n        pass
     [
         (4, "except Exception:", "    except Exception:\n"),  # the line's indentation is kept
         (4, "  except ValueError:", "  except ValueError:\n"),  # unless the new text has its own
-        (5, "", None),  # empty: the line goes
     ],
 )
-def test_line_change(number: int, new: str, expected: str | None) -> None:
+def test_line_change(number: int, new: str, expected: str) -> None:
     change = line_change(TEXT, number, new, "E722")
     assert change is not None and change.label == f"E722 line {number}"
 
     text, applied, overlapping = apply_changes(TEXT, [change])
 
     lines = TEXT.splitlines(keepends=True)
-    lines[number - 1 : number] = [expected] if expected is not None else []
+    lines[number - 1] = expected
     assert (text, applied, overlapping) == ("".join(lines), [change], [])
+
+
+def test_a_finding_without_a_fix_names_what_its_lines_code_uses_but_not_what_it_quotes() -> None:
+    text = 'def f(a):\n    return reslt + a  # total\n\n\nNOTE = """\n    keep these words\n"""\n'
+    diagnostics = [
+        {"code": "F821", "message": "Undefined name `reslt`", "location": {"row": 2, "column": 12}},
+        {"code": "W291", "message": "Trailing whitespace", "location": {"row": 6, "column": 1}},
+    ]
+
+    found = {finding["line"]: finding["names"] for finding in candidates(text, diagnostics)}
+
+    assert found == {2: ["return", "a"], 6: []}  # nothing in a comment or inside a string
 
 
 def test_a_line_that_does_not_exist_is_no_change() -> None:
@@ -131,11 +143,12 @@ def test_after_the_fixes_each_line_is_rewritten_on_its_own_first_word_or_skipped
     )
     assert not allowed("accept_fix", id=1)
 
-    # a line opening on no word may be any one line; a failed call decides nothing
+    assert not allowed("replace_line", line=4, new="l = x < 2")  # no '<' (markup) where the line has none
+
+    # a line holding a '<' (and opening on no word) may be any string; a failed call decides nothing
     refused = ToolResult("call-x", "replace_line", "line 4 is already 'l = 1'", True)
     allowed = _allows(lint_tool_view(TOOLS, INPUTS, [*fixed, refused, _done("skip_line", {"skipped": 4})]))
-    assert not allowed("replace_line", line=5, new="assert x < 2")  # no '<': call markup
-    assert allowed("replace_line", line=5, new="assert x >= 2") and allowed("skip_line", line=5)
+    assert allowed("replace_line", line=5, new="assert x < 2") and allowed("skip_line", line=5)
     assert not allowed("skip_line", line=4)
 
 
