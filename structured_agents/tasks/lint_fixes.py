@@ -74,6 +74,8 @@ class Change:
     """What it is, for summaries: ``F841 line 6`` (the finding and its line)."""
     edits: tuple[Edit, ...]
     """Its edits of the text, by character offset."""
+    rewrite: bool = False
+    """A line the agent wrote (not a fix of ruff's)."""
 
 
 def _line_starts(text: str) -> list[int]:
@@ -216,7 +218,8 @@ def line_change(text: str, number: int, new: str, code: str) -> Change | None:
     start = starts[number - 1]
     indent = body[: len(body) - len(body.lstrip())]
     replacement = new if new[:1].isspace() else indent + new
-    return Change(f"{code} line {number}", ((start, start + len(body), replacement.rstrip("\r\n")),))
+    edit = (start, start + len(body), replacement.rstrip("\r\n"))
+    return Change(f"{code} line {number}", (edit,), rewrite=True)
 
 
 def decisions(results: Sequence[ToolResult]) -> tuple[dict[int, bool], dict[int, str | None]]:

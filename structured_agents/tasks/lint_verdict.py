@@ -18,6 +18,7 @@ accepted fix, a rewritten line) is kept only when, with ruff's safe fixes applie
 
 from __future__ import annotations
 
+import ast
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -40,8 +41,8 @@ class Dropped:
 
     change: Change
     why: str
-    """``did not compile``, ``left as many findings``, ``overlapped another``, ``failed the
-    check`` or ``not checked``."""
+    """``did not compile``, ``changed the statement``, ``left as many findings``, ``overlapped
+    another``, ``failed the check`` or ``not checked``."""
     detail: str = ""
     """The compiler's or the check's message."""
 
@@ -87,12 +88,13 @@ class Verdict:
 _REASONS = (
     "failed the check",
     "did not compile",
+    "changed the statement",
     "left as many findings",
     "overlapped another",
     "not checked",
 )
 """Why a change is dropped, in the order a summary lists them."""
-_DETAILED = frozenset({"failed the check", "did not compile"})
+_DETAILED = frozenset({"failed the check", "did not compile", "changed the statement"})
 """Reasons a summary quotes the message of."""
 _SHORT = 100
 """Characters of a message a summary quotes."""
@@ -110,6 +112,29 @@ def _compile_error(text: str, path: str) -> str | None:
         except (SyntaxError, ValueError) as exc:
             return f"{type(exc).__name__}: {exc}"
     return None
+
+
+def _statement_kind(line: str) -> str | None:
+    """The kind of the one statement ``line`` is (``Assign``, ``Return``...); None when it is
+    not one whole statement on its own (an ``except:`` or ``if x:`` header)."""
+    try:
+        tree = ast.parse(line.strip())
+    except SyntaxError:
+        return None
+    return type(tree.body[0]).__name__ if len(tree.body) == 1 else None
+
+
+def _changed_statement(text: str, change: Change) -> str | None:
+    """``Assign -> AnnAssign`` when a rewritten line of ``text`` makes another kind of statement
+    (``version = version`` written as ``version:1``: it compiles, and ruff finds one finding
+    fewer, but it is no fix); None otherwise."""
+    if not change.rewrite or len(change.edits) != 1:
+        return None
+    start, end, new = change.edits[0]
+    before, after = _statement_kind(text[start:end]), _statement_kind(new)
+    if before is None or after is None or before == after:
+        return None
+    return f"{before} -> {after}"
 
 
 class _Judge:
@@ -137,6 +162,10 @@ class _Judge:
         """The changes that are each good alone (1) and together (2)."""
         alone = []
         for change in changes:
+            changed = _changed_statement(self.by_ruff, change)
+            if changed is not None:
+                dropped.append(Dropped(change, "changed the statement", changed))
+                continue
             problem = self.problem(self.proposal([change])[0], limit)
             if problem is None:
                 alone.append(change)

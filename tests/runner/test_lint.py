@@ -159,6 +159,24 @@ def test_a_line_that_does_not_compile_is_dropped_and_a_good_one_kept(
     assert "+    if job is None:\n" in result.diff and "except Exception" not in result.diff
 
 
+def test_a_rewritten_line_that_makes_another_kind_of_statement_is_dropped(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    """Seen on packaging: ``version = version`` (PLW0127) written as ``version:1`` compiles and
+    leaves one finding fewer, but is no fix."""
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "ruff.toml").write_text('[lint]\nselect = ["PLW0127"]\n')
+    (tmp_path / "code" / "tags.py").write_text("def f(version):\n    version = version\n    return version\n")
+    engine = scripted(lint_bundle, _call("replace_line", line=2, new="version:1"), _call("submit_result"))
+
+    summary = _run(lint_bundle, engine, store, tmp_path / "code")
+
+    [run] = store.list_runs(summary.batch_id)
+    assert run.status == "failed" and "1 changed the statement (PLW0127 line 2: Assign -> AnnAssign)" in (
+        run.error or ""
+    )
+
+
 def test_a_rewritten_line_that_fixes_its_finding_is_kept(
     lint_bundle: Bundle, store: Store, tmp_path: Path
 ) -> None:
