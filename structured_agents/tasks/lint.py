@@ -104,8 +104,9 @@ def discover_lint_jobs(root: Path) -> list[JobSpec]:
 def agent_changes(inputs: Mapping[str, Any], result: RunResult) -> list[Change]:
     """The changes the agent's decisions make, in line order: each accepted fix and rewritten
     line, the last decision about each fix or line counting."""
-    findings = {f["id"]: f for f in inputs.get("findings") or () if isinstance(f, Mapping)}
-    codes = {f["line"]: f["code"] for f in findings.values() if f.get("fix") is None}
+    candidates = [f for f in inputs.get("findings") or () if isinstance(f, Mapping)]
+    findings = {f["id"]: f for f in candidates if f.get("id") is not None}
+    codes = {f["line"]: f["code"] for f in candidates if f.get("fix") is None}
     try:
         accepted, lines = decisions(result.tool_results)
     except ValueError as exc:

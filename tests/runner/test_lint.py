@@ -177,6 +177,28 @@ def test_a_rewritten_line_that_makes_another_kind_of_statement_is_dropped(
     )
 
 
+def test_each_rewritten_line_is_labelled_with_its_own_finding(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    """Two lines without a fix: the summary names each one's code (the first was once '?')."""
+    text = "def run(job):\n    try:\n        job()\n    except:\n        pass\n    l = 1\n    return l\n"
+    root = _codebase(tmp_path / "code", jobs=text)
+    (root / "ruff.toml").write_text('[lint]\nselect = ["E722", "E741"]\n')
+    engine = scripted(
+        lint_bundle,
+        _call("replace_line", line=4, new="except Exception"),  # no colon: does not compile
+        _call("replace_line", line=6, new="l = (1"),
+        _call("submit_result"),
+    )
+
+    summary = _run(lint_bundle, engine, store, root)
+
+    [run] = store.list_runs(summary.batch_id)
+    assert "(E722 line 4: SyntaxError" in (run.error or "") and "E741 line 6: SyntaxError" in (
+        run.error or ""
+    )
+
+
 def test_a_rewritten_line_that_fixes_its_finding_is_kept(
     lint_bundle: Bundle, store: Store, tmp_path: Path
 ) -> None:
