@@ -103,9 +103,10 @@ async def run_agent(
     with SqlStore(f"sqlite:///{store_path}") as store:
         runner = EmbeddedRunner(bundle, engine, store, concurrency=concurrency)
         summary = await runner.run(root, jobs, task_options=task_options)
-        report = apply_patches(root, store.results(summary.batch_id, "proposed"))
+        results = store.results(summary.batch_id)
+        report = apply_patches(root, [result for result in results if result.status == "proposed"])
         outcomes = {o.run_id: o for file in report.files for o in file.outcomes}
-        stored = {result.run_id: result.summary for result in store.results(summary.batch_id)}
+        stored = {result.run_id: result.summary for result in results}
         records = tuple(
             JobRecord(
                 run=run,

@@ -271,11 +271,11 @@ def _pending(inputs: Mapping[str, Any], results: Sequence[ToolResult]) -> tuple[
     not yet decided and not given up (:data:`LINE_TRIES` refused calls on it), else neither."""
     fix_ids = [i for i in inputs.get("fix_ids") or () if isinstance(i, int)]
     edit_lines = [n for n in inputs.get("edit_lines") or () if isinstance(n, int)]
+    fixes: dict[int, bool] = {}
+    lines: dict[int, str | None] = {}
     given_up: set[int] = set()
-    done: list[ToolResult] = []
 
     def next_up() -> tuple[int | None, int | None]:
-        fixes, lines = decisions(done)
         fix = next((i for i in fix_ids if i not in fixes), None)
         line = next((n for n in edit_lines if n not in lines and n not in given_up), None)
         return fix, line if fix is None else None
@@ -288,9 +288,12 @@ def _pending(inputs: Mapping[str, Any], results: Sequence[ToolResult]) -> tuple[
             if refused >= LINE_TRIES:
                 given_up.add(line)
                 refused = 0
-        elif not result.is_error and result.name in (*_FIX_TOOLS, *_LINE_TOOLS):
+            continue
+        decided_fixes, decided_lines = decisions([result])
+        if decided_fixes or decided_lines:
             refused = 0
-        done.append(result)
+        fixes.update(decided_fixes)
+        lines.update(decided_lines)
     return next_up()
 
 
