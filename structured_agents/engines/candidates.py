@@ -43,7 +43,9 @@ def _gather(request: GenerationRequest, outputs: list[Completion]) -> Completion
     outputs = outputs * request.sampling.n if len(outputs) == 1 else outputs
     first = outputs[0]
     usage = TokenUsage(first.usage.prompt_tokens, sum(o.usage.completion_tokens for o in outputs))
-    candidates = tuple(Candidate(o.text, o.finish_reason, o.usage.completion_tokens) for o in outputs)
+    candidates = tuple(
+        Candidate(o.text, o.finish_reason, o.usage.completion_tokens, o.review) for o in outputs
+    )
     return replace(first, request_id=request.request_id, usage=usage, candidates=candidates)
 
 

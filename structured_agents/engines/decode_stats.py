@@ -21,6 +21,8 @@ class DecodeStats:
     """Choosing tokens: filling and applying grammar bitmasks, argmax or sampling."""
     accept_s: float = 0.0
     """Advancing the grammar matchers by the chosen tokens."""
+    review_s: float = 0.0
+    """Scoring review texts after prompts and outputs (:mod:`structured_agents.engines.review`)."""
     steps: int = 0
     """Decode steps (one token for every live row each)."""
     row_steps: int = 0

@@ -17,6 +17,7 @@ its own (``next_pos``), independent of the padding.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,7 +25,7 @@ import torch
 
 from structured_agents.errors import EngineError
 
-__all__ = ["KVBatch", "select_rows"]
+__all__ = ["KVBatch", "fork_rows", "select_rows"]
 
 
 def _left_pad(tensor: torch.Tensor, length: int, dim: int) -> torch.Tensor:
@@ -44,6 +45,22 @@ def select_rows(
     index = torch.tensor(rows, device=mask.device)
     cache.batch_select_indices(index.to(cache.layers[0].keys.device))
     return mask[index], next_pos[index]
+
+
+def fork_rows(
+    cache: Any, mask: torch.Tensor, next_pos: torch.Tensor, rows: Sequence[int]
+) -> tuple[Any, torch.Tensor, torch.Tensor]:
+    """A cache of ``rows`` alone (with their mask and next positions) that can be fed without
+    changing ``cache``: its layers are copies holding those rows' tensors."""
+    index = torch.tensor(list(rows), device=mask.device)
+    forked_cache = copy.copy(cache)
+    forked_cache.layers = []
+    for layer in cache.layers:
+        forked = copy.copy(layer)
+        forked.keys = layer.keys.index_select(0, index.to(layer.keys.device))
+        forked.values = layer.values.index_select(0, index.to(layer.values.device))
+        forked_cache.layers.append(forked)
+    return forked_cache, mask[index], next_pos[index]
 
 
 def _check_layers(cache: Any) -> None:
@@ -105,6 +122,10 @@ class KVBatch:
                 layer.keys, layer.values = layer.keys[:, :, -stored:], layer.values[:, :, -stored:]
                 if hasattr(layer, "cumulative_length"):
                     layer.cumulative_length = width
+
+    def fork(self, rows: Sequence[int]) -> tuple[Any, torch.Tensor, torch.Tensor]:
+        """:func:`fork_rows` of this batch."""
+        return fork_rows(self.cache, self.mask, self.next_pos, rows)
 
     def grow(self) -> None:
         """Open one more column for the tokens about to be fed (before a decode forward)."""

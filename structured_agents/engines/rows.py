@@ -97,6 +97,14 @@ class Row:
     """Text already handed out by :meth:`delta`."""
     error: dict[str, object] = field(default_factory=dict)
     """Metadata of an ``error`` row (``error``, ``grammar_error``)."""
+    review_ids: tuple[int, ...] = ()
+    """The request's review text, tokenized (empty: no review asked)."""
+    empty_ids: tuple[int, ...] = ()
+    """The request's :attr:`Review.empty <structured_agents.kernel.engine.Review.empty>`, tokenized."""
+    review: float | None = None
+    """The review score of the row's output, once it ended (:mod:`structured_agents.engines.review`)."""
+    review_baseline: float | None = None
+    """The review text's score after the empty output, once the prompt was prefilled."""
 
     @property
     def finished(self) -> bool:
@@ -175,4 +183,6 @@ class Row:
             batch_size=batch_size,
             logprobs=tuple(self.logprobs[: len(self.tokens)]),
             metadata=metadata,
+            review=self.review,
+            review_baseline=self.review_baseline,
         )

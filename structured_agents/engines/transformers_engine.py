@@ -52,6 +52,7 @@ from structured_agents.engines.decode_stats import DecodeStats
 from structured_agents.engines.logits import VocabIndex
 from structured_agents.engines.model_store import ModelStore
 from structured_agents.engines.occupancy import Occupancy
+from structured_agents.engines.review import MAX_REVIEW_TOKENS
 from structured_agents.engines.rows import Row
 from structured_agents.engines.step_loop import StepLoop
 from structured_agents.engines.transformers_stepper import TransformersStepper
@@ -269,7 +270,18 @@ class TransformersEngine:
         with self._tokenizer_lock:
             prompt_ids = [int(t) for t in self.tokenizer(request.prompt)["input_ids"]]
             banned = bad_word_ids(request.sampling.bad_words, self._encode)
-        row = Row(index, request, prompt_ids, stop_token_ids=tuple(self.stop_token_ids), banned=banned)
+            review = request.review
+            review_ids = tuple(self._encode(review.text)[:MAX_REVIEW_TOKENS]) if review is not None else ()
+            empty_ids = tuple(self._encode(review.empty)) if review is not None else ()
+        row = Row(
+            index,
+            request,
+            prompt_ids,
+            stop_token_ids=tuple(self.stop_token_ids),
+            banned=banned,
+            review_ids=review_ids,
+            empty_ids=empty_ids,
+        )
         limit = getattr(self.model.config, "max_position_embeddings", None)
         if not row.prompt_ids:
             row.fail(f"request {index} ({request.request_id}): the prompt is empty")
@@ -301,6 +313,30 @@ class TransformersEngine:
             logits_to_keep=1,
         )
         logits: torch.Tensor = out.logits[:, -1, :].float()
+        return logits
+
+    def hidden(
+        self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any
+    ) -> torch.Tensor:
+        """Run the model's decoder on ``ids``; the final hidden states of every position
+        (:mod:`structured_agents.engines.review` reads them through :meth:`head`)."""
+        out = self.model.get_decoder()(
+            input_ids=ids.to(self.device),
+            attention_mask=mask.to(self.device),
+            position_ids=positions.to(self.device),
+            past_key_values=cache,
+            use_cache=True,
+        )
+        hidden: torch.Tensor = out.last_hidden_state
+        return hidden
+
+    def head(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The float32 logits of ``hidden`` states (the LM head, with the model's final logit
+        soft-capping where its config sets one)."""
+        logits: torch.Tensor = self.model.get_output_embeddings()(hidden).float()
+        cap = getattr(self.model.config, "final_logit_softcapping", None)
+        if cap:
+            logits = torch.tanh(logits / cap) * cap
         return logits
 
     def decode_text(self, tokens: Sequence[int]) -> str:

@@ -21,8 +21,10 @@ import torch
 
 from structured_agents.engines.bad_words import ban_bad_words
 from structured_agents.engines.decode_stats import DecodeStats
-from structured_agents.engines.kv_batch import KVBatch, select_rows
+from structured_agents.engines.kv_batch import KVBatch, fork_rows, select_rows
 from structured_agents.engines.logits import GrammarMasker, VocabIndex, penalize, select_tokens, top_logprobs
+from structured_agents.engines.repeats import ban_repeats
+from structured_agents.engines.review import ReviewModel, score_continuations
 from structured_agents.engines.rows import Row
 from structured_agents.errors import EngineError
 from structured_agents.kernel.engine import TokenLogprob
@@ -46,7 +48,7 @@ def prefill_groups(rows: Sequence[Row], *, slack: float = _PAD_SLACK, extra: int
     return groups
 
 
-class StepModel(Protocol):
+class StepModel(ReviewModel, Protocol):
     """What the stepper needs of its engine: the loaded model, its tokens, and where to count."""
 
     max_batch_size: int
@@ -100,6 +102,9 @@ class TransformersStepper:
             for row in group:
                 distinct.setdefault(tuple(row.prompt_ids), row)
             logits, cache, mask, next_pos = self._prefill(list(distinct.values()))
+            self.engine.stats.prefill_s += time.perf_counter() - clock
+            self._baselines(list(distinct.values()), logits, (cache, mask, next_pos))
+            clock = time.perf_counter()
             if len(distinct) < len(group):
                 position = {prompt: k for k, prompt in enumerate(distinct)}
                 index = [position[tuple(row.prompt_ids)] for row in group]
@@ -109,8 +114,45 @@ class TransformersStepper:
             self.kv.join(cache, mask, next_pos)
             self.logits = logits if self.logits is None else torch.cat([self.logits, logits])
             for row in group:
+                row.review_baseline = distinct[tuple(row.prompt_ids)].review_baseline
                 self.masker.add(row.grammar, stop_token_ids=row.stop_token_ids)
                 self.rows.append(row)
+
+    def _baselines(
+        self, rows: list[Row], logits: torch.Tensor, prefilled: tuple[Any, torch.Tensor, torch.Tensor]
+    ) -> None:
+        """Each row's review baseline: its review text after its prompt and the empty output."""
+        asked = [k for k, row in enumerate(rows) if row.review_ids]
+        if not asked:
+            return
+        clock = time.perf_counter()
+        sequences = [rows[k].empty_ids + rows[k].review_ids for k in asked]
+        scores = score_continuations(
+            self.engine,
+            fork_rows(*prefilled, asked),
+            logits[torch.tensor(asked, device=logits.device)],
+            sequences,
+            [len(rows[k].review_ids) for k in asked],
+        )
+        for k, score in zip(asked, scores, strict=True):
+            rows[k].review_baseline = score
+        self.engine.stats.review_s += time.perf_counter() - clock
+
+    def _review(self, ended: list[int], raw: torch.Tensor, reviewed: list[int]) -> None:
+        """Each ended row's review score: its review text after its prompt and its output
+        (``raw``: the rows' logits before penalties and masks, for the ``reviewed`` positions)."""
+        clock = time.perf_counter()
+        at = {k: j for j, k in enumerate(reviewed)}
+        scores = score_continuations(
+            self.engine,
+            self.kv.fork(ended),
+            raw[torch.tensor([at[k] for k in ended])],
+            [self.rows[k].review_ids for k in ended],
+            [len(self.rows[k].review_ids) for k in ended],
+        )
+        for k, score in zip(ended, scores, strict=True):
+            self.rows[k].review = score
+        self.engine.stats.review_s += time.perf_counter() - clock
 
     def _prefill(self, rows: list[Row]) -> tuple[torch.Tensor, Any, torch.Tensor, torch.Tensor]:
         from transformers import DynamicCache
@@ -136,14 +178,20 @@ class TransformersStepper:
         params = [row.request.sampling for row in rows]
         counts = [-1 if p.logprobs is None else p.logprobs for p in params]
         raw = logits.clone() if any(count >= 0 for count in counts) else None
+        reviewed = [k for k, row in enumerate(rows) if row.review_ids]
+        review_raw = logits[torch.tensor(reviewed)].clone() if reviewed else None
         generated = [row.tokens for row in rows]
         penalize(logits, generated, params)
         ban_bad_words(logits, generated, [row.banned for row in rows])
+        ban_repeats(logits, generated, [p.no_repeat_ngram_size for p in params])
         tokens = select_tokens(logits, range(len(rows)), self.masker, params, [r.generator for r in rows])
         logprobs = top_logprobs(raw, tokens, counts) if raw is not None else [[] for _ in rows]
         stats.select_s += time.perf_counter() - clock
         for k, (row, token) in enumerate(zip(rows, tokens, strict=True)):
             self._advance(row, k, token, logprobs[k])
+        ended = [k for k in reviewed if rows[k].finish_reason in ("grammar", "stop")]
+        if ended and review_raw is not None:
+            self._review(ended, review_raw, reviewed)
         stats.steps += 1
         stats.row_steps += len(rows)
         keep = [k for k, row in enumerate(rows) if not row.finished]

@@ -9,12 +9,12 @@ from typing import Any, Protocol
 from structured_agents.context import RunContext
 from structured_agents.errors import ConfigError, GrammarConfigError
 from structured_agents.grammar.config import GrammarConfig
-from structured_agents.kernel.engine import SamplingParams
+from structured_agents.kernel.engine import Review, SamplingParams
 from structured_agents.kernel.history import HistoryStrategy, KeepAll
 from structured_agents.plugins.protocol import ModelPlugin
 from structured_agents.types import ToolCall, ToolResult, ToolSchema
 
-__all__ = ["BadWords", "Chooser", "KernelConfig", "ParsedTurn", "ToolView"]
+__all__ = ["BadWords", "Chooser", "KernelConfig", "ParsedTurn", "Reviewer", "ToolView"]
 
 ParsedTurn = tuple[str | None, list[ToolCall]]
 """A candidate output parsed by the plugin: its text content and its tool calls."""
@@ -30,10 +30,15 @@ class ToolView(Protocol):
     ) -> list[ToolSchema]: ...
 
 
-Chooser = Callable[[RunContext, Sequence["ParsedTurn | None"]], int]
+Chooser = Callable[[RunContext, Sequence["ParsedTurn | None"], Sequence["float | None"]], int]
 """Which of a turn's candidates (``SamplingParams.n``) the run keeps, from the run's context (its
-job's inputs, its workspace) and each candidate parsed (None where it does not parse): the
-index of the one kept."""
+job's inputs, its workspace), each candidate parsed (None where it does not parse) and each
+candidate's review margin (:attr:`Completion.review_margin
+<structured_agents.kernel.engine.Completion.review_margin>`; None where the engine measured
+none): the index of the one kept."""
+Reviewer = Callable[[RunContext], "Review | None"]
+"""The :class:`~structured_agents.kernel.engine.Review` a run's model turns ask the engine for,
+from the run's context (a docstring job: the body of the code it documents); None: none."""
 BadWords = Callable[[RunContext], Sequence[str]]
 """Texts one run must never write, from the run's context (a docstring task bans the words of
 its worked examples that its target's file, read from the workspace, does not use)."""
@@ -70,6 +75,10 @@ class KernelConfig:
     job_bad_words: BadWords | None = None
     """Texts each run adds to ``sampling.bad_words``, from its job's inputs; those its call
     syntax needs are left out (:mod:`structured_agents.kernel.bans`). None: none."""
+    review: Reviewer | None = None
+    """What each run's requests ask the engine to score their candidates by; the margin of the
+    candidate kept is the run's :attr:`RunState.confidence
+    <structured_agents.kernel.state.RunState.confidence>`. None: no review."""
 
     def __post_init__(self) -> None:
         if self.max_turns < 1:

@@ -23,6 +23,7 @@ __all__ = [
     "Engine",
     "FinishReason",
     "GenerationRequest",
+    "Review",
     "SamplingParams",
     "TokenLogprob",
 ]
@@ -31,6 +32,10 @@ MAX_CANDIDATES = 16
 """Most candidates one request may ask for (``SamplingParams.n``)."""
 MAX_LOGPROBS = 20
 """Most alternatives a request may ask to see per token (OpenAI's ``top_logprobs`` bound)."""
+MAX_NGRAM = 32
+"""Largest ``SamplingParams.no_repeat_ngram_size``."""
+MAX_REVIEW_CHARS = 4096
+"""Longest :attr:`Review.text` (its tokens are read once per candidate)."""
 
 FinishReason = Literal["stop", "length", "grammar", "error"]
 
@@ -67,6 +72,14 @@ class SamplingParams:
     """Report each generated token's log probability with this many most likely alternatives
     (0 to 20; 0: the chosen token alone); None reports none. Log probabilities are the model's
     own (before penalties and grammar masks), as vLLM reports them by default."""
+    no_repeat_ngram_size: int = 0
+    """Never repeat a run of this many tokens (transformers' ``no_repeat_ngram_size``): a token
+    that would complete a run the output already holds is pushed below every other token the
+    grammar allows (taken only when the grammar allows nothing else), so a greedy row that
+    starts looping ("... pi r squared. The area of ... pi r squared.") must write something
+    else, and ends. 0: off. The transformers engine honours it; vLLM and OpenAI-compatible
+    servers have no such setting (their ``frequency_penalty`` and ``presence_penalty`` are the
+    closest), so those engines ignore it."""
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
@@ -83,6 +96,11 @@ class SamplingParams:
             raise ConfigError(f"SamplingParams.n must be in [1, {MAX_CANDIDATES}], got {self.n}")
         if any(not word.strip() for word in self.bad_words):
             raise ConfigError(f"SamplingParams.bad_words must be non-blank texts, got {self.bad_words!r}")
+        if not 0 <= self.no_repeat_ngram_size <= MAX_NGRAM:
+            raise ConfigError(
+                f"SamplingParams.no_repeat_ngram_size must be in [0, {MAX_NGRAM}], "
+                f"got {self.no_repeat_ngram_size}"
+            )
         if self.logprobs is not None and not 0 <= self.logprobs <= MAX_LOGPROBS:
             raise ConfigError(f"SamplingParams.logprobs must be in [0, {MAX_LOGPROBS}], got {self.logprobs}")
 
@@ -105,6 +123,29 @@ class TokenLogprob:
 
 
 @dataclass(frozen=True, slots=True)
+class Review:
+    """Score each candidate by how well it explains a text that would follow it: the log
+    likelihood of :attr:`text` after the prompt and the candidate, summed over its tokens (the
+    reviewer of Coder-Reviewer reranking, Zhang et al. 2022: a docstring is scored by the
+    likelihood of the code it documents). The same text after the prompt and :attr:`empty`
+    (what the model writes when it says nothing) is the baseline: a candidate's margin over it
+    is how much it tells of the text, a confidence its caller can flag on."""
+
+    text: str
+    """What follows a candidate (a definition's body after its docstring)."""
+    empty: str = ""
+    """The output that says nothing (a docstring closed at once), for the baseline."""
+
+    def __post_init__(self) -> None:
+        if not self.text.strip():
+            raise ConfigError("Review.text must be a non-blank text")
+        if len(self.text) > MAX_REVIEW_CHARS:
+            raise ConfigError(
+                f"Review.text must be at most {MAX_REVIEW_CHARS} characters, got {len(self.text)}"
+            )
+
+
+@dataclass(frozen=True, slots=True)
 class GenerationRequest:
     """One model turn to decode.
 
@@ -119,6 +160,8 @@ class GenerationRequest:
     grammar: GrammarArtifact | None = None
     sampling: SamplingParams = field(default_factory=SamplingParams)
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    review: Review | None = None
+    """Score the output(s) as :class:`Review` says; engines that cannot leave the scores None."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +171,8 @@ class Candidate:
     text: str
     finish_reason: FinishReason = "stop"
     completion_tokens: int = 0
+    review: float | None = None
+    """The :class:`Review` score of this candidate (None: not asked, or not measured)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +199,17 @@ class Completion:
     metadata: dict[str, Any] = field(default_factory=dict)
     candidates: tuple[Candidate, ...] = ()
     """Every candidate of a request with ``n > 1``, in order; empty for one."""
+    review: float | None = None
+    """The :class:`Review` score of ``text`` (None: not asked, or not measured)."""
+    review_baseline: float | None = None
+    """The :class:`Review` text's log likelihood after :attr:`Review.empty` (the baseline)."""
+
+    @property
+    def review_margin(self) -> float | None:
+        """How much more likely ``text`` makes the review text than saying nothing does."""
+        if self.review is None or self.review_baseline is None:
+            return None
+        return self.review - self.review_baseline
 
 
 @runtime_checkable

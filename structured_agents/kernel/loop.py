@@ -205,6 +205,7 @@ class AgentKernel:
             grammar=self._grammar_for(self._grammar_tools(tools, turn)),
             sampling=self._sampling(state, tools),
             request_id=f"{state.run_id}:{turn}",
+            review=self.config.review(state.context()) if self.config.review is not None else None,
         )
         state.turn = turn
         state.turn_started_at = time.time()
@@ -244,6 +245,7 @@ class AgentKernel:
         """The completion of the candidate the run keeps (``KernelConfig.choose``), usage still
         counting every candidate; the completion itself when it has no candidates."""
         if not completion.candidates:
+            state.confidence = completion.review_margin
             return completion
         parsed: list[ParsedTurn | None] = []
         for candidate in completion.candidates:
@@ -253,13 +255,19 @@ class AgentKernel:
                 parsed.append(None)
                 continue
             parsed.append((content, self._through_termination(calls)))
+        baseline = completion.review_baseline
+        margins = [
+            None if c.review is None or baseline is None else c.review - baseline
+            for c in completion.candidates
+        ]
         if self.config.choose is not None:
-            index = self.config.choose(state.context(), parsed)
+            index = self.config.choose(state.context(), parsed, margins)
         else:
             index = next((i for i, turn in enumerate(parsed) if turn is not None and turn[1]), 0)
         if not 0 <= index < len(completion.candidates):
             raise KernelError(f"KernelConfig.choose picked candidate {index} of {len(completion.candidates)}")
         chosen = completion.candidates[index]
+        state.confidence = margins[index]
         metadata = {**completion.metadata, "candidate": index, "candidates": len(completion.candidates)}
         return replace(
             completion,
@@ -267,6 +275,7 @@ class AgentKernel:
             finish_reason=chosen.finish_reason,
             metadata=metadata,
             candidates=(),
+            review=chosen.review,
         )
 
     async def generate(self, request: GenerationRequest) -> Completion:

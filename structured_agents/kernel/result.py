@@ -33,6 +33,8 @@ class RunResult:
     """Tokens of every turn, summed."""
     tool_results: tuple[ToolResult, ...]
     """Every tool result, in call order."""
+    confidence: float | None = None
+    """The review margin of the last turn's output (:attr:`RunState.confidence`)."""
 
     @classmethod
     def from_state(cls, state: RunState) -> RunResult:
@@ -49,6 +51,7 @@ class RunResult:
             history=tuple(state.messages),
             usage=state.usage,
             tool_results=tuple(state.tool_results),
+            confidence=state.confidence,
         )
 
     def to_dict(self) -> JsonDict:
@@ -65,4 +68,5 @@ class RunResult:
                 "completion_tokens": self.usage.completion_tokens,
             },
             "tool_results": [r.to_dict() for r in self.tool_results],
+            "confidence": self.confidence,
         }

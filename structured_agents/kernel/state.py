@@ -60,6 +60,9 @@ class RunState:
     """``time.time()`` when the run started."""
     turn_started_at: float = 0.0
     """``time.time()`` when the current turn's request was built."""
+    confidence: float | None = None
+    """The review margin of the output the latest turn kept (``KernelConfig.review``: how much
+    more likely it made the reviewed text than saying nothing did); None: not measured."""
 
     @property
     def done(self) -> bool:
@@ -92,6 +95,7 @@ class RunState:
             "inputs": self.inputs,
             "started_at": self.started_at,
             "turn_started_at": self.turn_started_at,
+            "confidence": self.confidence,
         }
 
     @classmethod
@@ -114,4 +118,5 @@ class RunState:
             inputs=dict(data.get("inputs") or {}),
             started_at=float(data.get("started_at", 0.0)),
             turn_started_at=float(data.get("turn_started_at", 0.0)),
+            confidence=None if data.get("confidence") is None else float(data["confidence"]),
         )

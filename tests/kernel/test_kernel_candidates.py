@@ -12,12 +12,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
-from test_kernel_loop import TASK, make_kernel
+from kernel_doubles import LinePlugin
+from test_kernel_loop import TASK, make_kernel, make_tools
 
 from structured_agents.context import RunContext
+from structured_agents.engines import BatchInfo, FunctionEngine
 from structured_agents.errors import ConfigError, KernelError
-from structured_agents.kernel import GenerationRequest, SamplingParams
+from structured_agents.kernel import AgentKernel, GenerationRequest, KernelConfig, SamplingParams
 from structured_agents.kernel.config import ParsedTurn
+from structured_agents.kernel.engine import Candidate, Completion, Review
 from structured_agents.observer import ModelResponse, RecordingObserver
 from structured_agents.types import ToolCall, ToolResult, ToolSchema
 
@@ -35,9 +38,12 @@ def _by_seed(request: GenerationRequest) -> list[ToolCall] | str:
 async def test_the_chooser_keeps_one_candidate_and_every_token_counts() -> None:
     seen: list[Sequence[ParsedTurn | None]] = []
 
-    def longest(context: RunContext, parsed: Sequence[ParsedTurn | None]) -> int:
+    def longest(
+        context: RunContext, parsed: Sequence[ParsedTurn | None], margins: Sequence[float | None]
+    ) -> int:
         seen.append(parsed)
         assert context.inputs == {"job": 7}
+        assert list(margins) == [None, None, None]  # no review asked: nothing measured
         scores = [len(p[1][0].arguments["summary"]) if p and p[1] else -1 for p in parsed]
         return scores.index(max(scores)) if parsed[2] is None else 2
 
@@ -64,7 +70,7 @@ async def test_without_a_chooser_the_first_candidate_that_calls_a_tool_is_kept()
 
 async def test_a_chooser_out_of_range_is_a_kernel_error() -> None:
     sampling = SamplingParams(n=2, temperature=0.8)
-    kernel, _ = make_kernel([_by_seed], sampling=sampling, choose=lambda _inputs, _parsed: 5)
+    kernel, _ = make_kernel([_by_seed], sampling=sampling, choose=lambda _inputs, _parsed, _margins: 5)
     with kernel, pytest.raises(KernelError, match="picked candidate 5 of 2"):
         await kernel.run(TASK, run_id="r1")
 
@@ -133,3 +139,35 @@ async def test_a_jobs_bad_words_reach_every_request_except_those_the_call_syntax
     # where it writes them; after a space or a comma they are banned unless the syntax writes
     # them there too ("CALL submit_result": " submit" stays writable)
     assert request.sampling.bad_words == ("zebra", " summary", ",summary", " CALL", ",CALL", ",submit")
+
+
+async def test_a_review_is_asked_for_each_turn_and_the_kept_candidate_s_margin_is_the_confidence() -> None:
+    asked: list[GenerationRequest] = []
+
+    def reviewed(request: GenerationRequest, info: BatchInfo) -> Completion:
+        asked.append(request)
+        call = LinePlugin().render_tool_calls([ToolCall("submit_result", {"summary": "done"})])
+        scores = (-5.0, -2.0, -9.0)
+        candidates = tuple(Candidate(call, "stop", 3, review=score) for score in scores)
+        return Completion(request.request_id, call, candidates=candidates, review=-5.0, review_baseline=-4.0)
+
+    def best_margin(
+        _context: RunContext, _parsed: Sequence[ParsedTurn | None], margins: Sequence[float | None]
+    ) -> int:
+        assert list(margins) == [-1.0, 2.0, -5.0]
+        return 1
+
+    plugin = LinePlugin()
+    review = Review("\n    return 1\n", empty='"""')
+    kernel = AgentKernel(
+        plugin=plugin,
+        engine=FunctionEngine(reviewed),
+        tools=make_tools(),
+        config=KernelConfig(
+            sampling=SamplingParams(n=3, temperature=0.5), choose=best_margin, review=lambda _ctx: review
+        ),
+    )
+    with kernel:
+        result = await kernel.run(TASK, run_id="r1")
+    assert [request.review for request in asked] == [review]
+    assert result.confidence == 2.0  # the kept candidate's score over the baseline
