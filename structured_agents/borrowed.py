@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["STOP_WORDS", "borrowed_words", "file_words", "vocabulary", "words"]
+__all__ = ["STOP_WORDS", "borrowed_words", "file_text", "file_words", "vocabulary", "words"]
 
 _STOP_TEXT = """
     the and for with this that from are was were not but all any can has have had its into
@@ -46,25 +46,36 @@ def words(text: str) -> set[str]:
 def file_words(workspace: Path | None, path: str) -> frozenset[str]:
     """The :func:`words` of the file ``path`` of ``workspace``; none when there is no such file
     inside the workspace (or it cannot be read as UTF-8)."""
-    if workspace is None or not path:
-        return frozenset()
-    root = workspace.resolve()
-    target = (root / path).resolve()
-    try:
-        if not target.is_relative_to(root):
-            return frozenset()
-        stat = target.stat()
-    except OSError:
-        return frozenset()
-    return _file_words(str(target), stat.st_mtime_ns, stat.st_size)
+    return _words(file_text(workspace, path))
 
 
 @lru_cache(maxsize=64)
-def _file_words(path: str, _mtime_ns: int, _size: int) -> frozenset[str]:
+def _words(text: str) -> frozenset[str]:
+    return frozenset(words(text))
+
+
+def file_text(workspace: Path | None, path: str) -> str:
+    """The text of the regular file ``path`` of ``workspace`` (read once while it is unchanged);
+    empty when there is no such file inside the workspace, or it cannot be read as UTF-8."""
+    if workspace is None or not path:
+        return ""
+    root = workspace.resolve()
+    target = (root / path).resolve()
     try:
-        return frozenset(words(Path(path).read_text(encoding="utf-8")))
+        if not target.is_relative_to(root) or not target.is_file():
+            return ""
+        stat = target.stat()
+    except OSError:
+        return ""
+    return _file_text(str(target), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=64)
+def _file_text(path: str, _mtime_ns: int, _size: int) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return frozenset()
+        return ""
 
 
 def vocabulary(texts: Iterable[str]) -> frozenset[str]:

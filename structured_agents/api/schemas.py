@@ -244,6 +244,11 @@ class ResultOut(_Out):
     status: str = Field(description="proposed, applied, rejected or stale.")
     summary: str = Field(description="The run's final output.")
     updated_at: datetime
+    flags: list[str] = Field(
+        default_factory=list,
+        description="Why the change needs review before it is applied (empty: a clean proposal).",
+    )
+    flagged: bool = Field(default=False, description="Whether the change needs review (flags is not empty).")
 
 
 class Cancelled(BaseModel):

@@ -186,7 +186,10 @@ def show(run_id: Annotated[str, typer.Argument(help="Run id.")]) -> None:
         arguments, output = escape(json.dumps(call.arguments)), escape(repr(call.output[:200]))
         console.print(f"  {escape(call.name)}({arguments}) -> {output}{flag}")
     if result is not None:
-        console.print(f"result ({result.status}):\n{escape(result.diff or result.summary)}")
+        review = ", needs review" if result.flagged else ""
+        console.print(f"result ({result.status}{review}):\n{escape(result.diff or result.summary)}")
+        for flag in result.flags:
+            console.print(f"needs review: {escape(flag)}")
 
 
 def events(

@@ -180,30 +180,55 @@ def diff(
         if plain:
             typer.echo(result.diff, nl=False)
             continue
-        title = f"{result.target_path} · {names.get(result.run_id, '?')} · {result.status}"
+        status = f"{result.status}, needs review" if result.flagged else result.status
+        title = f"{result.target_path} · {names.get(result.run_id, '?')} · {status}"
         console.rule(f"[bold]{escape(title)}[/bold]", align="left")
         if result.summary:
             console.print(result.summary, style="dim", markup=False, highlight=False, soft_wrap=True)
+        for flag in result.flags:
+            console.print(
+                f"needs review: {flag}", style="yellow", markup=False, highlight=False, soft_wrap=True
+            )
         console.print(Syntax(result.diff, "diff", theme="ansi_dark", background_color="default"))
     if not plain:
         hidden = len(results) - len(shown)
         note = f" ({hidden} not proposed: --all shows them)" if hidden else ""
-        console.print(f"{len(shown)} change(s) in batch {batch_id}{note}", highlight=False, soft_wrap=True)
+        flagged = sum(r.flagged for r in shown)
+        review = f", {flagged} of them flagged for review" if flagged else ""
+        console.print(
+            f"{len(shown)} change(s) in batch {batch_id}{review}{note}", highlight=False, soft_wrap=True
+        )
 
 
 def apply(
     batch: Annotated[str, typer.Argument(help="Batch id, or 'latest'.")],
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    include_flagged: Annotated[
+        bool,
+        typer.Option(
+            "--include-flagged", help="Also apply the changes flagged for review (sa diff shows why)."
+        ),
+    ] = False,
     db: DbOption = None,
 ) -> None:
-    """Apply a batch's proposed changes to its codebase (refusing files changed since)."""
+    """Apply a batch's proposed changes to its codebase (refusing files changed since); the
+    changes flagged for review are left proposed unless --include-flagged."""
     from structured_agents.patches import apply_patches
 
     try:
         with open_store(db) as store:
             batch_id, results = _results(store, batch)
-            proposed = [r for r in results if r.status == "proposed"]
+            pending = [r for r in results if r.status == "proposed"]
+            proposed = [r for r in pending if include_flagged or not r.flagged]
+            left = len(pending) - len(proposed)
             root = Path(store.get_batch(batch_id).root_path)
+            if left:
+                console.print(
+                    f"{left} change(s) flagged for review left proposed (`sa diff {batch_id}` shows "
+                    "why; --include-flagged applies them too)",
+                    highlight=False,
+                    soft_wrap=True,
+                )
             if not proposed:
                 console.print(
                     f"batch {batch_id} has no proposed change to apply", highlight=False, soft_wrap=True

@@ -41,6 +41,10 @@ class JobRecord:
     result_summary: str = ""
     """The summary of its stored result (a lint job's: what was proposed, kept and failed);
     empty when it stored none."""
+    flags: tuple[str, ...] = ()
+    """Why its stored result needs review (the docstring verifier's findings); empty: clean."""
+    cut_off: int = 0
+    """Its model turns that ended on the token limit."""
 
     @property
     def duration_s(self) -> float | None:
@@ -106,7 +110,7 @@ async def run_agent(
         results = store.results(summary.batch_id)
         report = apply_patches(root, [result for result in results if result.status == "proposed"])
         outcomes = {o.run_id: o for file in report.files for o in file.outcomes}
-        stored = {result.run_id: result.summary for result in results}
+        stored = {result.run_id: result for result in results}
         records = tuple(
             JobRecord(
                 run=run,
@@ -114,7 +118,9 @@ async def run_agent(
                 patch_status=outcomes[run.id].status if run.id in outcomes else None,
                 patch_detail=outcomes[run.id].detail if run.id in outcomes else "",
                 termination_tool=bundle.manifest.termination_tool,
-                result_summary=stored.get(run.id, ""),
+                result_summary=stored[run.id].summary if run.id in stored else "",
+                flags=stored[run.id].flags if run.id in stored else (),
+                cut_off=sum(turn.finish_reason == "length" for turn in store.turns(run.id)),
             )
             for run in store.list_runs(summary.batch_id)
         )

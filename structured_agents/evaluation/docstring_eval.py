@@ -135,6 +135,8 @@ def _score(
         leaked=tuple(leaked_words(written, scoring.originals[key[0]], scoring.vocabulary)) if written else (),
         parameters=check_parameters(written, target.parameters) if written is not None else None,
         original_parameters=check_parameters(original, target.parameters),
+        flags=job.flags if job is not None else (),
+        cut_off=job.cut_off if job is not None else 0,
     )
 
 

@@ -53,6 +53,11 @@ class DocstringTargetResult:
     """The written docstring's parameter entries against the real parameters."""
     original_parameters: ParameterCheck
     """The same for the original docstring, for comparison."""
+    flags: tuple[str, ...] = ()
+    """What the docstring verifier still found wrong (the change was stored flagged for
+    review, and ``sa apply`` would leave it); empty: a clean proposal."""
+    cut_off: int = 0
+    """Model turns of its job that ended on the token limit."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -105,6 +110,36 @@ class DocstringPackageResult:
         return fmean(scores) if scores else None
 
     @property
+    def clean(self) -> list[DocstringTargetResult]:
+        """The written docstrings with no flag: what ``sa apply`` applies by default."""
+        return [t for t in self.written if not t.flags]
+
+    @property
+    def clean_rate(self) -> float | None:
+        """Share of the targets that got a clean docstring (``sa apply``'s coverage)."""
+        return _rate(len(self.clean), len(self.targets))
+
+    @property
+    def flagged_rate(self) -> float | None:
+        """Share of the written docstrings flagged for review."""
+        return _rate(len(self.written) - len(self.clean), len(self.written))
+
+    @property
+    def flag_reasons(self) -> dict[str, int]:
+        """Flags by their code (``return-claim``, ``unknown-words``...), most frequent first."""
+        counts: dict[str, int] = {}
+        for target in self.written:
+            for flag in target.flags:
+                code = flag.split(":", 1)[0]
+                counts[code] = counts.get(code, 0) + 1
+        return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+    @property
+    def cut_off_turns(self) -> int:
+        """Model turns that ended on the token limit."""
+        return sum(t.cut_off for t in self.targets)
+
+    @property
     def leaked_rate(self) -> float | None:
         """Share of the written docstrings with a leaked word."""
         return _rate(sum(bool(t.leaked) for t in self.written), len(self.written))
@@ -150,6 +185,10 @@ class DocstringPackageResult:
             "refused_targets": self.refused_targets,
             "rouge_l": self.rouge_l,
             "leaked_rate": self.leaked_rate,
+            "clean_rate": self.clean_rate,
+            "flagged_rate": self.flagged_rate,
+            "flag_reasons": self.flag_reasons,
+            "cut_off_turns": self.cut_off_turns,
             "entries_real_rate": self.entries_real_rate,
             "real_documented_rate": self.real_documented_rate,
             "original_real_documented_rate": self.original_real_documented_rate,

@@ -25,7 +25,10 @@ _DOCSTRING_COLUMNS = (
     "package",
     "targets",
     "doc",
+    "clean",
+    "flag",
     "failed",
+    "cut",
     "copy",
     "rougeL",
     "leak",
@@ -79,7 +82,9 @@ def _pooled_docstrings(packages: Sequence[DocstringPackageResult]) -> DocstringP
 def _docstring_table(report: EvalReport, packages: Sequence[DocstringPackageResult]) -> Table:
     table = _table(
         f"sa eval docstring · {report.bundle} · {report.engine}",
-        "targets: evaluated/had a docstring; doc: got one; copy: a submission refused as a copy; "
+        "targets: evaluated/had a docstring; doc: got one; clean: got one the verifier found "
+        "nothing wrong with (what sa apply applies); flag: of those written, flagged for review; "
+        "cut: model turns cut off by the token limit; copy: a submission refused as a copy; "
         "rougeL: first line vs the original's; leak: carries a word of the bundle's text not in "
         "its file; names: parameter entries naming a real parameter; params: real parameters "
         "described, agent/original",
@@ -91,7 +96,10 @@ def _docstring_table(report: EvalReport, packages: Sequence[DocstringPackageResu
             package.package,
             f"{len(package.targets)}/{package.candidates}",
             _pct(package.documented_rate),
+            _pct(package.clean_rate),
+            _pct(package.flagged_rate),
             str(len(package.targets) - len(package.written)),
+            str(package.cut_off_turns),
             str(package.refused_targets),
             _num(package.rouge_l, 2),
             _pct(package.leaked_rate),
@@ -141,6 +149,14 @@ def _failures(report: EvalReport) -> Text:
     return Text(f"failures by reason: {listed or 'none'}")
 
 
+def _flags(packages: Sequence[DocstringPackageResult]) -> Text:
+    reasons: Counter[str] = Counter()
+    for package in packages:
+        reasons.update(package.flag_reasons)
+    listed = ", ".join(f"{reason} ×{count}" for reason, count in reasons.most_common())
+    return Text(f"flagged for review, by reason: {listed or 'none'}")
+
+
 def _leaks(packages: Sequence[DocstringPackageResult]) -> Text:
     leaked = Counter(word for package in packages for target in package.written for word in target.leaked)
     listed = ", ".join(f"{word} ×{count}" for word, count in leaked.most_common(12))
@@ -158,7 +174,12 @@ def render_report(report: EvalReport) -> RenderableType:
     lints = [p for p in report.packages if isinstance(p, LintPackageResult)]
     parts: list[RenderableType] = []
     if docstrings:
-        parts += [_docstring_table(report, docstrings), _failures(report), _leaks(docstrings)]
+        parts += [
+            _docstring_table(report, docstrings),
+            _failures(report),
+            _flags(docstrings),
+            _leaks(docstrings),
+        ]
     if lints:
         parts += [_lint_table(report, lints), _failures(report)]
     return Group(*parts, timing)

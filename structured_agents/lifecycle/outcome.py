@@ -43,6 +43,8 @@ def store_outcome(store: Store, run: StoredRun, outcome: Outcome) -> None:
             diff=change.diff,
             summary=outcome.summary,
             status=outcome.result_status,
+            flags=outcome.flags,
+            unique_summary=outcome.unique_summary,
         )
     elif change is None and outcome.succeeded:
         store.save_result(

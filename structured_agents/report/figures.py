@@ -16,7 +16,7 @@ from datetime import datetime
 import numpy as np
 
 from structured_agents.report.data import BatchReportData
-from structured_agents.store import RUN_STATUSES, ToolStatsRecord
+from structured_agents.store import RUN_STATUSES, RunSummaryRecord, ToolStatsRecord
 
 __all__ = ["FailureGroup", "ReportFigures", "Summary", "TimeAxis", "compute_figures", "failure_reason"]
 
@@ -120,6 +120,26 @@ class ReportFigures:
     tools: tuple[ToolStatsRecord, ...]
     failure_groups: tuple[FailureGroup, ...]
     """Most frequent first."""
+    review: ReviewFigures
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewFigures:
+    """How many stored changes are clean and how many need review, and why."""
+
+    clean: int
+    flagged: int
+    reasons: tuple[tuple[str, int], ...]
+    """Flags by their code (``return-claim``, ``unknown-words``...), most frequent first."""
+
+
+def review_figures(runs: Sequence[RunSummaryRecord]) -> ReviewFigures:
+    """The review figures of the runs' stored changes."""
+    stored = [run for run in runs if run.result_status is not None]
+    flagged = [run for run in stored if run.result_flags]
+    reasons = Counter(flag.split(":", 1)[0] for run in flagged for flag in run.result_flags)
+    ranked = tuple(sorted(reasons.items(), key=lambda item: (-item[1], item[0])))
+    return ReviewFigures(len(stored) - len(flagged), len(flagged), ranked)
 
 
 def failure_reason(error: str) -> str:
@@ -228,4 +248,5 @@ def compute_figures(data: BatchReportData) -> ReportFigures:
         turns_per_run=dict(sorted(Counter(run.turns for run in finished).items())),
         tools=data.tools,
         failure_groups=_groups(data),
+        review=review_figures(data.runs),
     )

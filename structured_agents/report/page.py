@@ -130,6 +130,7 @@ def render_page(
         quality=quality,
         results=[(result, *diff_lines(result.diff)) for result in data.result_sample],
         result_counts=data.result_counts,
+        review=figures.review,
         names=_names(data),
         generated_at=generated_at,
     )

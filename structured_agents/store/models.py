@@ -197,6 +197,9 @@ class ResultRow(Base):
     summary: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    flags: Mapped[list[str]] = mapped_column(JsonType, default=list, server_default=text("'[]'"))
+    """Why a reviewer must look at the change before it is applied (empty: a clean proposal);
+    ``sa apply`` leaves a flagged change alone unless asked."""
 
 
 class EventRow(Base):

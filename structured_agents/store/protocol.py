@@ -203,8 +203,12 @@ class Store(Protocol):
         diff: str,
         summary: str = "",
         status: ResultStatus = "proposed",
+        flags: Sequence[str] = (),
+        unique_summary: bool = False,
     ) -> None:
-        """Store (or replace) the change a run proposes."""
+        """Store (or replace) the change a run proposes, with the reasons it needs review
+        (``flags``); ``unique_summary``: another target of the batch with the same summary and
+        other code flags both."""
         ...
 
     def results(self, batch_id: str, status: ResultStatus | None = None) -> list[ResultRecord]:

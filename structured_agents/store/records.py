@@ -178,6 +178,13 @@ class ResultRecord:
     status: str
     summary: str
     updated_at: datetime
+    flags: tuple[str, ...] = ()
+    """Why the change needs review before it is applied (empty: a clean proposal)."""
+
+    @property
+    def flagged(self) -> bool:
+        """Whether the change needs review (``sa apply`` leaves it unless asked)."""
+        return bool(self.flags)
 
     @classmethod
     def of(cls, row: ResultRow) -> ResultRecord:
@@ -190,6 +197,7 @@ class ResultRecord:
             row.status,
             row.summary,
             _utc(row.updated_at),
+            tuple(row.flags or ()),
         )
 
 

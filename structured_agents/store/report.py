@@ -17,7 +17,7 @@ from sqlalchemy import DateTime, Float, Integer, String, Text, cast, column, dis
 from sqlalchemy.sql.expression import TableClause
 
 from structured_agents.store.database import Database
-from structured_agents.store.models import EventRow, ResultRow, RunRow, ToolCallRow
+from structured_agents.store.models import EventRow, JsonType, ResultRow, RunRow, ToolCallRow
 from structured_agents.store.records import ResultRecord, _utc, _utc_or_none
 from structured_agents.store.report_records import (
     BatchSetupRecord,
@@ -40,6 +40,7 @@ _RUN_SUMMARY: TableClause = table(
     column("model_latency_s", Float),
     *(column(name, Integer) for name in ("tool_calls", "tool_errors")),
     column("result_status", String),
+    column("result_flags", JsonType),
 )
 _FAILURES: TableClause = table(
     "failures",
@@ -81,6 +82,7 @@ class ReportQueries(Database):
                     tool_calls=row.tool_calls,
                     tool_errors=row.tool_errors,
                     result_status=row.result_status,
+                    result_flags=tuple(row.result_flags or ()),
                 )
                 for row in session.execute(query)
             ]

@@ -30,6 +30,8 @@ class RunSummaryRecord:
     tool_errors: int
     result_status: str | None
     """Status of the run's proposed change, None when it stored none."""
+    result_flags: tuple[str, ...] = ()
+    """Why the run's proposed change needs review (empty: clean, or no change)."""
 
 
 @dataclass(frozen=True, slots=True)

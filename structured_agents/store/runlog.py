@@ -12,11 +12,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import insert, select, text, update
+from sqlalchemy.orm import Session
 
 from structured_agents.store.database import Database
 from structured_agents.store.errors import StoreError
 from structured_agents.store.models import (
     RESULT_STATUSES,
+    BatchRow,
     EventRow,
     ResultRow,
     ResultStatus,
@@ -27,11 +29,20 @@ from structured_agents.store.models import (
 )
 from structured_agents.store.records import EventRecord, ResultRecord, ToolCallRecord, TurnRecord
 
-__all__ = ["VIEWS", "RunLog", "event_row_values"]
+__all__ = ["SHARED_SUMMARY", "VIEWS", "RunLog", "event_row_values"]
 
 VIEWS = ("failures", "run_summary", "throughput_by_minute", "tool_stats")
 """The reporting views created by the migrations (see ``migrations/versions/0002_views.py``)."""
 _EVENT_KEYS = ("type", "run_id", "turn", "timestamp")
+SHARED_SUMMARY = "shared-summary: another target with other code got the same summary"
+"""The flag of results that share a summary (``save_result(..., unique_summary=True)``)."""
+
+
+def _code(inputs: Mapping[str, Any] | None) -> str:
+    """What tells two jobs' code apart: their ``source`` input, its indentation and blank lines
+    ignored."""
+    source = str((inputs or {}).get("source") or "")
+    return "\n".join(line.strip() for line in source.splitlines() if line.strip())
 
 
 def _timestamp(value: Any) -> datetime:
@@ -165,25 +176,62 @@ class RunLog(Database):
         diff: str,
         summary: str = "",
         status: ResultStatus = "proposed",
+        flags: Sequence[str] = (),
+        unique_summary: bool = False,
     ) -> None:
-        """Store (or replace) the change the run proposes, as a unified diff."""
+        """Store (or replace) the change the run proposes, as a unified diff, flagged with
+        ``flags``. With ``unique_summary``, a result of another target of the batch with the
+        same summary and other code (its job's ``source`` input) is a fault of both: each is
+        flagged :data:`SHARED_SUMMARY` (the batch row is locked while they are compared, so two
+        such results saved at once still see each other)."""
         _check_result_status(status)
         now = utcnow()
-        values = {
+        values: dict[str, Any] = {
             "target_path": target_path,
             "original_hash": original_hash,
             "diff": diff,
             "summary": summary,
             "status": status,
             "updated_at": now,
+            "flags": list(dict.fromkeys(flags)),
         }
-        stmt = (
-            self._insert(ResultRow)
-            .values(run_id=run_id, created_at=now, **values)
-            .on_conflict_do_update(index_elements=["run_id"], set_=values)
-        )
         with self._write(f"save result of run {run_id}") as session:
+            if unique_summary and summary:
+                shared = self._sharing(session, run_id, summary)
+                if shared:
+                    values["flags"] = [*values["flags"], SHARED_SUMMARY]
+                for other, other_flags in shared:
+                    if SHARED_SUMMARY not in other_flags:
+                        session.execute(
+                            update(ResultRow)
+                            .where(ResultRow.run_id == other)
+                            .values(flags=[*other_flags, SHARED_SUMMARY], updated_at=now)
+                        )
+            stmt = (
+                self._insert(ResultRow)
+                .values(run_id=run_id, created_at=now, **values)
+                .on_conflict_do_update(index_elements=["run_id"], set_=values)
+            )
             session.execute(stmt)
+
+    @staticmethod
+    def _sharing(session: Session, run_id: str, summary: str) -> list[tuple[str, list[str]]]:
+        """The results of the run's batch (its row locked first) with ``summary`` whose job's
+        code differs from the run's: ``(run_id, flags)``."""
+        mine = session.execute(select(RunRow.batch_id, RunRow.inputs).where(RunRow.id == run_id)).first()
+        if mine is None:
+            return []
+        batch_id, inputs = mine
+        session.execute(select(BatchRow.id).where(BatchRow.id == batch_id).with_for_update(key_share=True))
+        code = _code(inputs)
+        rows = session.execute(
+            select(ResultRow.run_id, ResultRow.flags, RunRow.inputs)
+            .join(RunRow, RunRow.id == ResultRow.run_id)
+            .where(RunRow.batch_id == batch_id, ResultRow.summary == summary, ResultRow.run_id != run_id)
+        )
+        return [
+            (other, list(flags or ())) for other, flags, other_inputs in rows if _code(other_inputs) != code
+        ]
 
     def results(self, batch_id: str, status: ResultStatus | None = None) -> list[ResultRecord]:
         """Results of a batch's runs, optionally of one status, ordered by file then run."""

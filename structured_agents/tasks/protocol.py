@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from structured_agents.jobs.spec import JobSpec
-from structured_agents.kernel.config import BadWords, Chooser, ToolView
+from structured_agents.kernel.config import BadWords, Chooser, Reviewer, ToolView
 from structured_agents.kernel.result import RunResult
 from structured_agents.patches import ProposedChange
 from structured_agents.store.models import ResultStatus
@@ -41,6 +41,12 @@ class Outcome:
     """Why the job failed."""
     result_status: ResultStatus = "proposed"
     """How the change is stored: ``proposed``, or ``rejected`` when kept only to be looked at."""
+    flags: tuple[str, ...] = ()
+    """Why a reviewer must look at the change before it is applied (a docstring whose claims the
+    code contradicts): it is stored flagged, and ``sa apply`` leaves it unless asked."""
+    unique_summary: bool = False
+    """Whether another target of the batch proposing the same summary for other code is a
+    fault of both (a docstring's summary), flagged when the result is stored."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +59,8 @@ class Guidance:
     """Which of a turn's candidates a run keeps (``KernelConfig.choose``)."""
     bad_words: BadWords | None = None
     """What a job's run must never write (``KernelConfig.job_bad_words``)."""
+    review: Reviewer | None = None
+    """What a job's model turns ask the engine to score their candidates by (``KernelConfig.review``)."""
 
 
 class Task(Protocol):

@@ -78,11 +78,12 @@ def _ruff(root: Path, path: str, text: str, *options: str) -> str:
     return done.stdout
 
 
-def ruff_diagnostics(root: Path, path: str, text: str) -> list[dict[str, Any]]:
-    """Ruff's findings on ``text`` as if it were ``root/path``, as its JSON output gives them
-    (``code``, ``message``, ``location``, ``end_location``, and ``fix``: its ``applicability``,
-    ``safe``, ``unsafe`` or ``display-only``, its ``message`` and its ``edits``, or None)."""
-    out = _ruff(root, path, text, "--output-format", "json")
+def ruff_diagnostics(root: Path, path: str, text: str, *options: str) -> list[dict[str, Any]]:
+    """Ruff's findings on ``text`` as if it were ``root/path`` (with ``options``, such as a rule
+    selection), as its JSON output gives them (``code``, ``message``, ``location``,
+    ``end_location``, and ``fix``: its ``applicability``, ``safe``, ``unsafe`` or
+    ``display-only``, its ``message`` and its ``edits``, or None)."""
+    out = _ruff(root, path, text, *options, "--output-format", "json")
     try:
         findings = json.loads(out or "[]")
     except json.JSONDecodeError as exc:

@@ -14,7 +14,11 @@ from structured_agents.evaluation.tables import WIDTH, render_report
 
 
 def _target(
-    written: str | None, leaked: tuple[str, ...] = (), failure: str | None = None
+    written: str | None,
+    leaked: tuple[str, ...] = (),
+    failure: str | None = None,
+    flags: tuple[str, ...] = (),
+    cut_off: int = 0,
 ) -> DocstringTargetResult:
     check = ParameterCheck(entries=2, entries_real=1, real=2, real_documented=1)
     return DocstringTargetResult(
@@ -31,6 +35,8 @@ def _target(
         leaked=leaked,
         parameters=check if written else None,
         original_parameters=ParameterCheck(entries=2, entries_real=2, real=2, real_documented=2),
+        flags=flags,
+        cut_off=cut_off,
     )
 
 
@@ -60,7 +66,11 @@ def test_docstring_rows_fit_and_the_all_row_pools_every_target() -> None:
         "a-package-with-a-rather-long-name==2024.10.1",
         3,
         4,
-        (_target("Do it."), _target("Push it.", ("push",)), _target(None, failure="copy refused")),
+        (
+            _target("Do it."),
+            _target("Push it.", ("push",), flags=("unknown-words: says push, found nowhere",), cut_off=1),
+            _target(None, failure="copy refused"),
+        ),
         30.0,
     )
     two = DocstringPackageResult(
@@ -71,7 +81,10 @@ def test_docstring_rows_fit_and_the_all_row_pools_every_target() -> None:
 
     assert max(len(line) for line in text.splitlines()) <= WIDTH
     [all_row] = [line for line in text.splitlines() if line.startswith("all ")]
-    assert all_row.split() == ["all", "4/5", "50%", "2", "1", "0.50", "50%", "50%", "50%/100%", "40", "10.0"]
+    assert all_row.split() == [
+        "all", "4/5", "50%", "25%", "50%", "2", "1", "1", "0.50", "50%", "50%", "50%/100%", "40", "10.0"
+    ]  # fmt: skip
+    assert "flagged for review, by reason: unknown-words ×1" in text
     assert "copy refused ×1" in text and "the agent did not submit a result ×1" in text
     assert "most leaked words: push ×1" in text
 

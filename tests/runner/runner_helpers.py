@@ -23,7 +23,7 @@ from structured_agents.types import ToolCall, ToolSchema
 
 SAMPLE_PROJECT = Path(__file__).resolve().parents[1] / "fixtures" / "sample_project"
 _TASK = re.compile(r"Write the docstring of \w+ (\S+) in (\S+)\.")
-_CODE = re.compile(r"^# (\S+)\n(?:@.*\n)*(?:async def|def|class) (\w+)", re.MULTILINE)
+_DOCUMENTED = re.compile(r"^# (\S+), documented:$", re.MULTILINE)
 """A target as the ``docstring`` bundle shows it: its path as a comment, then its definition."""
 
 
@@ -53,7 +53,7 @@ def docstring_parts(request: GenerationRequest) -> dict[str, object]:
 
 def _parts(request: GenerationRequest, qualname: str) -> dict[str, object]:
     properties = submit_tool(request)["parameters"]["properties"]
-    parts: dict[str, object] = {"description": summary(request, f"{qualname}.", "Summary of ")}
+    parts: dict[str, object] = {"description": summary(request, f"what {qualname} makes.", "Summary of ")}
     if "parameters" in properties:
         parts["parameters"] = {name: f"What {name} is." for name in properties["parameters"]["properties"]}
     for gives in ("returns", "yields"):
@@ -66,7 +66,7 @@ def expected_docstring(inputs: Mapping[str, Any]) -> str:
     """The docstring :func:`submit_docstring` leads to for a job with ``inputs``."""
     names = [str(name).lstrip("*") for name in inputs.get("parameter_names") or ()]
     qualname = _spoken(str(inputs["qualname"]))
-    parts: dict[str, object] = {"description": f"{opening(inputs) or 'Summary of '}{qualname}."}
+    parts: dict[str, object] = {"description": f"{opening(inputs) or 'Summary of '}what {qualname} makes."}
     if names and inputs.get("style") != "plain":
         parts["parameters"] = {name: f"What {name} is." for name in names}
     gives = inputs.get("gives")
@@ -83,9 +83,10 @@ def submit_docstring(request: GenerationRequest) -> list[ToolCall]:
 def write_docstring(request: GenerationRequest) -> str:
     """A turn of the ``docstring`` bundle's model (python_docstring: it writes the docstring of
     the code its prompt ends on): the parts :func:`submit_docstring` submits, the target named
-    by its own name (the prompt shows its definition, not its qualname), written in the form of
-    the job's own ``submit_result``."""
-    [*_, (_path, name)] = _CODE.findall(request.prompt)
+    as the prompt's last ``# QUALNAME, documented:`` comment does, written in the form of the
+    job's own ``submit_result``."""
+    [*_, qualname] = _DOCUMENTED.findall(request.prompt)
+    name = _spoken(qualname).replace(".", " ")  # a summary is one sentence: no period inside
     tool = submit_tool(request)
     plugin = PythonDocstringPlugin()  # one of its own: the bundle's has seen other jobs' tools
     plugin.format_tools([ToolSchema(tool["name"], tool.get("description", ""), tool["parameters"])])

@@ -109,7 +109,7 @@ def test_sa_diff_shows_a_batch_or_one_run(project: Path, db_url: str) -> None:
 
     plain = cli.invoke(app, ["diff", batch.id, "--plain", "--db", db_url])
     assert plain.exit_code == 0
-    assert plain.output.count("--- a/") == 19 and '+    """Return slugify.' in plain.output
+    assert plain.output.count("--- a/") == 19 and '+    """Return what slugify makes.' in plain.output
 
     one = cli.invoke(app, ["diff", run.id, "--plain", "--db", db_url])
     assert one.output.startswith("--- a/utils.py") and one.output.count("--- a/") == 1
@@ -136,11 +136,11 @@ def test_sa_apply_writes_docstrings_and_refuses_files_changed_since(project: Pat
     assert "written geometry/shapes.py" in applied.output
     assert "unchanged utils.py" in applied.output and "stale" in applied.output
     assert edited.read_text().endswith("# edited after the run\n")
-    assert '"""Return slugify.' not in edited.read_text()
+    assert '"""Return what slugify makes.' not in edited.read_text()
     new_shapes = (project / "geometry" / "shapes.py").read_text()
     assert code_without_docstrings(new_shapes) == code_without_docstrings(shapes)
     circle = next(n for n in ast.parse(new_shapes).body if isinstance(n, ast.ClassDef) and n.name == "Circle")
-    assert ast.get_docstring(circle) == "Summary of Circle."  # Circle takes no "value": Args dropped
+    assert ast.get_docstring(circle) == "Summary of what Circle makes."  # no "value" to document: no Args
     with SqlStore(db_url) as store:
         statuses = {r.target_path: r.status for r in store.results(batch.id)}
     assert statuses["utils.py"] == "stale" and statuses["geometry/shapes.py"] == "applied"
@@ -181,7 +181,7 @@ def test_sa_apply_leaves_a_patch_it_could_not_write_proposed_and_applies_it_next
 
     assert retried.exit_code == 0, retried.output
     assert "written utils.py" in retried.output and "5 of 5 change(s) applied" in retried.output
-    assert '"""Return slugify.' in read_only.read_text()
+    assert '"""Return what slugify makes.' in read_only.read_text()
 
 
 def _accepts_every_fix(_settings: EngineSettings) -> Engine:
@@ -217,3 +217,42 @@ def test_sa_run_refuses_a_check_for_a_task_that_takes_none(project: Path, db_url
         code == 2 and "the docstring task takes no option check, check_timeout_s (it takes: none)" in output
     )
     assert not Path(db_url.removeprefix("sqlite:///")).exists()
+
+
+def _invents_for_final_draft(request: GenerationRequest) -> str:
+    """The scripted model, but final_draft's summary speaks of something its code never does."""
+    text = write_docstring(request)
+    return text.replace("Return what final_draft makes.", "Return the triangle of the draft.")
+
+
+def test_sa_apply_leaves_flagged_changes_unless_asked_and_sa_diff_says_why(
+    project: Path, db_url: str
+) -> None:
+    register_engine(
+        ENGINE,
+        lambda _settings: ScriptedEngine(
+            lambda _key: [_invents_for_final_draft], key=by_run_id, validate_grammar=True
+        ),
+        replace=True,
+    )
+    code, output = _run(project, db_url)
+    assert code == 0, output
+
+    shown = cli.invoke(app, ["diff", "latest", "--db", db_url])
+    assert "geometry/draft_final.py · final_draft · proposed, needs review" in shown.output
+    assert "needs review: unknown-words: says triangle" in shown.output
+    assert "19 change(s) in batch" in shown.output and "1 of them flagged for review" in shown.output
+
+    applied = cli.invoke(app, ["apply", "latest", "--yes", "--db", db_url])
+    assert applied.exit_code == 0, applied.output
+    assert "1 change(s) flagged for review left proposed" in applied.output
+    assert "18 of 18 change(s) applied" in applied.output
+    draft = project / "geometry" / "draft_final.py"
+    assert "triangle" not in draft.read_text()
+    with SqlStore(db_url) as store:
+        [flagged] = [r for r in store.results(store.list_batches()[0].id) if r.flagged]
+    assert flagged.status == "proposed" and flagged.target_path == "geometry/draft_final.py"
+
+    included = cli.invoke(app, ["apply", "latest", "--yes", "--include-flagged", "--db", db_url])
+    assert included.exit_code == 0 and "1 of 1 change(s) applied" in included.output, included.output
+    assert '"""Return the triangle of the draft.' in draft.read_text()

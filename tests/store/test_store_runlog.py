@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
-from store_helpers import start_run
+from store_helpers import make_jobs, start_run
 
+from structured_agents.jobs import JobSpec
 from structured_agents.observer.events import KernelEnd, KernelStart, ToolResultEvent
 from structured_agents.store import Store, StoreError
+from structured_agents.store.runlog import SHARED_SUMMARY
 from structured_agents.types import TokenUsage
 
 
@@ -145,3 +148,41 @@ def test_the_readme_queries_run(store: Store) -> None:
     assert tools[0][0] == "read_file"
     assert sorted(row[0] for row in batch_sizes) == ["batch-1", "batch-2"]
     assert cut_off == []
+
+
+def test_flagged_results_keep_their_reasons_and_the_summary_view_shows_them(store: Store) -> None:
+    run_id = start_run(store)
+    batch_id = store.get_run(run_id).batch_id
+    store.save_result(
+        run_id, target_path="pkg/a.py", original_hash="h", diff="d", flags=["vacuous: says nothing"]
+    )
+    (result,) = store.results(batch_id)
+    assert result.flags == ("vacuous: says nothing",) and result.flagged
+    (row,) = store.view("run_summary", batch_id=batch_id)
+    flags = row["result_flags"]  # JSON: text on SQLite, decoded by psycopg on PostgreSQL
+    assert row["needs_review"] == 1 and (json.loads(flags) if isinstance(flags, str) else flags) == [
+        "vacuous: says nothing"
+    ]
+    store.save_result(run_id, target_path="pkg/a.py", original_hash="h", diff="d")  # a clean retry
+    assert not store.results(batch_id)[0].flagged
+    assert store.view("run_summary", batch_id=batch_id)[0]["needs_review"] == 0
+
+
+def test_a_summary_two_targets_with_other_code_share_flags_both(store: Store) -> None:
+    batch = store.create_batch("docstrings", "1.0", "/src")
+    jobs = make_jobs(3, prefix="s")
+    twin = JobSpec("s-twin", "docstring", "pkg/other.py", "twin", "0" * 64, dict(jobs[0].inputs))
+    store.add_jobs(batch.id, [*jobs, twin])
+    for job in [*jobs, twin]:
+        assert store.claim(job.job_id) is not None
+    save = {"target_path": "pkg/a.py", "original_hash": "h", "diff": "d", "unique_summary": True}
+    store.save_result(jobs[0].job_id, summary="Return the value.", **save)
+    store.save_result(jobs[1].job_id, summary="Return the other value.", **save)
+    assert not any(r.flagged for r in store.results(batch.id))
+    store.save_result(jobs[2].job_id, summary="Return the value.", flags=["vacuous: x"], **save)
+    store.save_result(twin.job_id, summary="Return the value.", **save)  # the same code as jobs[0]
+    flags = {r.run_id: r.flags for r in store.results(batch.id)}
+    assert flags[jobs[0].job_id] == (SHARED_SUMMARY,)
+    assert flags[jobs[1].job_id] == ()
+    assert flags[jobs[2].job_id] == ("vacuous: x", SHARED_SUMMARY)
+    assert flags[twin.job_id] == (SHARED_SUMMARY,)  # shares with jobs[2], whose code differs

@@ -31,10 +31,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from structured_agents.borrowed import file_words, vocabulary
+from structured_agents.borrowed import file_text, file_words, vocabulary
 from structured_agents.borrowed import words as borrowable_words
 from structured_agents.context import RunContext
 from structured_agents.kernel.config import ParsedTurn
+from structured_agents.tasks.docstring.verify import Parts, Target, verify
 from structured_agents.types import ToolResult, ToolSchema
 from structured_agents.words import content_words, word_grams, words
 
@@ -149,14 +150,31 @@ class Grounding:
         own = self._own(context)
         return [variant for word in sorted(self.borrowable - own) for variant in (word, word.capitalize())]
 
-    def choose(self, context: RunContext, parsed: Sequence[ParsedTurn | None]) -> int:
-        """The index of the best candidate (the first among equals)."""
+    def choose(
+        self, context: RunContext, parsed: Sequence[ParsedTurn | None], margins: Sequence[float | None] = ()
+    ) -> int:
+        """The index of the best candidate (the first among equals): the one with the fewest
+        findings left once the verifier repaired it (:mod:`.verify`), then the best review
+        margin (how much more likely it makes the target's body: ``margins``, where the engine
+        measured them), then the best grounded."""
         text = _code(context.inputs)
         code = set(words(text)) | {char for char in text if char.isalpha() and not char.isascii()}
         own = self._own(context)
         name = set(words(str(context.inputs.get("qualname") or "").rpartition(".")[2]))
-        scores = [self.score(turn, code, own, name) for turn in parsed]
-        return scores.index(max(scores))
+        target = Target.of(
+            context.inputs, file_text(context.workspace, str(context.inputs.get("path") or ""))
+        )
+        keys = []
+        for index, turn in enumerate(parsed):
+            call = next((c for c in (turn[1] if turn else ()) if c.name == self.termination), None)
+            grounded = self.score(turn, code, own, name)
+            if call is None:
+                keys.append((0, 0, float("-inf"), grounded))
+                continue
+            findings = len(verify(Parts.of(call.arguments), target).findings)
+            margin = margins[index] if index < len(margins) else None
+            keys.append((1, -findings, margin if margin is not None else 0.0, grounded))
+        return keys.index(max(keys))
 
     @staticmethod
     def _own(context: RunContext) -> set[str]:
