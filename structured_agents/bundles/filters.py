@@ -5,6 +5,8 @@
 ``def``/``class`` lines, up to the first statement of its body), so a prompt can open the
 definition's docstring right after it. Text that does not parse as one definition is
 returned dedented, as it is.
+``outline``: a definition's source as a prompt shows it, bounded
+(:func:`structured_agents.jobs.outline.outline`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import ast
 import textwrap
 from collections.abc import Callable
+
+from structured_agents.jobs.outline import outline
 
 __all__ = ["FILTERS", "signature"]
 
@@ -35,4 +39,8 @@ def signature(source: str) -> str:
     return head.rstrip() + "\n"
 
 
-FILTERS: dict[str, Callable[[str], str]] = {"dedent": textwrap.dedent, "signature": signature}
+FILTERS: dict[str, Callable[[str], str]] = {
+    "dedent": textwrap.dedent,
+    "outline": outline,
+    "signature": signature,
+}

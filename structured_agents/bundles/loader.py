@@ -245,6 +245,7 @@ def _kernel_config(manifest: BundleManifest, located: LocatedYaml, plugin: Model
             seed=sampling.seed,
             frequency_penalty=sampling.frequency_penalty,
             n=sampling.n,
+            no_repeat_ngram_size=sampling.no_repeat_ngram_size,
         ),
         final_turn_termination_only=manifest.final_turn_termination_only,
     )
@@ -264,7 +265,11 @@ def _guided(
         return config
     guidance = get_task(manifest.task).guidance(manifest.termination_tool, fixed, shown)
     return replace(
-        config, tool_view=guidance.tool_view, choose=guidance.choose, job_bad_words=guidance.bad_words
+        config,
+        tool_view=guidance.tool_view,
+        choose=guidance.choose,
+        job_bad_words=guidance.bad_words,
+        review=guidance.review if manifest.review else None,
     )
 
 

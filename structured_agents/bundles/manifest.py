@@ -74,6 +74,8 @@ class SamplingSettings(_Strict):
     frequency_penalty: Annotated[float, Field(ge=-2, le=2)] = 0.0
     n: Annotated[int, Field(ge=1, le=16)] = 1
     """Candidates decoded per turn (in one batch); the bundle's task keeps the best."""
+    no_repeat_ngram_size: Annotated[int, Field(ge=0, le=32)] = 0
+    """Never repeat a run of this many tokens (``SamplingParams.no_repeat_ngram_size``); 0: off."""
 
 
 class ModelSettings(_Strict):
@@ -213,6 +215,11 @@ class BundleManifest(_Strict):
     termination_tool: str = "submit_result"
     final_turn_termination_only: bool = True
     """On the last allowed turn the grammar allows only the termination tool (see KernelConfig)."""
+    review: bool = False
+    """Ask the engine to score each candidate by how likely it makes the code its job is about
+    (the task's reviewer, Coder-Reviewer reranking): a turn's candidates are then ranked by it,
+    and the kept one's margin is the run's confidence. Costs a forward pass over the code per
+    candidate; engines that cannot score (vLLM, OpenAI-compatible servers) leave it unmeasured."""
     refuse_copied_lines: bool = True
     """Refuse a submission that copies a line of the worked examples or tool descriptions word
     for word (see ``structured_agents.bundles.echoes``); turn off for a bundle whose answers

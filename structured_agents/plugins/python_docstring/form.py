@@ -161,8 +161,9 @@ class DocstringForm:
             parts.append(f"\n\n{INDENT}{section.title}:")
             if section.is_object:
                 entries = value if isinstance(value, Mapping) else {}
-                keys = section.keys or tuple(entries)
-                parts += [f"\n{ENTRY}{key}: {entries[key]}" for key in keys if key in entries]
+                keys = [key for key in section.keys if key in entries]
+                keys += [key for key in entries if key not in keys]  # a worked example's own keys
+                parts += [f"\n{ENTRY}{key}: {entries[key]}" for key in keys]
             else:
                 parts.append(f"\n{ENTRY}{value}")
         if len(parts) == 1:

@@ -1,9 +1,11 @@
 """The EBNF of a call in the docstring form (:mod:`.form`).
 
-Each text is one line: no line break, no ``"`` (so the docstring cannot close early) and no
-backslash; a string property's ``pattern`` is enforced where it is of the forms
-:mod:`structured_agents.grammar.patterns` reads (its opening words and excluded characters),
-else left to the tool. Every line holds at least one character, and none opens on a space.
+Each text is one line of one sentence: no line break, no ``"`` (so the docstring cannot close
+early), no backslash, and a period only at its end, so a model that has said its sentence ends
+the line instead of running on (or writing ``file.py.c.h.py...``); a string property's
+``pattern`` is enforced where it is of the forms :mod:`structured_agents.grammar.patterns` reads
+(its opening words and excluded characters), else left to the tool. Every line holds at least
+one character, and none opens on a space.
 Required sections and keys must be written; optional ones may be left out.
 """
 
@@ -29,7 +31,7 @@ def _line(rules: RuleSet, schema: JsonDict) -> str:
     opening = found.opening if found is not None else ""
     rest = _NEVER + (found.rest if found is not None else "")
     first = rest + _NOT_FIRST + (found.first or "" if found is not None else "")
-    body = f"{char_class(first, negated=True)} {char_class(rest, negated=True)}*"
+    body = f'{char_class(first + ".", negated=True)} {char_class(rest + ".", negated=True)}* "."?'
     if opening:
         body = f"{ebnf_literal(opening)} {body}"
     return rules.memo(("line", opening, first, rest), "line", lambda: body)
