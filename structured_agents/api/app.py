@@ -17,7 +17,6 @@ from celery import Celery
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse
 
-from structured_agents.api.body_limit import BodyLimit
 from structured_agents.api.errors import install_error_handlers
 from structured_agents.api.paths import Confinement
 from structured_agents.api.schemas import (
@@ -41,6 +40,7 @@ from structured_agents.api.schemas import (
     TurnOut,
 )
 from structured_agents.api.security import add_cors, route_dependencies
+from structured_agents.guard import Guard
 from structured_agents.report import build_report
 from structured_agents.settings import Settings, load_settings
 from structured_agents.store import ResultStatus, RunStatus, SqlStore, Store
@@ -81,7 +81,7 @@ def create_app(
         dependencies=dependencies,
     )
     install_error_handlers(app)
-    app.add_middleware(BodyLimit, max_bytes=settings.api.max_body_bytes)
+    app.add_middleware(Guard, max_body_bytes=settings.api.max_body_bytes, limit_name="SA_API__MAX_BODY_BYTES")
     add_cors(app, settings.api)
 
     @app.post("/batches", status_code=201, response_model=BatchCreated, responses=ERRORS)

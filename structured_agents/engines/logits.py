@@ -13,21 +13,23 @@ order, that its grammar accepts, so its matcher is offered its 64 best tokens (o
 the batch costs little more than the argmax) one by one (``accept_token`` leaves a matcher
 unchanged when it rejects a token); its bitmask is not filled. Usually one of the first fits:
 a few microseconds, against about 1 ms per row to fill a bitmask over a 262k-token vocabulary
-and as much again to apply it. When none fits, the grammar usually forces a text
-(``<start_function_call>call:`` before a call, ``<escape>`` after a key): the tokens that start
-it (:class:`VocabIndex`) are tried, best logit first, so the row takes the best token that the
-mask would allow among those starting the forced text. Only rows still without a token (and
-every sampling row) get a bitmask, filled together in one ``BatchGrammarMatcher`` call and
+and as much again to apply it. Only rows still without a token (where the grammar forces a
+text the model does not expect, ``<start_function_call>call:`` before a call) and every
+sampling row get a bitmask, filled together in one ``BatchGrammarMatcher`` call and
 applied in place, with XGrammar's ``cpu`` kernel for CPU logits (measured here, 262k-token
 vocabulary, float32 logits, xgrammar 0.2.8, 2-core AVX-512 CPU: 0.5/2.2/4.3 ms for 1/4/8 rows,
 against 1.3/5.4/35 ms for ``torch_native``) and with ``torch_native`` elsewhere (it needs no
-Triton).
+Triton). XGrammar's jump-forward search (the text a grammar forces next) is never called: on a
+grammar whose forced text never ends (``root ::= "a" root``) it never returns, and a client of
+``sa serve`` may send one. A row whose mask allows no token at all gets :data:`NO_TOKEN` and
+ends as an error of its grammar.
 """
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Literal
 
 import torch
@@ -35,30 +37,13 @@ import xgrammar
 
 from structured_agents.kernel.engine import SamplingParams
 
-__all__ = ["GrammarMasker", "VocabIndex", "penalize", "select_tokens", "top_logprobs"]
+__all__ = ["NO_TOKEN", "GrammarMasker", "penalize", "select_tokens", "top_logprobs"]
 
 _CANDIDATES = 64
 """How many of a greedy constrained row's best tokens are tried before its whole row is masked."""
-
-
-class VocabIndex:
-    """Token ids by their text: the tokens that could start a continuation the grammar forces."""
-
-    def __init__(self, decoded_vocab: Sequence[bytes], special_token_ids: Iterable[int] = ()) -> None:
-        special = set(special_token_ids)
-        self._ids: dict[bytes, list[int]] = {}
-        for token, text in enumerate(decoded_vocab):
-            if text and token not in special:
-                self._ids.setdefault(text, []).append(token)
-        self._longest = max((len(text) for text in self._ids), default=0)
-
-    def prefixes(self, text: str) -> list[int]:
-        """The tokens whose text is a non-empty prefix of ``text``, shortest first."""
-        data = text.encode("utf-8")
-        found: list[int] = []
-        for end in range(1, min(len(data), self._longest) + 1):
-            found.extend(self._ids.get(data[:end], ()))
-        return found
+NO_TOKEN = -1
+"""The token :func:`select_tokens` gives a row whose grammar allows no token at all (a grammar
+that matches nothing, or a dead end the vocabulary cannot spell): the row ends as an error."""
 
 
 class GrammarMasker:
@@ -74,18 +59,15 @@ class GrammarMasker:
         *,
         vocab_size: int,
         stop_token_ids: Sequence[int],
-        vocab: VocabIndex | None = None,
         max_threads: int = min(4, os.cpu_count() or 1),
     ) -> None:
         """``vocab_size`` is the bitmask width (the model's logit width or more); the matchers
-        end on ``stop_token_ids`` once their grammar is complete. With ``vocab``, a row whose
-        grammar forces a continuation offers the tokens that start it (:meth:`forced`)."""
+        end on ``stop_token_ids`` once their grammar is complete."""
         self._stops = list(stop_token_ids)
         self._matchers: list[xgrammar.GrammarMatcher | None] = []
         self.vocab_size = vocab_size
         self._bitmask = xgrammar.allocate_token_bitmask(max(1, len(grammars)), vocab_size)
         self._batch = xgrammar.BatchGrammarMatcher(max_threads)
-        self._vocab = vocab
         self._taken: dict[int, int] = {}
         """Rows whose matcher :meth:`first_accepted` already advanced, with the token."""
         for grammar in grammars:
@@ -134,14 +116,6 @@ class GrammarMasker:
                 self._taken[row] = token
                 return token
         return None
-
-    def forced(self, row: int) -> list[int]:
-        """The tokens that start the text row ``row``'s grammar forces next (none when it forces
-        nothing, or without a vocabulary index)."""
-        matcher = self._matchers[row]
-        if matcher is None or self._vocab is None:
-            return []
-        return [t for t in self._vocab.prefixes(matcher.find_jump_forward_string()) if t < self.vocab_size]
 
     def fill(self, rows: Sequence[int], positions: Sequence[int]) -> None:
         """Fill the bitmask at ``positions`` (constrained rows; ``rows[position]`` is the batch row)."""
@@ -256,9 +230,6 @@ def select_tokens(
         tokens = [int(candidates[0]) for candidates in top]
         for k in greedy:
             token = masker.first_accepted(rows[k], top[k])
-            if token is None and (forced := masker.forced(rows[k])):  # the best that starts forced text
-                order = torch.argsort(logits[k, forced], descending=True).tolist()
-                token = masker.first_accepted(rows[k], [forced[i] for i in order])
             if token is None:  # none of them fits: mask the whole row
                 to_mask.append(k)
             else:
@@ -267,8 +238,9 @@ def select_tokens(
         masker.fill(rows, to_mask)
         masker.mask(logits, to_mask)
         for k in to_mask:
-            tokens[k] = int(torch.argmax(logits[k]).item())
+            best = int(torch.argmax(logits[k]).item())
+            tokens[k] = best if math.isfinite(float(logits[k, best])) else NO_TOKEN
     for k, generator in enumerate(generators):
-        if sampling[k] and generator is not None:
+        if sampling[k] and generator is not None and tokens[k] != NO_TOKEN:
             tokens[k] = _sample(logits[k], params[k], generator)
     return tokens

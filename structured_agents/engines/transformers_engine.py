@@ -49,7 +49,6 @@ import xgrammar
 from structured_agents.engines.bad_words import bad_word_ids
 from structured_agents.engines.candidates import decode_candidates, submit_candidates
 from structured_agents.engines.decode_stats import DecodeStats
-from structured_agents.engines.logits import VocabIndex
 from structured_agents.engines.model_store import ModelStore
 from structured_agents.engines.occupancy import Occupancy
 from structured_agents.engines.review import MAX_REVIEW_TOKENS
@@ -140,8 +139,6 @@ class TransformersEngine:
         self.stop_token_ids = self._stop_tokens()
         info = self._tokenizer_info()
         self.grammar_cache = GrammarCache(info, max_entries=grammar_cache_size)
-        self.vocab = VocabIndex(info.decoded_vocab, info.special_token_ids)
-        """Token ids by text: the tokens that start a text a grammar forces."""
         self.pad_token_id = (
             self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.stop_token_ids[0]
         )

@@ -22,7 +22,7 @@ import torch
 from structured_agents.engines.bad_words import ban_bad_words
 from structured_agents.engines.decode_stats import DecodeStats
 from structured_agents.engines.kv_batch import KVBatch, fork_rows, select_rows
-from structured_agents.engines.logits import GrammarMasker, VocabIndex, penalize, select_tokens, top_logprobs
+from structured_agents.engines.logits import NO_TOKEN, GrammarMasker, penalize, select_tokens, top_logprobs
 from structured_agents.engines.repeats import ban_repeats
 from structured_agents.engines.review import ReviewModel, score_continuations
 from structured_agents.engines.rows import Row
@@ -55,7 +55,6 @@ class StepModel(ReviewModel, Protocol):
     pad_token_id: int
     vocab_size: int
     stop_token_ids: list[int]
-    vocab: VocabIndex
     stats: DecodeStats
     model: Any
     """The ``transformers`` model (its ``config`` sizes the cache)."""
@@ -76,9 +75,7 @@ class TransformersStepper:
         self.kv = KVBatch()
         self.logits: torch.Tensor | None = None
         """``[rows, vocab]``: the logits each row picks its next token from."""
-        self.masker = GrammarMasker(
-            [], vocab_size=engine.vocab_size, stop_token_ids=engine.stop_token_ids, vocab=engine.vocab
-        )
+        self.masker = GrammarMasker([], vocab_size=engine.vocab_size, stop_token_ids=engine.stop_token_ids)
 
     def room(self) -> int:
         return self.engine.max_batch_size - len(self.rows)
@@ -217,6 +214,13 @@ class TransformersStepper:
         self.logits = self.logits[keep] if self.logits is not None and keep else None
 
     def _advance(self, row: Row, k: int, token: int, logprobs: list[tuple[int, float]]) -> None:
+        if token == NO_TOKEN:
+            row.fail(
+                f"request {row.index} ({row.request.request_id}): the grammar allows no token after "
+                f"{row.sampled} tokens (it matches nothing the vocabulary can spell)",
+                grammar=True,
+            )
+            return
         clock = time.perf_counter()
         accepted = self.masker.accept(k, token)
         terminated = accepted and self.masker.is_terminated(k)

@@ -18,7 +18,7 @@ so one client's bad request does not fail the others; its streams get the whole 
 Errors come back as OpenAI's ``{"error": {...}}`` body: 400 for requests that cannot be served
 (the message names the field: a grammar that does not compile names
 ``structured_outputs.grammar``, ``.json`` or ``.structural_tag``), 401 without the API key,
-404 for an unknown model, 413 for a body over the limit (:mod:`.security`), 500 when the engine
+404 for an unknown model, 413 for a body over the limit (:mod:`structured_agents.guard`), 500 when the engine
 fails.
 """
 
@@ -34,11 +34,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from structured_agents.engines.batching import BatchingEngine
+from structured_agents.guard import Guard
 from structured_agents.kernel.engine import Engine, SamplingParams
 from structured_agents.plugins.protocol import ModelPlugin
 from structured_agents.serve.isolation import FailureIsolatingEngine
 from structured_agents.serve.schemas import ApiError, ChatBody, CompletionBody
-from structured_agents.serve.security import Guard
 from structured_agents.serve.service import Service
 from structured_agents.types import JsonDict
 
@@ -46,15 +46,22 @@ __all__ = ["create_app"]
 
 _ERROR_TYPES = {
     400: "BadRequestError",
+    401: "AuthenticationError",
+    413: "RequestTooLarge",
     404: "NotFoundError",
     500: "InternalServerError",
     503: "ServiceUnavailable",
 }
 
 
+def openai_refusal(status: int, message: str, param: str | None = None) -> dict[str, Any]:
+    """OpenAI's error body."""
+    kind = _ERROR_TYPES.get(status, "Error")
+    return {"error": {"message": message, "type": kind, "param": param, "code": status}}
+
+
 def _error(status: int, message: str, param: str | None = None) -> JSONResponse:
-    body = {"message": message, "type": _ERROR_TYPES.get(status, "Error"), "param": param, "code": status}
-    return JSONResponse({"error": body}, status_code=status)
+    return JSONResponse(openai_refusal(status, message, param), status_code=status)
 
 
 def _respond(result: JsonDict | AsyncIterator[str]) -> Any:
@@ -106,7 +113,14 @@ def create_app(
                 await asyncio.to_thread(batcher.close)
 
     app = FastAPI(title="structured-agents", lifespan=lifespan)
-    app.add_middleware(Guard, api_key=api_key, max_body_bytes=max_body_bytes)
+    app.add_middleware(
+        Guard,
+        api_key=api_key,
+        key_prefix="/v1",
+        max_body_bytes=max_body_bytes,
+        refusal=openai_refusal,
+        limit_name="SA_SERVE__MAX_BODY_BYTES",
+    )
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:

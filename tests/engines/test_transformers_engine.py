@@ -18,7 +18,7 @@ import xgrammar
 
 import structured_agents.engines.logits as logits_module
 from structured_agents.engines.bad_words import bad_word_ids, ban_bad_words
-from structured_agents.engines.logits import GrammarMasker, VocabIndex, penalize, select_tokens
+from structured_agents.engines.logits import NO_TOKEN, GrammarMasker, penalize, select_tokens
 from structured_agents.engines.rows import Row, find_stop
 from structured_agents.engines.transformers_engine import resolve_device, resolve_dtype
 from structured_agents.errors import ConfigError
@@ -166,28 +166,30 @@ def test_first_accepted_tries_candidates_in_order_and_accepts_once() -> None:
     assert masker.first_accepted(0, [2, 1]) == 2  # an unconstrained row takes its best
 
 
-def test_vocab_index_finds_the_tokens_that_start_a_text() -> None:
-    index = VocabIndex([b"<", b"<s", b"<start", b"x", b"", b"<s"], special_token_ids=[5])
-    assert index.prefixes("<start>") == [0, 1, 2]
-    assert index.prefixes("x<") == [3] and index.prefixes("") == [] and index.prefixes("y") == []
-
-
-def test_a_forced_text_is_started_with_its_best_token_without_a_mask() -> None:
+def test_a_forced_text_the_model_does_not_expect_is_taken_through_the_mask() -> None:
     texts = ["a", "b", "ab", "</s>", "<", "<s", "s>", ">a"]
     info = xgrammar.TokenizerInfo(texts, stop_token_ids=[3])
     compiled = xgrammar.GrammarCompiler(info).compile_grammar('root ::= "<s>" ("a" | "b")')
-    vocab = VocabIndex([text.encode() for text in texts], [3])
-    masker = GrammarMasker([compiled], vocab_size=8, stop_token_ids=[3], vocab=vocab, max_threads=1)
+    masker = GrammarMasker([compiled], vocab_size=8, stop_token_ids=[3], max_threads=1)
     logits = torch.tensor([[9.0, 8.0, 7.0, 6.0, 1.0, 2.0, 0.0, -1.0]])
 
-    with patch.object(logits_module, "_CANDIDATES", 4):  # "a", "b", "ab", "</s>": none fits yet
-        assert masker.forced(0) == [4, 5]
+    with patch.object(logits_module, "_CANDIDATES", 4):  # "a", "b", "ab", "</s>": none fits
         assert select_tokens(logits, [0], masker, [SamplingParams()], [None]) == [5]  # "<s" beats "<"
-        assert torch.isfinite(logits).all()  # no bitmask was needed
-        assert masker.accept(0, 5) and masker.forced(0) == []  # ">" is forced, no token is ">"
+        assert not torch.isfinite(logits).all()  # the row was masked
 
-        assert select_tokens(logits, [0], masker, [SamplingParams()], [None]) == [7]
-        assert not torch.isfinite(logits).all()  # so the row was masked, leaving ">a"
+
+def test_a_row_whose_grammar_allows_no_token_gets_no_token() -> None:
+    texts = ["a", "b", "</s>"]
+    info = xgrammar.TokenizerInfo(texts, stop_token_ids=[2])
+    compiled = xgrammar.GrammarCompiler(info).compile_grammar('root ::= "z"')  # no token spells it
+    masker = GrammarMasker([compiled, None], vocab_size=3, stop_token_ids=[2], max_threads=1)
+    logits = torch.tensor([[1.0, 2.0, 0.0], [1.0, 2.0, 0.0]])
+    assert select_tokens(logits, [0, 1], masker, [SamplingParams()] * 2, [None, None]) == [NO_TOKEN, 1]
+    warm = SamplingParams(temperature=1.0, seed=1)
+    masker = GrammarMasker([compiled], vocab_size=3, stop_token_ids=[2], max_threads=1)
+    assert select_tokens(logits[:1].clone(), [0], masker, [warm], [torch.Generator().manual_seed(1)]) == [
+        NO_TOKEN
+    ]
 
 
 def test_frequency_penalty_lowers_each_token_once_per_time_it_was_generated() -> None:

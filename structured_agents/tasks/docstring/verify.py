@@ -46,7 +46,7 @@ from importlib import resources
 from typing import Any
 
 from structured_agents.tasks.docstring.style import clean_line, summary_line
-from structured_agents.words import STOP_WORDS, content_words, words
+from structured_agents.words import STOP_WORDS, words
 
 __all__ = [
     "MAX_SUMMARY_WORDS",
@@ -95,6 +95,13 @@ _CALL = re.compile(r"\w\(|\(\w*$|[\[\]{}=]")
 """A call (``tuple(iterable)``), an unclosed parenthesis, brackets or an assignment in prose."""
 _NAME_ONLY = frozenset(words("class object function method instance subclass type version wrapper helper"))
 """Words a summary that only restates its target's name adds to it."""
+_FUNCTION_WORDS = frozenset(
+    words(
+        "the and for with from this that into are was were has have had not but all any can may will "
+        "one each per via than then when where which while who what how why its return yield given"
+    )
+)
+"""Words that say nothing of the code (a summary of only these and its name says nothing)."""
 
 
 @cache
@@ -306,12 +313,14 @@ def _names(summary: str, target: Target) -> list[Finding]:
 
 def _unknown_words(summary: str, target: Target) -> list[Finding]:
     own, general = target.stems(), general_words()
+    names = {name.replace("_", "").lower() for name in re.findall(r"\w+", target.text())}
     unknown = sorted(
         {
             raw.lower()
             for raw in _TOKEN.findall(summary)
             if len(raw) >= 4
             and raw.lower() not in STOP_WORDS
+            and raw.lower() not in names  # "sortedlist" for the code's SortedList
             and (stem := words(raw))
             and all(part not in own and part not in general for part in stem)
         }
@@ -324,7 +333,7 @@ def _unknown_words(summary: str, target: Target) -> list[Finding]:
 def _vacuous(summary: str, target: Target) -> list[Finding]:
     tokens = _TOKEN.findall(summary)
     meaningful = [word for word in tokens if word.lower() not in STOP_WORDS and word.lower() not in _ARTICLES]
-    said = set(content_words(summary)) - set(words("return yield this"))
+    said = set(words(summary)) - _FUNCTION_WORDS - _TYPE_WORDS
     name = set(words(target.qualname.rpartition(".")[2]))
     if len(tokens) < 3 or not meaningful:
         return [Finding("vacuous", f"{summary!r} says nothing of what the code does")]
