@@ -100,6 +100,19 @@ def test_type_only_repeated_and_name_only_descriptions_drop_every_section() -> N
         assert verdict.clean
 
 
+def test_a_description_that_only_names_the_annotated_type_drops_the_sections() -> None:
+    target = Target(
+        "Collection.add_source",
+        "method",
+        "def add_source(self, multi_cmd: MultiCommand) -> None:\n    self.sources.append(multi_cmd)\n",
+        parameters=("multi_cmd",),
+    )
+    verdict = verify(Parts("Add a source to the collection.", {"multi_cmd": "MultiCommand."}), target)
+    assert verdict.parts == Parts("Add a source to the collection.") and verdict.clean
+    kept = Parts("Add a source to the collection.", {"multi_cmd": "The command whose commands join."})
+    assert verify(kept, target).parts == kept
+
+
 def test_a_return_claim_on_code_that_returns_nothing_is_flagged() -> None:
     assert _codes(verify(Parts("Return the items after clearing them."), CLEAR).findings) == ["return-claim"]
     assert _codes(verify(Parts("Returns a corner of the rectangle."), CORNER).findings) == ["return-claim"]

@@ -45,7 +45,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from structured_agents.tasks.docstring.style import clean_line, summary_line
+from structured_agents.tasks.docstring.style import clean_line, signature_types, summary_line
 from structured_agents.words import STOP_WORDS, words
 
 __all__ = [
@@ -250,7 +250,8 @@ def _part_fault(name: str | None, text: str, target: Target) -> str | None:
     stems = set(words(text))
     if name is None and plain in _NONE_TEXTS:
         return f"says {text.strip()!r} of a value the code {target.gives or 'returns'}"
-    if not stems - _TYPE_WORDS:
+    annotation = signature_types(target.source).get(name or "return", "")
+    if not stems - _TYPE_WORDS - set(words(annotation)):  # "Int.", "Context." for ctx: Context
         return "names only a type"
     if name is not None:
         own = set(words(name))
