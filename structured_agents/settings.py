@@ -103,6 +103,11 @@ class ServeSettings(BaseModel):
     ``vllm serve --api-key``; None serves without a key (keep ``host`` on loopback then)."""
     max_body_bytes: int = Field(default=1 << 20, ge=1)
     """Largest request body accepted, in bytes; larger ones get a 413."""
+    max_tokens: int = Field(default=4096, ge=1)
+    """Most tokens a request may ask one choice for (``max_tokens``, ``max_completion_tokens``);
+    more is a 400 naming the field."""
+    shutdown_timeout_s: float = Field(default=10.0, gt=0)
+    """On SIGTERM, how long requests in flight may go on before they are cut and the server exits."""
 
 
 class WorkerSettings(BaseModel):

@@ -64,8 +64,14 @@ def serve(
             batch_wait_ms=settings.serve.batch_wait_ms,
             api_key=api_key.get_secret_value() if (api_key := settings.serve.api_key) is not None else None,
             max_body_bytes=settings.serve.max_body_bytes,
+            max_tokens=settings.serve.max_tokens,
         )
     except StructuredAgentsError as exc:
         typer.echo(f"sa serve: {exc}", err=True)
         raise typer.Exit(2) from exc
-    uvicorn.run(app, host=settings.serve.host, port=settings.serve.port)
+    uvicorn.run(
+        app,
+        host=settings.serve.host,
+        port=settings.serve.port,
+        timeout_graceful_shutdown=max(1, round(settings.serve.shutdown_timeout_s)),
+    )

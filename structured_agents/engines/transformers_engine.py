@@ -245,6 +245,8 @@ class TransformersEngine:
             row = self._row(index, stream.request)
             row.stream, row.submitted, row.streams_text = stream, submitted, streams_text
             grammar = stream.request.grammar
+            if stream.cancelled:  # abandoned while it waited for the pool: compile nothing for it
+                return
             if not row.finished and grammar is not None:
                 clock = time.perf_counter()
                 try:

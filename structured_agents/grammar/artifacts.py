@@ -47,8 +47,11 @@ class EBNFGrammar:
     def to_vllm_payload(self) -> dict[str, Any]:
         return {"structured_outputs": {"grammar": self.grammar}}
 
-    def compile(self, compiler: xgrammar.GrammarCompiler) -> xgrammar.CompiledGrammar:
-        return compiler.compile_grammar(self.grammar)
+    def parse(self) -> xgrammar.Grammar:
+        """The grammar as XGrammar reads it (normalized), not yet compiled."""
+        import xgrammar
+
+        return xgrammar.Grammar.from_ebnf(self.grammar)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +77,11 @@ class StructuralTagGrammar:
     def to_vllm_payload(self) -> dict[str, Any]:
         return {"structured_outputs": {"structural_tag": self.tag_json}}
 
-    def compile(self, compiler: xgrammar.GrammarCompiler) -> xgrammar.CompiledGrammar:
-        return compiler.compile_structural_tag(self.tag_json)
+    def parse(self) -> xgrammar.Grammar:
+        """The grammar as XGrammar reads it (normalized), not yet compiled."""
+        import xgrammar
+
+        return xgrammar.Grammar.from_structural_tag(self.tag_json)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,8 +103,11 @@ class JsonSchemaGrammar:
     def to_vllm_payload(self) -> dict[str, Any]:
         return {"structured_outputs": {"json": self.schema}}
 
-    def compile(self, compiler: xgrammar.GrammarCompiler) -> xgrammar.CompiledGrammar:
-        return compiler.compile_json_schema(self.schema_json, strict_mode=True)
+    def parse(self) -> xgrammar.Grammar:
+        """The grammar as XGrammar reads it (normalized), not yet compiled."""
+        import xgrammar
+
+        return xgrammar.Grammar.from_json_schema(self.schema_json, strict_mode=True)
 
 
 GrammarArtifact = EBNFGrammar | StructuralTagGrammar | JsonSchemaGrammar

@@ -23,7 +23,9 @@ import asyncio
 import contextlib
 import importlib.util
 import json
+import os
 import shutil
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -38,16 +40,36 @@ MAX_READ_BYTES = 4 * 1024 * 1024
 MAX_LIST_ENTRIES = 10_000
 
 
+def _not_regular(path: str, mode: int) -> PymExternalError:
+    if stat.S_ISDIR(mode):
+        return PymExternalError(f"is a directory: {path!r}", exc_type="IsADirectoryError")
+    return PymExternalError(f"not a regular file: {path!r}", exc_type="OSError")
+
+
+def _read_regular(target: Path, path: str) -> str:
+    """The text of ``target`` when it is a regular file: opened without blocking (a named pipe
+    would wait for a writer forever) and checked on the open descriptor, then read whole."""
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        raise PymExternalError(f"no such file: {path!r}", exc_type="FileNotFoundError") from None
+    except OSError as exc:
+        raise PymExternalError(f"cannot read {path!r}: {exc.strerror}", exc_type="OSError") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise _not_regular(path, info.st_mode)
+    with os.fdopen(fd, "rb") as handle:
+        if info.st_size > MAX_READ_BYTES:
+            raise PymExternalError(f"{path!r} is larger than {MAX_READ_BYTES} bytes", exc_type="ValueError")
+        return handle.read(MAX_READ_BYTES + 1).decode("utf-8", errors="replace")
+
+
 async def read_file(ctx: ExternalContext, path: str) -> str:
-    """Read a text file of the workspace."""
+    """Read a text file of the workspace (a regular file only; off the event loop, so the run's
+    deadline holds whatever the file is)."""
     target = resolve_path(ctx.workspace, path)
-    if not target.exists():
-        raise PymExternalError(f"no such file: {path!r}", exc_type="FileNotFoundError")
-    if target.is_dir():
-        raise PymExternalError(f"is a directory: {path!r}", exc_type="IsADirectoryError")
-    if target.stat().st_size > MAX_READ_BYTES:
-        raise PymExternalError(f"{path!r} is larger than {MAX_READ_BYTES} bytes", exc_type="ValueError")
-    return target.read_text(encoding="utf-8", errors="replace")
+    return await asyncio.to_thread(_read_regular, target, path)
 
 
 def _list(root: Path, pattern: str) -> list[str]:
@@ -106,13 +128,42 @@ def _ruff_item(item: dict[str, Any], root: Path) -> dict[str, Any]:
     }
 
 
+def _python_files(root: Path, target: Path) -> list[str]:
+    """The Python files ``ruff`` may read for ``target``: itself, or the ``.py``/``.pyi`` files
+    under it, each a regular file whose real path is inside ``root`` (a symlink that leads out
+    of the workspace is left out, where ruff's own walk would follow it)."""
+    if target.is_file():
+        return [str(target)]
+    found = []
+    for candidate in sorted(target.rglob("*")):
+        if candidate.suffix not in (".py", ".pyi"):
+            continue
+        resolved = candidate.resolve()
+        if resolved.is_relative_to(root) and resolved.is_file():
+            found.append(str(candidate))
+            if len(found) > MAX_LIST_ENTRIES:
+                raise PymExternalError(
+                    f"more than {MAX_LIST_ENTRIES} Python files under the path; narrow it",
+                    exc_type="ValueError",
+                )
+    return found
+
+
 async def run_ruff(ctx: ExternalContext, path: str) -> list[dict[str, Any]]:
-    """Run ``ruff check`` on a workspace file or directory; its diagnostics, without fixing."""
+    """Run ``ruff check`` on a workspace file or directory; its diagnostics, without fixing.
+    Ruff is given the files themselves (:func:`_python_files`), never a directory to walk, with
+    ``--force-exclude`` so its configured excludes still apply."""
     target = resolve_path(ctx.workspace, path)
     root = resolve_path(ctx.workspace, ".")
     if not target.exists():
         raise PymExternalError(f"no such file: {path!r}", exc_type="FileNotFoundError")
-    args = ["check", "--output-format", "json", "--no-cache", "--exit-zero", "--no-fix", str(target)]
+    if not (target.is_file() or target.is_dir()):
+        raise _not_regular(path, target.stat().st_mode)
+    files = await asyncio.to_thread(_python_files, root, target)
+    if not files:
+        return []
+    args = ["check", "--output-format", "json", "--no-cache", "--exit-zero", "--no-fix", "--force-exclude"]
+    args += files
     process = await asyncio.create_subprocess_exec(
         *_ruff_command(), *args, cwd=root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
@@ -129,14 +180,33 @@ async def run_ruff(ctx: ExternalContext, path: str) -> list[dict[str, Any]]:
     return [_ruff_item(item, root) for item in json.loads(stdout or b"[]")]
 
 
+def _write_regular(target: Path, path: str, content: str) -> int:
+    """Write ``content`` to ``target``, a regular file or a new one (never a pipe or a device:
+    opened without blocking and checked on the open descriptor)."""
+    data = content.encode("utf-8")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW
+    try:
+        fd = os.open(target, flags, 0o644)
+    except OSError as exc:
+        raise PymExternalError(f"cannot write {path!r}: {exc.strerror}", exc_type="OSError") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise _not_regular(path, info.st_mode)
+    with os.fdopen(fd, "wb") as handle:
+        handle.truncate(0)
+        handle.write(data)
+    return len(content)
+
+
 async def write_file(ctx: ExternalContext, path: str, content: str) -> int:
-    """Write a text file of the workspace (its directory must exist)."""
+    """Write a text file of the workspace (its directory must exist; a regular file only)."""
     target = resolve_path(ctx.workspace, path)
     if not isinstance(content, str):
         raise PymExternalError("content must be a str", exc_type="TypeError")
     if not target.parent.is_dir():
         raise PymExternalError(f"no such directory for {path!r}", exc_type="FileNotFoundError")
-    return target.write_text(content, encoding="utf-8")
+    return await asyncio.to_thread(_write_regular, target, path, content)
 
 
 def default_externals() -> ExternalRegistry:

@@ -39,7 +39,7 @@ from structured_agents.kernel.engine import Engine, SamplingParams
 from structured_agents.plugins.protocol import ModelPlugin
 from structured_agents.serve.isolation import FailureIsolatingEngine
 from structured_agents.serve.schemas import ApiError, ChatBody, CompletionBody
-from structured_agents.serve.service import Service
+from structured_agents.serve.service import ClientGone, Service
 from structured_agents.types import JsonDict
 
 __all__ = ["create_app"]
@@ -80,6 +80,7 @@ def create_app(
     batch_wait_ms: float = 10.0,
     api_key: str | None = None,
     max_body_bytes: int = 1 << 20,
+    max_tokens: int | None = None,
 ) -> FastAPI:
     """The FastAPI app serving ``engine``.
 
@@ -93,8 +94,9 @@ def create_app(
         batch_wait_ms: how long such a batch waits for more requests after its first.
         api_key: the bearer token ``/v1`` routes require (None: no key).
         max_body_bytes: the largest request body accepted.
+        max_tokens: the most tokens a request may ask one choice for (None: no bound).
     """
-    service = Service(plugin, model_name, defaults or SamplingParams())
+    service = Service(plugin, model_name, defaults or SamplingParams(), max_tokens)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -134,12 +136,16 @@ def create_app(
         return _error(400, f"invalid request: {problems}")
 
     @app.post("/v1/completions", response_model=None)
-    async def completions(body: CompletionBody) -> Any:
-        return _respond(await service.completions(body))
+    async def completions(body: CompletionBody, request: Request) -> Any:
+        return _respond(await service.completions(body, request.is_disconnected))
 
     @app.post("/v1/chat/completions", response_model=None)
-    async def chat_completions(body: ChatBody) -> Any:
-        return _respond(await service.chat(body))
+    async def chat_completions(body: ChatBody, request: Request) -> Any:
+        return _respond(await service.chat(body, request.is_disconnected))
+
+    @app.exception_handler(ClientGone)
+    async def _gone(request: Request, exc: ClientGone) -> JSONResponse:
+        return _error(499, str(exc))  # nobody reads it: the connection is closed
 
     @app.get("/v1/models")
     async def models() -> dict[str, Any]:

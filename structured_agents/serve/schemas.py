@@ -34,6 +34,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+MIN_SEED = -(2**63)
+MAX_SEED = 2**63 - 1 - MAX_CANDIDATES
+"""The seeds a request may give: a 64-bit signed integer that stays one with ``n`` samples
+(sample ``j`` is seeded ``seed + j``)."""
+
 _SUPPORTED_CONSTRAINTS = ("grammar", "json", "structural_tag")
 _FIELDS = {"ebnf": "grammar", "json_schema": "json", "structural_tag": "structural_tag"}
 _UNSUPPORTED_CONSTRAINTS = ("regex", "choice", "json_object")
@@ -69,7 +74,7 @@ class _Body(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1)
     temperature: float | None = Field(default=None, ge=0)
     top_p: float | None = Field(default=None, gt=0, le=1)
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=MIN_SEED, le=MAX_SEED)
     stop: str | list[str] | None = None
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
     structured_outputs: dict[str, Any] | None = None
@@ -92,17 +97,24 @@ class _Body(BaseModel):
         """Alternatives to report per token (None: no logprobs)."""
         return None
 
-    def token_budget(self) -> int | None:
-        """The most tokens the request allows (``None``: the server's default)."""
-        return self.max_tokens
+    def token_budget(self) -> tuple[str, int | None]:
+        """The field that sets the most tokens a choice may generate, and its value (``None``:
+        the server's default)."""
+        return "max_tokens", self.max_tokens
 
-    def sampling(self, defaults: SamplingParams, extra_stop: tuple[str, ...] = ()) -> SamplingParams:
-        """The request's sampling settings, ``defaults`` where it sets none."""
+    def sampling(
+        self, defaults: SamplingParams, extra_stop: tuple[str, ...] = (), *, max_tokens: int | None = None
+    ) -> SamplingParams:
+        """The request's sampling settings, ``defaults`` where it sets none; a token budget over
+        the server's ``max_tokens`` is a 400 naming its field."""
+        field, budget = self.token_budget()
+        if budget is not None and max_tokens is not None and budget > max_tokens:
+            raise ApiError(f"{field} must be at most {max_tokens} on this server", param=field)
         stop = (self.stop,) if isinstance(self.stop, str) else tuple(self.stop or defaults.stop)
         stop += tuple(s for s in extra_stop if s not in stop)
         try:
             return SamplingParams(
-                max_new_tokens=self.token_budget() or defaults.max_new_tokens,
+                max_new_tokens=budget or defaults.max_new_tokens,
                 temperature=defaults.temperature if self.temperature is None else self.temperature,
                 top_p=defaults.top_p if self.top_p is None else self.top_p,
                 seed=defaults.seed if self.seed is None else self.seed,
@@ -139,8 +151,10 @@ class ChatBody(_Body):
     logprobs: bool = False
     top_logprobs: int | None = Field(default=None, ge=0, le=MAX_LOGPROBS)
 
-    def token_budget(self) -> int | None:
-        return self.max_completion_tokens or self.max_tokens
+    def token_budget(self) -> tuple[str, int | None]:
+        if self.max_completion_tokens is not None:
+            return "max_completion_tokens", self.max_completion_tokens
+        return "max_tokens", self.max_tokens
 
     def logprob_count(self) -> int | None:
         if self.top_logprobs is not None and not self.logprobs:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from structured_agents.errors import ParseError, StructuredAgentsError
@@ -42,7 +42,7 @@ from structured_agents.serve.schemas import (
 from structured_agents.serve.tool_choice import ToolPlan, plan_tools
 from structured_agents.types import JsonDict, ToolCall
 
-__all__ = ["Service"]
+__all__ = ["ClientGone", "Gone", "Service", "never"]
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +84,36 @@ async def _events(choices: Choices) -> AsyncIterator[_Event]:
             task.cancel()
 
 
+Gone = Callable[[], Awaitable[bool]]
+"""Whether the client of a request has gone away (Starlette's ``Request.is_disconnected``)."""
+_WATCH_S = 0.25
+"""How often a request that is not streamed checks whether its client has gone."""
+
+
+async def never() -> bool:
+    """A client that never goes (the default :data:`Gone`)."""
+    return False
+
+
+async def _unless_gone(work: Awaitable[list[Completion]], gone: Gone) -> list[Completion]:
+    """``work``'s result; :class:`ClientGone` as soon as ``gone()`` says the client left (the
+    caller's ``Choices`` context then cancels the streams: their rows leave the batch)."""
+    task = asyncio.ensure_future(work)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=_WATCH_S)
+            if done:
+                return task.result()
+            if await gone():
+                raise ClientGone("the client went away before its answer")
+    finally:
+        task.cancel()
+
+
+class ClientGone(Exception):
+    """The client of a request that is not streamed disconnected while it was decoded."""
+
+
 def _error_event(exc: ApiError) -> str:
     return sse({"error": {"message": exc.message, "type": "InternalServerError", "code": exc.status}})
 
@@ -92,11 +122,17 @@ class Service:
     """What the routes share: the engine (set while the app runs), the plugin and the defaults."""
 
     def __init__(
-        self, plugin: Callable[[], ModelPlugin] | None, model_name: str, defaults: SamplingParams
+        self,
+        plugin: Callable[[], ModelPlugin] | None,
+        model_name: str,
+        defaults: SamplingParams,
+        max_tokens: int | None = None,
     ) -> None:
         self.plugin = plugin
         self.model_name = model_name
         self.defaults = defaults
+        self.max_tokens = max_tokens
+        """The most tokens a request may ask one choice for (None: no bound)."""
         self.engine: StreamingEngine | None = None
         self.created = int(time.time())
 
@@ -113,11 +149,11 @@ class Service:
 
     # -- completions -----------------------------------------------------------------------------
 
-    async def completions(self, body: CompletionBody) -> JsonDict | AsyncIterator[str]:
+    async def completions(self, body: CompletionBody, gone: Gone = never) -> JsonDict | AsyncIterator[str]:
         body.check()
         self.check_model(body.model)
         grammar = grammar_from_body(body.structured_outputs)
-        sampling = body.sampling(self.defaults)
+        sampling = body.sampling(self.defaults, max_tokens=self.max_tokens)
         prompts = [body.prompt] if isinstance(body.prompt, str) else body.prompt
         if not prompts:
             raise ApiError("prompt must not be empty", param="prompt")
@@ -127,7 +163,7 @@ class Service:
         if body.stream:
             return await self._opened(choices, self._stream_completions(choices, body))
         async with choices:
-            completions = await choices.completions()
+            completions = await _unless_gone(choices.completions(), gone)
         return {
             **envelope("text_completion", self.model_name),
             "choices": [
@@ -178,7 +214,7 @@ class Service:
 
     # -- chat ------------------------------------------------------------------------------------
 
-    async def chat(self, body: ChatBody) -> JsonDict | AsyncIterator[str]:
+    async def chat(self, body: ChatBody, gone: Gone = never) -> JsonDict | AsyncIterator[str]:
         body.check()
         self.check_model(body.model)
         if self.plugin is None:
@@ -201,14 +237,14 @@ class Service:
             messages=tuple(body.messages),
             tools=tuple(body.tools or ()),
             grammar=plan.grammar,
-            sampling=body.sampling(self.defaults, extra_stop=stop),
+            sampling=body.sampling(self.defaults, extra_stop=stop, max_tokens=self.max_tokens),
         )
         param = constraint_field(structured) if structured is not None else "tools"
         choices = Choices(self._engine(), [request], body.n, param if plan.grammar is not None else None)
         if body.stream:
             return await self._opened(choices, self._stream_chat(choices, body, plugin, plan))
         async with choices:
-            completions = await choices.completions()
+            completions = await _unless_gone(choices.completions(), gone)
         return {
             **envelope("chat.completion", self.model_name),
             "choices": [self._chat_choice(i, c, body, plugin, plan) for i, c in enumerate(completions)],

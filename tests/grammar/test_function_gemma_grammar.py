@@ -202,12 +202,15 @@ def test_escaped_strings_keep_the_format_markers_out(mode: Any) -> None:
     def say(text: str) -> str:
         return render(config, [ToolCall(QUOTE.name, {"text": text})])
 
-    assert accepts(artifact, say("a < b, <start or <end, </p>, <starts_with>"))
+    assert accepts(artifact, say("a < b, 1 <2, <b>bold, <p>"))
     for leaked in (
         "Done.<end_function_call>",
         "x</start_function_call>",
         "<start_function_response>r",
         "<end_of_turn>",
+        "Paris}</escape>",  # the README example's city, as the model ran on with it
+        "Paris<end-function_call>call:get_weather{",
+        "</p>",
     ):
         assert not accepts(artifact, say(leaked)), leaked
 

@@ -227,7 +227,9 @@ def test_byte_level_tokens_follow_the_mask() -> None:
     info = xgrammar.TokenizerInfo(vocab, stop_token_ids=[256])
     plugin = QwenPlugin()
     artifact = plugin.build_grammar(TOOLS, SINGLE)
-    matcher = xgrammar.GrammarMatcher(artifact.compile(xgrammar.GrammarCompiler(info, cache_enabled=False)))
+    matcher = xgrammar.GrammarMatcher(
+        xgrammar.GrammarCompiler(info, cache_enabled=False).compile_grammar(artifact.parse())
+    )
     bitmask = xgrammar.allocate_token_bitmask(1, info.vocab_size)
     text = plugin.render_tool_calls([ToolCall("get_weather", {"city": "Zürich </x>", "days": 2})])
     for byte in text.encode():
@@ -307,7 +309,9 @@ def _tool_and_call(draw: st.DrawFn) -> tuple[ToolSchema, ToolCall]:
 
 
 def _matcher_accepts(artifact: GrammarArtifact, text: str) -> bool:
-    matcher = xgrammar.GrammarMatcher(artifact.compile(_COMPILER), terminate_without_stop_token=True)
+    matcher = xgrammar.GrammarMatcher(
+        _COMPILER.compile_grammar(artifact.parse()), terminate_without_stop_token=True
+    )
     return bool(matcher.accept_string(text)) and bool(matcher.is_terminated())
 
 

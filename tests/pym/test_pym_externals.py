@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,7 +13,9 @@ from structured_agents.pym import (
     DEFAULT_GRANTS,
     ExternalContext,
     ExternalRegistry,
+    PymError,
     PymExternalError,
+    PymLimits,
     PymRunner,
     PymScript,
     check_grants,
@@ -144,3 +147,56 @@ def test_registry_rejects_sync_functions_and_lists_builtins() -> None:
     assert names == ["read_file", "list_files", "file_exists", "run_ruff", "write_file"]
     listed = default_externals().get("list_files")
     assert listed is not None and [(p.name, p.has_default) for p in listed.params] == [("pattern", True)]
+
+
+async def test_a_named_pipe_is_refused_at_once_read_or_written(workspace: Path) -> None:
+    os.mkfifo(workspace / "pipe")  # no writer ever opens it: a blocking read would wait forever
+    started = time.monotonic()
+    with pytest.raises(PymExternalError, match="not a regular file") as info:
+        await read_file(ctx(workspace), "pipe")
+    assert info.value.exc_type == "OSError"
+    with pytest.raises(PymExternalError, match=r"cannot write|not a regular file"):
+        await write_file(ctx(workspace), "pipe", "x")  # no reader: a blocking open would hang too
+    assert time.monotonic() - started < 2
+
+
+async def test_a_run_reading_a_pipe_ends_at_its_deadline_and_the_next_run_goes(
+    runner: PymRunner, make_script: Callable[[str], PymScript], workspace: Path
+) -> None:
+    os.mkfifo(workspace / "pipe")
+    script = make_script(
+        """
+        from grail import external
+        @external
+        async def read_file(path: str) -> str: ...
+        await read_file("pipe")
+        """
+    )
+    started = time.monotonic()
+    with pytest.raises(PymError, match="not a regular file"):
+        await runner.run(
+            script, {}, workspace=workspace, grants=DEFAULT_GRANTS, limits=PymLimits(timeout_s=5)
+        )
+    assert time.monotonic() - started < 5
+    ok = make_script(
+        """
+        from grail import external
+        @external
+        async def read_file(path: str) -> str: ...
+        await read_file("top.py")
+        """
+    )
+    assert (await runner.run(ok, {}, workspace=workspace, grants=DEFAULT_GRANTS)).value == "x = 1\n"
+
+
+async def test_run_ruff_never_lints_a_file_a_symlink_leads_to_outside(
+    workspace: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "outside.py").write_text("import secret_module_name\n")
+    os.symlink(tmp_path / "outside.py", workspace / "pkg" / "escape.py")
+    os.symlink(tmp_path, workspace / "pkg" / "escape_dir")
+    diagnostics = await run_ruff(ctx(workspace), ".")
+    assert {d["path"] for d in diagnostics} == {"pkg/a.py"}
+    assert "secret_module_name" not in str(diagnostics)
+    with pytest.raises(PymExternalError, match="outside the workspace"):
+        await run_ruff(ctx(workspace), "pkg/escape.py")

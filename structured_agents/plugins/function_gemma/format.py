@@ -50,13 +50,16 @@ END_DECLARATION = "<end_function_declaration>"
 ESCAPE = "<escape>"
 ESCAPE_REPLACEMENT = "&lt;escape&gt;"
 """What ``<escape>`` inside a string value becomes when written (the format cannot carry it)."""
-MARKERS_IN_STRINGS = ("<start_", "<end_", "</start_", "</end_")
-"""Starts of the format's markers (``<start_function_call>``, ``<end_of_turn>``...) that the
-grammar keeps out of ``<escape>`` strings: a small model writes them into values (a docstring
-that goes on with ``</start_function_call><start_function_response>...``). These stems rather
-than the whole markers: each character of the excluded texts is a grammar state, and XGrammar
-compiles a FunctionGemma grammar in 0.6 s with them against 1.6 s with the whole markers (0.2 s
-with none; Gemma 3 vocabulary, 2 cores)."""
+MARKERS_IN_STRINGS = ("<start", "<end", "</")
+"""Starts of the format's markers and their near variants that the grammar keeps out of
+``<escape>`` strings, so a value always closes and its call with it: a small model writes them
+into values (a docstring that goes on with ``</start_function_call><start_function_response>``;
+the README's ``get_weather`` call, whose city went on with ``}</escape>\n<end-function_call>
+call:get_weather{...`` until the token limit, no call returned). Stems rather than the whole
+markers, so the hyphenated and closing variants are caught too, and because each character of
+an excluded text is a grammar state (XGrammar compiled a FunctionGemma grammar in 0.6 s with
+stems against 1.6 s with whole markers; Gemma 3 vocabulary, 2 cores). A value cannot hold
+``</`` or a word starting ``<start``/``<end`` at all."""
 
 RenderStyle = Literal["escaped_strings", "json"]
 """``escaped_strings``: the native format; ``json``: arguments as a JSON object."""

@@ -31,7 +31,9 @@ is free (``qwen_xml`` allows it). Arguments come in the schema's declared proper
   schemas relaxed to ``{}``), for weak models that fail typed grammars.
 
 Every form excludes ``</parameter>``, ``</function>`` and ``</tool_call>`` from string values
-(nested JSON strings included) so a model cannot end a value or a call early by accident.
+(nested JSON strings included) so a model cannot end a value or a call early by accident, and
+``<tool_call>``, ``<function=`` and ``<parameter=`` so it cannot run on into another call inside
+a value, which would then never close (``values.VALUE_EXCLUDES``).
 
 This module builds plain dicts and does not import XGrammar (which imports torch).
 """

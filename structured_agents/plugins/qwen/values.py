@@ -20,6 +20,7 @@ back gives the same string, and otherwise as a JSON string with ``</`` escaped a
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,7 +38,17 @@ __all__ = [
     "same_value",
 ]
 
-VALUE_EXCLUDES: tuple[str, ...] = ("</parameter>", "</function>", "</tool_call>")
+VALUE_EXCLUDES: tuple[str, ...] = (
+    "</parameter>",
+    "</function>",
+    "</tool_call>",
+    "<tool_call>",
+    "<function=",
+    "<parameter=",
+)
+"""What a value may not hold: the markers that close it or its call, and those that open another
+call or argument (a small model runs on into the next call inside a value, which then never
+closes)."""
 """Closing markers a raw argument value may not contain (the grammar excludes them too)."""
 
 _MAX_REF_DEPTH = 32
@@ -184,9 +195,14 @@ def same_value(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+_OPENERS = re.compile(r"<(?=tool_call>|function=|parameter=)")
+
+
 def dumps_json(value: Any) -> str:
-    """Compact-ish JSON (``", "``/``": "``, non-ASCII kept) with ``</`` written as ``<\\/``."""
-    return json.dumps(value, ensure_ascii=False).replace("</", "<\\/")
+    """Compact-ish JSON (``", "``/``": "``, non-ASCII kept) with ``</`` written as ``<\\/`` and
+    the ``<`` of a marker that opens a call or argument as ``\\u003c`` (no value holds one of
+    :data:`VALUE_EXCLUDES`)."""
+    return _OPENERS.sub(r"\\u003c", json.dumps(value, ensure_ascii=False).replace("</", "<\\/"))
 
 
 def render_value(value: Any, schema: Any, root: JsonDict, *, json_strings: bool) -> str:
