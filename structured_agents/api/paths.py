@@ -23,22 +23,38 @@ from structured_agents.settings import ApiSettings
 __all__ = ["Confinement"]
 
 
-def _confine(text: str, bases: tuple[Path, ...], what: str, ref: str, setting: str, unset: str) -> Path:
-    """``text`` resolved, which must lie under one of ``bases`` (the directories of ``setting``)."""
+NAME_MAX = 255
+"""Longest component of a path, in bytes (Linux's ``NAME_MAX``): a longer one is refused before
+the file system is asked (it answers ``OSError: File name too long``)."""
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def _check_components(text: str, what: str) -> None:
+    if any(len(part.encode("utf-8", "surrogateescape")) > NAME_MAX for part in text.split("/")):
+        raise ConfigError(f"{what}: a path component is longer than {NAME_MAX} bytes")
+
+
+def _confine(text: str, bases: tuple[Path, ...], what: str, setting: str, unset: str) -> Path:
+    """``text`` resolved, which must lie under one of ``bases`` (the directories of ``setting``).
+    Errors name the field (``what``), never the caller's path."""
     if not bases:
         raise AccessDeniedError(
             f"{unset}: set {setting} to the directories {what}s may lie under (a JSON list)"
         )
+    _check_components(text, what)
     path = Path(text)
     if not path.is_absolute():
-        raise ConfigError(f"{what} {ref!r}: give an absolute path")
+        raise ConfigError(f"{what}: give an absolute path")
     try:
         resolved = path.resolve()
     except (OSError, RuntimeError, ValueError) as exc:  # a symlink loop (RuntimeError before 3.13)
-        raise ConfigError(f"{what} {ref!r} cannot be resolved: {type(exc).__name__}") from None
+        raise ConfigError(f"{what}: the path cannot be resolved ({type(exc).__name__})") from None
     if not any(resolved.is_relative_to(base) for base in bases):
         allowed = ", ".join(str(base) for base in bases)
-        raise AccessDeniedError(f"{what} {ref!r} is outside the directories {setting} allows ({allowed})")
+        raise AccessDeniedError(f"{what}: the path is outside the directories {setting} allows ({allowed})")
     return resolved
 
 
@@ -60,31 +76,37 @@ class Confinement:
 
     def root(self, text: str) -> Path:
         """The resolved codebase root ``text``, which must be a directory under the allowed roots."""
-        resolved = _confine(text, self.roots, "root", text, "SA_API__ROOTS", "no codebase root is allowed")
-        if not resolved.is_dir():
-            raise ConfigError(
-                f"root {text!r}: {'not a directory' if resolved.exists() else 'no such directory'}"
-            )
+        resolved = _confine(text, self.roots, "root", "SA_API__ROOTS", "no codebase root is allowed")
+        try:
+            if not resolved.is_dir():
+                raise ConfigError(f"root: {'not a directory' if resolved.exists() else 'no such directory'}")
+        except OSError as exc:
+            raise ConfigError(f"root: the path cannot be read ({_reason(exc)})") from None
         return resolved
 
     def bundle(self, ref: str) -> Path:
         """The ``bundle.yaml`` of ``ref``: a bundle name, or a path under the bundle directories."""
         if "/" in ref or "\\" in ref:
-            return self._bundle_path(ref, ref)
+            return self._bundle_path(ref)
         bundles = list_bundles(self.bundle_dirs, cwd=False)
         if ref not in bundles:
             known = ", ".join(sorted(bundles)) or "none"
             raise ConfigError(
-                f"no bundle named {ref!r} (known bundles: {known}; or a path under SA_API__BUNDLE_DIRS)"
+                f"bundle: no bundle of that name (known bundles: {known}; "
+                "or a path under SA_API__BUNDLE_DIRS)"
             )
         found = bundles[ref]
         if found.parent.parent in self.bundle_dirs:  # not a shipped one: a symlink must not lead out
-            return self._bundle_path(str(found), ref)
+            return self._bundle_path(str(found))
         return found
 
-    def _bundle_path(self, text: str, ref: str) -> Path:
+    def _bundle_path(self, text: str) -> Path:
         unset = "bundles are taken by name only"
-        return find_bundle(_confine(text, self.bundle_dirs, "bundle", ref, "SA_API__BUNDLE_DIRS", unset))
+        resolved = _confine(text, self.bundle_dirs, "bundle", "SA_API__BUNDLE_DIRS", unset)
+        try:
+            return find_bundle(resolved)
+        except OSError as exc:
+            raise ConfigError(f"bundle: the path cannot be read ({_reason(exc)})") from None
 
     def jobs(self, root: Path, paths: Iterable[str]) -> None:
         """AccessDeniedError naming each job whose target path leads out of ``root``."""
@@ -92,11 +114,12 @@ class Confinement:
         for number, text in enumerate(paths, 1):
             path = Path(text)
             try:
+                _check_components(text, f"job {number}: path")
                 escapes = path.is_absolute() or not (root / path).resolve().is_relative_to(root)
-            except (OSError, RuntimeError, ValueError):
+            except (OSError, RuntimeError, ValueError, ConfigError):
                 escapes = True
             if escapes:
-                outside.append(f"job {number}: path {text[:200]!r}")
+                outside.append(f"job {number}: path")
         if outside:
             shown = "; ".join(outside[:20]) + (f"; and {len(outside) - 20} more" if len(outside) > 20 else "")
             raise AccessDeniedError(f"job paths must stay inside the root: {shown}")

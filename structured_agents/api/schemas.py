@@ -72,20 +72,30 @@ Limit = Annotated[int, Query(ge=1, le=1000, description="Most items of the page.
 """A page's size."""
 
 
-def _bad_text(data: Any) -> str | None:
-    """Where ``data`` (parsed JSON) holds a string PostgreSQL cannot store, or None."""
-    stack: list[tuple[str, Any]] = [("(body)", data)]
+MAX_DEPTH = 32
+"""Deepest nesting of objects and lists a request body may hold: deeper inputs are refused
+before anything is stored (stored, they made every later read of their batch fail on
+serialization depth, and deeper still the enqueue on Python's recursion limit)."""
+
+
+def _unstorable(data: Any) -> str | None:
+    """What in ``data`` (parsed JSON) cannot be stored, and where: a string PostgreSQL cannot
+    hold, or nesting deeper than :data:`MAX_DEPTH`; None when all of it can."""
+    stack: list[tuple[str, Any, int]] = [("(body)", data, 0)]
     while stack:  # not recursive: a deeply nested body must not exhaust the stack
-        where, item = stack.pop()
+        where, item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            head = ".".join(where.split(".")[:4])  # the field, not the whole (deep) path
+            return f"{head}...: nested deeper than {MAX_DEPTH} levels"
         if isinstance(item, str):
             if "\x00" in item or (not item.isascii() and _unpaired_surrogate(item)):
-                return where
+                return f"{where}: text must not hold a NUL character or an unpaired surrogate"
         elif isinstance(item, dict):
             for key, value in item.items():
                 inner = f"{where}.{str(key)[:100]}"
-                stack += [(inner, key), (inner, value)]
+                stack += [(inner, key, depth + 1), (inner, value, depth + 1)]
         elif isinstance(item, list):
-            stack += [(f"{where}.{number}", value) for number, value in enumerate(item)]
+            stack += [(f"{where}.{number}", value, depth + 1) for number, value in enumerate(item)]
     return None
 
 
@@ -132,9 +142,9 @@ class BatchCreate(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _storable_text(cls, data: Any) -> Any:
-        where = _bad_text(data)
-        if where is not None:
-            raise ValueError(f"{where}: text must not hold a NUL character or an unpaired surrogate")
+        problem = _unstorable(data)
+        if problem is not None:
+            raise ValueError(problem)
         return data
 
 

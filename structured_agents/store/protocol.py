@@ -93,6 +93,10 @@ class Store(Protocol):
         """Cancel the batch and its queued runs; returns how many runs."""
         ...
 
+    def discard_batch(self, batch_id: str) -> None:
+        """Remove a batch never dispatched, with its runs."""
+        ...
+
     def batch_counts(self, batch_id: str) -> BatchCounts:
         """Runs of the batch by status."""
         ...

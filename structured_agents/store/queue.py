@@ -179,6 +179,12 @@ class RunQueue(Database):
         """Put a running or failed run back in the queue (a retry); the attempt count is kept."""
         return self._transition(run_id, ("running", "failed"), status="queued", error=error, finished_at=None)
 
+    def discard_batch(self, batch_id: str) -> None:
+        """Remove a batch that was never dispatched, with its runs (their rows cascade): an
+        enqueue whose broker refused the dispatch leaves nothing behind, so it can be sent again."""
+        with self._write(f"discard batch {batch_id}") as session:
+            session.delete(self._batch_row(session, batch_id))
+
     def cancel_batch(self, batch_id: str) -> int:
         """Cancel every queued run of the batch and mark the batch cancelled; returns how many."""
         with self._write(f"cancel batch {batch_id}") as session:

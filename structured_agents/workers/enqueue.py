@@ -12,6 +12,7 @@ PostgreSQL) and one ``dispatch`` message sends their starts (in chunks, see
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structured_agents.bundles import Bundle, BundleError, load_bundle
 from structured_agents.jobs import JobSpec, job_id
-from structured_agents.store import Store
+from structured_agents.store import Store, StoreError
 from structured_agents.tasks import check_task_options
 from structured_agents.workers.constants import DISPATCH
 from structured_agents.workers.dispatch import send
@@ -155,11 +156,13 @@ def _check_jobs(
     bundle: Bundle, context_names: list[str], jobs: list[tuple[int, JobSpec]], *, every: bool
 ) -> list[tuple[int, str]]:
     problems = []
+    installed = f"{bundle.directory.resolve()}/"
     for number, job in jobs:
         try:
             bundle.templates.check(job.inputs, context_names, every=every)
-        except BundleError as exc:
-            problems.append((number, f"job {number} ({job.path} {job.qualname}): inputs: {exc}"))
+        except BundleError as exc:  # the caller's inputs are at fault: name the template, not where it lives
+            where = str(exc).replace(installed, f"{bundle.directory.name}/")
+            problems.append((number, f"job {number} ({job.path} {job.qualname}): inputs: {where}"))
     return problems
 
 
@@ -187,6 +190,11 @@ def enqueue(
     finally:
         loaded.close()
     batch = store.create_batch(manifest.name, manifest.version, str(root.resolve()), options)
-    result = store.add_jobs(batch.id, specs)
-    send(app, DISPATCH, (batch.id,))
+    try:
+        result = store.add_jobs(batch.id, specs)
+        send(app, DISPATCH, (batch.id,))
+    except BaseException:  # the broker (or the store) refused: leave nothing a retry would skip
+        with contextlib.suppress(StoreError):
+            store.discard_batch(batch.id)
+        raise
     return Enqueued(batch.id, len(result.queued), len(result.skipped))

@@ -247,6 +247,53 @@ def test_5xx_say_what_is_down_and_log_the_driver_text(
     answer = unreachable.post("/batches", json=body)
     assert (answer.status_code, answer.json()) == (503, {"detail": "broker unavailable"})
     assert "Connection refused" not in answer.text
+    # nothing was stored: once the broker is back, the same batch is queued, not "skipped"
+    again = authorized(api_app(cluster)).post("/batches", json=body)
+    assert again.status_code == 201 and again.json()["skipped"] == 0, again.text
+
+
+def test_a_chunked_body_over_the_limit_is_413_on_a_route_that_reads_none(cluster: Cluster) -> None:
+    chunk = b"x" * 10 * 1024  # 10 KiB over a 4 KiB limit, to a route that reads no body
+    frame = b"%x\r\n%s\r\n0\r\n\r\n" % (len(chunk), chunk)
+    head = _head("POST", "/batches/b1/cancel", "Content-Type: application/json", "Transfer-Encoding: chunked")
+    with serve_in_thread(api_app(cluster, max_body_bytes=4096)) as url:
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(head + frame)
+            answer = _read_head(sock)
+    assert answer.startswith(b"HTTP/1.1 413 "), answer
+
+
+def test_deep_job_inputs_are_422_and_no_later_read_breaks(client: TestClient, cluster: Cluster) -> None:
+    jobs = lookup_jobs("deep-inputs")
+    deep: object = "leaf"
+    for _ in range(400):
+        deep = {"k": deep}
+    jobs[0]["inputs"] = {**jobs[0]["inputs"], "extra": deep}
+    body = json.dumps({"bundle": str(BUNDLE), "root": str(cluster.root), "jobs": jobs})
+    answer = client.post("/batches", content=body, headers=JSON)
+    assert answer.status_code == 422 and "nested deeper than 32 levels" in answer.text, answer.text
+    assert len(answer.text) < 2000
+    deeper: object = "leaf"
+    for _ in range(650):
+        deeper = [deeper]
+    jobs[0]["inputs"] = {"key": "a", "extra": deeper}
+    body = json.dumps({"bundle": str(BUNDLE), "root": str(cluster.root), "jobs": jobs})
+    assert client.post("/batches", content=body, headers=JSON).status_code == 422
+    assert client.get("/runs", params={"batch_id": "x"}).status_code in (200, 404)
+
+
+def test_a_root_with_an_overlong_component_is_422_naming_the_field_not_the_path(
+    client: TestClient, cluster: Cluster
+) -> None:
+    long = "a" * 300
+    for body in (
+        {"bundle": str(BUNDLE), "root": f"{cluster.root}/{long}", "jobs": lookup_jobs("long")},
+        {"bundle": f"{BUNDLE.parent}/{long}", "root": str(cluster.root), "jobs": lookup_jobs("long")},
+    ):
+        answer = client.post("/batches", json=body)
+        assert answer.status_code in (403, 422), answer.text
+        assert long not in answer.text and "255 bytes" in answer.text
 
 
 def test_unknown_routes_and_methods_stay_4xx(client: TestClient) -> None:

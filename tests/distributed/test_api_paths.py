@@ -150,7 +150,7 @@ def test_bundles_by_name_or_under_the_bundle_dirs_are_taken(
         ("/etc/passwd", 403, "outside the directories SA_API__BUNDLE_DIRS allows"),
         (str(BUNDLE), 403, "outside the directories SA_API__BUNDLE_DIRS allows"),
         ("{bundles}/link", 403, "outside the directories SA_API__BUNDLE_DIRS allows"),
-        ("link", 403, "bundle 'link' is outside the directories SA_API__BUNDLE_DIRS allows"),
+        ("link", 403, "bundle: the path is outside the directories SA_API__BUNDLE_DIRS allows"),
         ("{bundles}/../allowed", 403, "outside the directories SA_API__BUNDLE_DIRS allows"),
         ("{bundles}/empty", 422, "not a bundle"),
         ("{bundles}/missing", 422, "no such bundle"),
@@ -160,7 +160,7 @@ def test_bundles_by_name_or_under_the_bundle_dirs_are_taken(
             422,
             "known bundles: docstring, docstring_calls, docstring_team, link, lint, mine;",
         ),
-        ("..", 422, "no bundle named '..'"),
+        ("..", 422, "bundle: no bundle of that name"),
     ],
 )
 def test_other_bundles_are_refused(
@@ -190,7 +190,7 @@ def test_bundles_of_the_server_working_directory_are_not_found_by_name(
     shutil.copy(BUNDLE / "bundle.yaml", tmp_path / "bundles" / "cwd-bundle" / "bundle.yaml")
     monkeypatch.chdir(tmp_path)
     body = {"bundle": "cwd-bundle", "root": str(places.root), "jobs": lookup_jobs("b")}
-    assert "no bundle named 'cwd-bundle'" in _refused(client, cluster, body, 422)
+    assert "bundle: no bundle of that name" in _refused(client, cluster, body, 422)
 
 
 @pytest.mark.parametrize(
