@@ -1,0 +1,193 @@
+"""Hostile input against ``sa serve`` on the real model behind a real uvicorn server.
+
+Each probe is refused with a 400 naming the field, or bounded (cut at the token limit, cancelled
+when its client goes); after each, an ordinary request is served promptly. The load: twenty
+clients at once, eight of them giving up on long requests, and a plain request still answered
+in under five seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+
+from structured_agents.kernel.engine import SamplingParams
+from structured_agents.plugins.function_gemma import FunctionGemmaPlugin
+from structured_agents.serve import create_app, serve_in_thread
+
+if TYPE_CHECKING:
+    from structured_agents.engines.transformers_engine import TransformersEngine
+
+pytestmark = pytest.mark.model
+
+MAX_TOKENS = 512
+"""The server's bound on a request's ``max_tokens``."""
+
+
+@pytest.fixture(scope="module")
+def url(engine: TransformersEngine) -> Iterator[str]:
+    app = create_app(
+        engine,
+        plugin=FunctionGemmaPlugin,
+        model_name="gemma",
+        defaults=SamplingParams(max_new_tokens=32),
+        max_tokens=MAX_TOKENS,
+    )
+    with serve_in_thread(app) as base:
+        yield base
+
+
+def _post(url: str, body: dict[str, Any], timeout: float = 120) -> httpx.Response:
+    return httpx.post(f"{url}/v1/completions", json={"model": "gemma", **body}, timeout=timeout)
+
+
+def _plain_is_prompt(url: str, within_s: float = 5.0) -> None:
+    started = time.monotonic()
+    answer = _post(url, {"prompt": "The capital of France is", "max_tokens": 4})
+    assert answer.status_code == 200, answer.text
+    assert time.monotonic() - started < within_s
+
+
+def _refused(answer: httpx.Response, param: str) -> str:
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert error["param"] == param, error
+    return str(error["message"])
+
+
+def test_a_grammar_that_never_ends_is_cut_at_the_token_limit(url: str) -> None:
+    started = time.monotonic()
+    answer = _post(
+        url, {"prompt": "A", "max_tokens": 24, "structured_outputs": {"grammar": 'root ::= "a" root'}}
+    )
+    assert answer.status_code == 200, answer.text
+    (choice,) = answer.json()["choices"]
+    assert choice["finish_reason"] == "length" and set(choice["text"]) <= {"a"}
+    assert time.monotonic() - started < 60
+    _plain_is_prompt(url)
+
+
+def test_a_grammar_that_matches_nothing_is_a_400(url: str) -> None:
+    body = {"prompt": "A", "structured_outputs": {"grammar": "root ::= [^\\x00-\\U0010FFFF]"}}
+    message = _refused(_post(url, body), "structured_outputs.grammar")
+    assert "allows no token" in message or "compile" in message
+    _plain_is_prompt(url)
+
+
+def test_a_self_referencing_schema_is_served_or_refused_never_a_500(url: str) -> None:
+    for schema in ({"$ref": "#"}, {"properties": {"a": {"$ref": "#"}}, "required": ["a"], "type": "object"}):
+        answer = _post(url, {"prompt": "{", "max_tokens": 24, "structured_outputs": {"json": schema}})
+        assert answer.status_code in (200, 400), answer.text
+        if answer.status_code == 400:
+            assert answer.json()["error"]["param"] == "structured_outputs.json"
+    _plain_is_prompt(url)
+
+
+def test_a_grammar_over_the_compile_budget_is_a_400_in_moments(url: str) -> None:
+    rules = [f"r{i} ::= [a-z] r{i + 1} | [0-9]" for i in range(800)]
+    grammar = "\n".join(["root ::= r0", *rules, 'r800 ::= "z"'])
+    started = time.monotonic()
+    message = _refused(
+        _post(url, {"prompt": "A", "structured_outputs": {"grammar": grammar}}), "structured_outputs.grammar"
+    )
+    assert "too large to compile" in message and time.monotonic() - started < 10
+    _plain_is_prompt(url)
+
+
+def test_token_budgets_and_seeds_out_of_range_are_400s_naming_the_field(url: str) -> None:
+    _refused(_post(url, {"prompt": "A", "max_tokens": 10**30}), "max_tokens")
+    _refused(_post(url, {"prompt": "A", "max_tokens": MAX_TOKENS + 1}), "max_tokens")
+    chat = {"model": "gemma", "messages": [{"role": "user", "content": "hi"}], "max_completion_tokens": 10**6}
+    _refused(httpx.post(f"{url}/v1/chat/completions", json=chat, timeout=60), "max_completion_tokens")
+    for seed in (10**23, 2**64, -(2**64)):
+        answer = _post(url, {"prompt": "A", "seed": seed, "temperature": 1.0, "max_tokens": 2})
+        assert answer.status_code == 400 and "seed" in answer.text, answer.text
+    assert _post(url, {"prompt": "A", "seed": 2**62, "temperature": 1.0, "max_tokens": 2}).status_code == 200
+
+
+def _abandon(url: str) -> None:
+    """A client that asks for the server's most tokens, then gives up after half a second."""
+    body = {"model": "gemma", "prompt": "Once upon a time", "max_tokens": MAX_TOKENS}
+    try:
+        httpx.post(f"{url}/v1/completions", json=body, timeout=0.5)
+    except httpx.TimeoutException:
+        return
+    raise AssertionError("the abandoning client got an answer within half a second")
+
+
+def test_twenty_clients_eight_abandoning_leave_a_plain_request_served_in_seconds(
+    url: str, engine: TransformersEngine
+) -> None:
+    def ordinary(_: int) -> int:
+        return _post(url, {"prompt": "Water is", "max_tokens": 8}).status_code
+
+    with ThreadPoolExecutor(20) as pool:
+        abandoned = [pool.submit(_abandon, url) for _ in range(8)]
+        served = [pool.submit(ordinary, i) for i in range(12)]
+        for future in abandoned:
+            future.result()
+        assert [future.result() for future in served] == [200] * 12
+    deadline = time.monotonic() + 10
+    while engine.live_rows and time.monotonic() < deadline:  # the abandoned rows leave the batch
+        time.sleep(0.1)
+    assert engine.live_rows == 0
+    _plain_is_prompt(url)
+
+
+def test_sigterm_ends_sa_serve_within_its_shutdown_bound_with_a_long_request_in_flight(
+    tmp_path: Path,
+) -> None:
+    port = _free_port()
+    env = {**os.environ, "SA_SERVE__SHUTDOWN_TIMEOUT_S": "2", "SA_SERVE__MAX_TOKENS": "100000"}
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "sa"), "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=(tmp_path / "serve.log").open("wb"),
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                    break
+            time.sleep(0.5)
+        body = {"prompt": "Once upon a time", "max_tokens": 100000, "stream": True}
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(lambda: _stream_until_cut(base, body))
+            time.sleep(2)  # decoding now, and would go on for minutes
+            started = time.monotonic()
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=30)
+        assert time.monotonic() - started < 15, (tmp_path / "serve.log").read_text()[-2000:]
+    finally:
+        if server.poll() is None:
+            server.kill()
+
+
+def _stream_until_cut(base: str, body: dict[str, Any]) -> None:
+    with (
+        contextlib.suppress(httpx.HTTPError),
+        httpx.stream("POST", f"{base}/v1/completions", json=body, timeout=60) as r,
+    ):
+        for _ in r.iter_lines():
+            pass
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
