@@ -135,9 +135,9 @@ class Bundle:
                 f"bundle {self.manifest.name!r} declares no task ({', '.join(available_tasks())}): "
                 "it cannot run over a codebase; give it jobs instead"
             )
-        name, version = self.manifest.name, self.manifest.version
+        name, version, where = self.manifest.name, self.manifest.version, str(root.resolve())
         return [
-            replace(job, job_id=bundle_job_id(name, version, job.job_id))
+            replace(job, job_id=bundle_job_id(name, version, job.job_id, where))
             for job in get_task(self.manifest.task).discover(root, overwrite=overwrite)
         ]
 

@@ -10,7 +10,10 @@ A bundle's discovery gives each task job an id of its own (:func:`bundle_job_id`
 or two versions of one, doing the same task over the same target are distinct jobs with
 results of their own (``sa run docstring_calls`` after ``sa run docstring`` on the same store
 does its work, where it once skipped every job as already done), while running one bundle
-again still finds what it already did.
+again still finds what it already did. The codebase's root is part of it too: a second
+checkout of the same code is a codebase of its own, whose batch does its own work and proposes
+patches to its own files (it once skipped every job as done elsewhere, and its batch stayed
+running with no run).
 """
 
 from __future__ import annotations
@@ -41,11 +44,11 @@ def job_id(kind: str, path: PurePath | str, qualname: str, segment: str) -> str:
     return digest.hexdigest()
 
 
-def bundle_job_id(bundle: str, version: str, task_job_id: str) -> str:
+def bundle_job_id(bundle: str, version: str, task_job_id: str, root: str = "") -> str:
     """The id of the task job ``task_job_id`` as version ``version`` of bundle ``bundle`` runs
-    it (64 hex characters)."""
+    it over the codebase at ``root`` (64 hex characters)."""
     digest = hashlib.sha256()
-    for part in ("bundle", bundle, version, task_job_id):
+    for part in ("bundle", bundle, version, root, task_job_id):
         digest.update(part.encode("utf-8"))
         digest.update(b"\0")
     return digest.hexdigest()

@@ -97,6 +97,10 @@ class Store(Protocol):
         """Remove a batch never dispatched, with its runs."""
         ...
 
+    def finish_if_idle(self, batch_id: str) -> bool:
+        """Finish a batch none of whose runs is open; False when runs are open."""
+        ...
+
     def batch_counts(self, batch_id: str) -> BatchCounts:
         """Runs of the batch by status."""
         ...

@@ -179,6 +179,22 @@ class RunQueue(Database):
         """Put a running or failed run back in the queue (a retry); the attempt count is kept."""
         return self._transition(run_id, ("running", "failed"), status="queued", error=error, finished_at=None)
 
+    def finish_if_idle(self, batch_id: str) -> bool:
+        """Finish a queued or running batch none of whose runs is queued or running (every job
+        it was given had been done before): a batch always ends. False when runs are open."""
+        with self._write(f"finish idle batch {batch_id}") as session:
+            batch = select(BatchRow.id).where(BatchRow.id == batch_id)
+            session.execute(batch.with_for_update(key_share=True))
+            if self._open(session, batch_id):
+                return False
+            stmt = (
+                update(BatchRow)
+                .where(BatchRow.id == batch_id, BatchRow.status.in_(("queued", "running")))
+                .values(status="finished")
+                .returning(BatchRow.id)
+            )
+            return session.scalars(stmt).first() is not None
+
     def discard_batch(self, batch_id: str) -> None:
         """Remove a batch that was never dispatched, with its runs (their rows cascade): an
         enqueue whose broker refused the dispatch leaves nothing behind, so it can be sent again."""

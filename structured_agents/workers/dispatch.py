@@ -92,7 +92,11 @@ def dispatch_batch(store: Store, app: Celery, batch_id: str) -> int:
     messages (0 when the batch was cancelled or dispatched already)."""
     if not store.move_batch(batch_id, "running", only_from=("queued",)):
         return 0
-    return send_starts(app, store.run_ids(batch_id, "queued"))
+    queued = store.run_ids(batch_id, "queued")
+    if not queued:  # every job was done before: nothing will finish it, so end it now
+        store.finish_if_idle(batch_id)
+        return 0
+    return send_starts(app, queued)
 
 
 def next_messages(epoch: int, state: RunState) -> list[tuple[str, tuple[Any, ...]]]:

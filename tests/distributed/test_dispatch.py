@@ -83,6 +83,24 @@ def test_a_batch_is_dispatched_once_and_never_after_its_cancel(broker: RedisServ
     assert _messages(broker) == []
 
 
+def test_a_batch_whose_jobs_were_all_done_before_ends_at_its_dispatch(
+    broker: RedisServer, tmp_path: Path
+) -> None:
+    app = make_app(Settings(redis_url=broker.url))
+    jobs = [JobSpec(f"job-{i}", "lookup", f"{i}.txt", "<module>", "", {"key": str(i)}) for i in range(3)]
+    with SqlStore(f"sqlite:///{tmp_path / 'db.sqlite'}") as store:
+        first = store.create_batch("b", "1", str(tmp_path))
+        store.add_jobs(first.id, jobs)
+        again = store.create_batch("b", "1", str(tmp_path))
+        added = store.add_jobs(again.id, jobs)  # the same jobs: skipped, the batch holds no run
+        assert not added.queued and len(added.skipped) == 3
+        assert dispatch_batch(store, app, again.id) == 0
+        assert store.get_batch(again.id).status == "finished"
+        assert store.get_batch(first.id).status == "queued"  # its runs are still to do
+        assert not store.finish_if_idle(first.id)
+    assert _messages(broker) == []
+
+
 def test_starts_sent_again_and_unknown_runs_change_nothing(cluster: Cluster) -> None:
     """Every run of a batch gets its start three times (two chunks and a single start), plus a
     chunk naming a run that does not exist: each run is claimed once and runs once."""

@@ -256,3 +256,15 @@ def test_sa_apply_leaves_flagged_changes_unless_asked_and_sa_diff_says_why(
     included = cli.invoke(app, ["apply", "latest", "--yes", "--include-flagged", "--db", db_url])
     assert included.exit_code == 0 and "1 of 1 change(s) applied" in included.output, included.output
     assert '"""Return the triangle of the draft.' in draft.read_text()
+
+
+def test_a_second_checkout_of_the_same_code_does_its_own_work(
+    project: Path, db_url: str, tmp_path: Path
+) -> None:
+    code, output = _run(project, db_url)
+    assert code == 0 and "0 of 19 skipped" in output, output
+    other = shutil.copytree(project, tmp_path / "second-checkout")
+    code, output = _run(other, db_url)
+    assert code == 0 and "19 succeeded" in output and "0 of 19 skipped" in output, output
+    again = _run(other, db_url)[1]
+    assert "19 of 19 skipped" in again  # the same checkout run again: its own work, already done
