@@ -137,7 +137,10 @@ def status(
 
 
 def runs(
-    batch: Annotated[str | None, typer.Option(help="Batch id (default: the newest batch).")] = None,
+    batch: Annotated[
+        str | None, typer.Argument(help="Batch id (default: the newest batch; --batch works too).")
+    ] = None,
+    batch_option: Annotated[str | None, typer.Option("--batch", help="Batch id, as the argument.")] = None,
     run_status: Annotated[str | None, typer.Option("--status", help="Only runs of this status.")] = None,
     limit: Annotated[int, typer.Option(help="Most runs listed.")] = 50,
     offset: Annotated[int, typer.Option(help="Runs skipped first.")] = 0,
@@ -145,6 +148,9 @@ def runs(
     """Runs of a batch, oldest first."""
     if run_status is not None and run_status not in RUN_STATUSES:
         raise typer.BadParameter(f"--status must be one of {', '.join(RUN_STATUSES)}")
+    if batch is not None and batch_option is not None and batch != batch_option:
+        raise typer.BadParameter("give the batch once: as the argument or as --batch")
+    batch = batch or batch_option
     try:
         with _store() as store:
             batch_id = batch or next((b.id for b in store.list_batches(limit=1)), None)

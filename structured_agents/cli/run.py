@@ -138,14 +138,26 @@ def _print_summary(store: Store, summary: RunSummary, db: str | None) -> None:
         )
 
 
+_LATEST_SCAN = 200
+"""How many of the newest batches ``latest`` looks through for one of the current codebase."""
+
+
 def batch_id_of(store: Store, ref: str) -> str:
-    """``ref`` itself, or for ``latest`` the id of the newest batch."""
+    """``ref`` itself, or for ``latest`` the id of the newest batch of the codebase the current
+    directory is in (its root, or a folder under it); the newest batch of any codebase when
+    none is. Which one it took is said on standard error (piped output stays the patch)."""
     if ref != "latest":
         return ref
-    batches = store.list_batches(limit=1)
+    batches = store.list_batches(limit=_LATEST_SCAN)
     if not batches:
         raise RecordNotFoundError("no batch yet: run `sa run BUNDLE PATH` first")
-    return batches[0].id
+    here = Path.cwd().resolve()
+    own = next((b for b in batches if here.is_relative_to(Path(b.root_path))), None)
+    chosen = own or batches[0]
+    where = "of this codebase" if own is not None else "of any codebase (none is of this directory)"
+    note = f"latest batch {where}: {chosen.id} ({chosen.bundle_name} over {chosen.root_path})"
+    Console(stderr=True).print(note, style="dim", markup=False, highlight=False, soft_wrap=True)
+    return chosen.id
 
 
 def _results(store: Store, ref: str) -> tuple[str, list[ResultRecord]]:
@@ -154,7 +166,10 @@ def _results(store: Store, ref: str) -> tuple[str, list[ResultRecord]]:
     try:
         return ref, store.results(store.get_batch(ref).id)
     except RecordNotFoundError:
-        run_record = store.get_run(ref)
+        try:
+            run_record = store.get_run(ref)
+        except RecordNotFoundError:
+            raise RecordNotFoundError(f"no batch or run with id {ref[:80]!r}") from None
         return run_record.batch_id, [r for r in store.results(run_record.batch_id) if r.run_id == ref]
 
 
@@ -177,11 +192,12 @@ def diff(
         raise fail("diff", exc) from exc
     shown = [r for r in results if all_results or r.status == "proposed"]
     for result in shown:
-        if plain:
-            typer.echo(result.diff, nl=False)
-            continue
         status = f"{result.status}, needs review" if result.flagged else result.status
         title = f"{result.target_path} · {names.get(result.run_id, '?')} · {status}"
+        if plain or not console.is_terminal:  # whole lines, for patch, a pager or a file
+            notes = [title, *result.summary.splitlines(), *(f"needs review: {f}" for f in result.flags)]
+            typer.echo("".join(f"# {line}\n" for line in notes) + result.diff, nl=False)
+            continue
         console.rule(f"[bold]{escape(title)}[/bold]", align="left")
         if result.summary:
             console.print(result.summary, style="dim", markup=False, highlight=False, soft_wrap=True)
@@ -190,12 +206,13 @@ def diff(
                 f"needs review: {flag}", style="yellow", markup=False, highlight=False, soft_wrap=True
             )
         console.print(Syntax(result.diff, "diff", theme="ansi_dark", background_color="default"))
-    if not plain:
+    if not plain:  # the count: on the terminal, or beside the patch when it goes to a pipe or file
         hidden = len(results) - len(shown)
         note = f" ({hidden} not proposed: --all shows them)" if hidden else ""
         flagged = sum(r.flagged for r in shown)
         review = f", {flagged} of them flagged for review" if flagged else ""
-        console.print(
+        out = console if console.is_terminal else Console(stderr=True)
+        out.print(
             f"{len(shown)} change(s) in batch {batch_id}{review}{note}", highlight=False, soft_wrap=True
         )
 

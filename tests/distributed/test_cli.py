@@ -36,6 +36,8 @@ def test_enqueue_watch_and_inspect_from_the_command_line(cluster: Cluster, tmp_p
 
     listed = sa(cluster, "runs", "--batch", batch_id, "--status", "succeeded")
     assert listed.stdout.count("succeeded") == 3
+    positional = sa(cluster, "runs", batch_id, "--status", "succeeded")  # as sa status BATCH
+    assert positional.returncode == 0 and positional.stdout == listed.stdout
     run_id = cluster.store.list_runs(batch_id)[0].id
     shown = sa(cluster, "show", run_id)
     assert "turn 2" in shown.stdout and "submit_result" in shown.stdout

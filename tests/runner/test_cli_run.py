@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -112,14 +113,23 @@ def test_sa_diff_shows_a_batch_or_one_run(project: Path, db_url: str) -> None:
     assert plain.output.count("--- a/") == 19 and '+    """Return what slugify makes.' in plain.output
 
     one = cli.invoke(app, ["diff", run.id, "--plain", "--db", db_url])
-    assert one.output.startswith("--- a/utils.py") and one.output.count("--- a/") == 1
+    assert one.output.startswith(
+        "# utils.py · slugify · proposed\n# Return what slugify makes.\n--- a/utils.py"
+    )
+    assert one.output.count("--- a/") == 1
+    patched = subprocess.run(
+        ["patch", "-p1", "--dry-run"], input=one.output, cwd=project, capture_output=True, text=True
+    )
+    assert patched.returncode == 0, patched.stdout  # the comment lines are what patch skips
 
-    rich = cli.invoke(app, ["diff", "latest", "--db", db_url])
-    assert rich.exit_code == 0 and "utils.py · slugify · proposed" in rich.output
-    assert "19 change(s) in batch" in rich.output
+    piped = cli.invoke(app, ["diff", "latest", "--db", db_url])  # not a terminal: whole lines
+    assert piped.exit_code == 0 and "# utils.py · slugify · proposed" in piped.output
+    assert "19 change(s) in batch" in piped.output  # on standard error, beside the patch
+    assert "latest batch of any codebase" in piped.output  # the tests run outside the project
+    assert max(len(line) for line in piped.output.splitlines()) > 80  # no line cut at 80 columns
 
-    missing = cli.invoke(app, ["diff", "no-such-id", "--db", db_url])
-    assert missing.exit_code == 2 and "no run with id" in missing.output
+    missing = cli.invoke(app, ["diff", "deadbeef", "--db", db_url])
+    assert missing.exit_code == 2 and "no batch or run with id 'deadbeef'" in missing.output
 
 
 def test_sa_apply_writes_docstrings_and_refuses_files_changed_since(project: Path, db_url: str) -> None:
