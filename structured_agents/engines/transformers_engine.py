@@ -36,6 +36,7 @@ parameter descriptions into the arguments. The engine adds nothing to the prompt
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 from collections.abc import Sequence
@@ -97,6 +98,14 @@ def resolve_dtype(dtype: str, device: torch.device) -> str:
     return "bfloat16" if fast_bf16 else "float32"
 
 
+def _cache_kwarg(model: Any) -> str:
+    """The name the model's forward gives its key/value cache: ``cache`` since transformers 5.24
+    (``past_key_values`` then warns, on every run, that it goes in 5.40), ``past_key_values``
+    before."""
+    parameters = inspect.signature(model.forward).parameters
+    return "cache" if "cache" in parameters else "past_key_values"
+
+
 class TransformersEngine:
     """An :class:`~structured_agents.kernel.engine.Engine` over a local transformers model."""
 
@@ -135,6 +144,7 @@ class TransformersEngine:
         self.compile_threads = compile_threads
         self.model_dir = ModelStore(cache_dir).resolve(model, self.dtype)
         self.tokenizer, self.model = self._load(self.model_dir)
+        self._cache_kwarg = _cache_kwarg(self.model)
         self.vocab_size = self._logit_width()
         self.stop_token_ids = self._stop_tokens()
         info = self._tokenizer_info()
@@ -155,6 +165,9 @@ class TransformersEngine:
 
     def _load(self, path: Path) -> tuple[Any, Any]:
         from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # no "Loading weights" bar
 
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
@@ -307,9 +320,9 @@ class TransformersEngine:
             input_ids=ids.to(self.device),
             attention_mask=mask.to(self.device),
             position_ids=positions.to(self.device),
-            past_key_values=cache,
             use_cache=True,
             logits_to_keep=1,
+            **{self._cache_kwarg: cache},
         )
         logits: torch.Tensor = out.logits[:, -1, :].float()
         return logits
@@ -323,8 +336,8 @@ class TransformersEngine:
             input_ids=ids.to(self.device),
             attention_mask=mask.to(self.device),
             position_ids=positions.to(self.device),
-            past_key_values=cache,
             use_cache=True,
+            **{self._cache_kwarg: cache},
         )
         hidden: torch.Tensor = out.last_hidden_state
         return hidden
