@@ -31,7 +31,14 @@ from rich.syntax import Syntax
 from structured_agents.cli.check_option import CheckOption, CheckTimeoutOption, task_options
 from structured_agents.cli.engine_option import EngineOption, settings_with_engine
 from structured_agents.errors import StructuredAgentsError
-from structured_agents.store import RecordNotFoundError, ResultRecord, ResultStatus, SqlStore, Store
+from structured_agents.store import (
+    BatchRecord,
+    RecordNotFoundError,
+    ResultRecord,
+    ResultStatus,
+    SqlStore,
+    Store,
+)
 from structured_agents.tasks import check_task_options
 from structured_agents.tasks.check import DEFAULT_TIMEOUT_S
 
@@ -226,6 +233,13 @@ def apply(
             "--include-flagged", help="Also apply the changes flagged for review (sa diff shows why)."
         ),
     ] = False,
+    branch: Annotated[
+        str | None,
+        typer.Option(
+            help="Commit the changes to this new git branch instead (from HEAD; the working tree, "
+            "the index and the current branch are left as they are)."
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Apply a batch's proposed changes to its codebase (refusing files changed since); the
@@ -238,7 +252,14 @@ def apply(
             pending = [r for r in results if r.status == "proposed"]
             proposed = [r for r in pending if include_flagged or not r.flagged]
             left = len(pending) - len(proposed)
-            root = Path(store.get_batch(batch_id).root_path)
+            record = store.get_batch(batch_id)
+            root = Path(record.root_path)
+            if branch is not None:
+                names = {r.id: r.qualname for r in store.list_runs(batch_id)}
+                chosen = {r.run_id for r in proposed}
+                flagged = [r for r in pending if r.run_id not in chosen]
+                _to_branch(root, branch, record, proposed, flagged, names)
+                return
             if left:
                 console.print(
                     f"{left} change(s) flagged for review left proposed (`sa diff {batch_id}` shows "
@@ -270,6 +291,49 @@ def apply(
         )
     if applied < len(proposed):
         raise typer.Exit(1)
+
+
+def _to_branch(
+    root: Path,
+    name: str,
+    batch: BatchRecord,
+    chosen: list[ResultRecord],
+    flagged: list[ResultRecord],
+    names: dict[str, str],
+) -> None:
+    """``sa apply --branch``: the chosen changes as one commit on a new branch (see
+    :mod:`structured_agents.patches.branch`); what was left flagged is listed in its message."""
+    from structured_agents.patches.branch import commit_to_branch
+
+    if not chosen:
+        console.print(f"batch {batch.id} has no proposed change to commit", highlight=False, soft_wrap=True)
+        return
+    files = len({r.target_path for r in chosen})
+    lines = [
+        f"{batch.bundle_name} {batch.bundle_version}: {len(chosen)} change(s) to {files} file(s)",
+        "",
+        f"Batch {batch.id} of structured-agents over {batch.root_path}.",
+    ]
+    if flagged:
+        lines += ["", f"Left out, flagged for review ({len(flagged)}; sa diff {batch.id} shows them):"]
+        lines += [
+            f"- {r.target_path} {names.get(r.run_id, '?')}: {'; '.join(r.flags)[:200]}" for r in flagged
+        ]
+    report = commit_to_branch(root, name, chosen, "\n".join(lines) + "\n")
+    console.print(
+        f"branch {report.branch} ({report.commit[:12]}): {len(report.applied)} change(s) to "
+        f"{report.files} file(s); the working tree and the current branch are unchanged",
+        highlight=False,
+        soft_wrap=True,
+    )
+    for outcome in report.left:
+        console.print(
+            f"    {outcome.status}: {outcome.run_id[:12]} {escape(outcome.detail)}", highlight=False
+        )
+    if flagged:
+        console.print(
+            f"{len(flagged)} change(s) flagged for review left out", highlight=False, soft_wrap=True
+        )
 
 
 def _record(store: Store, file: FileReport) -> None:

@@ -38,7 +38,16 @@ from structured_agents.patches.diff import Edit, apply_edits, diff_edits, parse_
 from structured_agents.patches.errors import PatchError
 from structured_agents.patches.reconcile import recover_original
 
-__all__ = ["ApplyReport", "FileReport", "PatchOutcome", "PatchStatus", "apply_patches", "write_atomic"]
+__all__ = [
+    "ApplyReport",
+    "FileReport",
+    "PatchOutcome",
+    "PatchStatus",
+    "Plan",
+    "apply_patches",
+    "plan_patches",
+    "write_atomic",
+]
 
 PatchStatus = Literal["applied", "stale", "invalid", "conflict", "failed"]
 _RESULT_STATUS = {
@@ -186,7 +195,7 @@ def _check(
 
 
 @dataclass(slots=True)
-class _Plan:
+class Plan:
     """What applying some patches (all made against ``original``) does, before any write."""
 
     refused: dict[str, PatchOutcome] = field(default_factory=dict)
@@ -196,8 +205,10 @@ class _Plan:
     """The new file text; None when no patch is accepted."""
 
 
-def _plan(path: str, original: list[str], patches: list[ProposedPatch]) -> _Plan:
-    plan = _Plan()
+def plan_patches(path: str, original: list[str], patches: list[ProposedPatch]) -> Plan:
+    """What applying ``patches`` (all made against ``original``, the lines of ``path``) together
+    gives, before anything is written: the new text and which patches it holds, or why not."""
+    plan = Plan()
     accepted: dict[str, list[Edit]] = {}
     for patch in patches:
         checked = _check(path, original, patch, list(accepted.values()))
@@ -239,7 +250,7 @@ def _reconcile(path: str, lines: list[str], patches: list[ProposedPatch]) -> dic
     outcomes: dict[str, PatchOutcome] = {}
     for original_hash, group in groups.items():
         original = recover_original(path, lines, original_hash, group)
-        plan = _plan(path, original, group) if original is not None else None
+        plan = plan_patches(path, original, group) if original is not None else None
         if plan is None or plan.text != "".join(lines):
             detail = "the file changed since the job read it"
             outcomes.update({p.run_id: PatchOutcome(p.run_id, "stale", detail) for p in group})
@@ -269,7 +280,7 @@ def _apply_file(root: Path, path: str, patches: list[ProposedPatch]) -> FileRepo
         return FileReport(path, False, tuple(PatchOutcome(p.run_id, "invalid", str(exc)) for p in patches))
     fresh = [p for p in patches if p.original_hash == current_hash]
     outcomes = _reconcile(path, lines, [p for p in patches if p.original_hash != current_hash])
-    plan = _plan(path, lines, fresh)
+    plan = plan_patches(path, lines, fresh)
     outcomes.update(plan.refused)
     written = False
     if plan.text is not None:

@@ -278,3 +278,70 @@ def test_a_second_checkout_of_the_same_code_does_its_own_work(
     assert code == 0 and "19 succeeded" in output and "0 of 19 skipped" in output, output
     again = _run(other, db_url)[1]
     assert "19 of 19 skipped" in again  # the same checkout run again: its own work, already done
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def test_sa_apply_branch_commits_the_changes_and_leaves_a_dirty_tree_alone(
+    project: Path, db_url: str
+) -> None:
+    _git(project, "init", "-q", "-b", "main")
+    _git(project, "add", "-A")
+    _git(project, "commit", "-q", "-m", "start")
+    utils = project / "utils.py"
+    utils.write_text(utils.read_text() + "\n# uncommitted work\n")  # the jobs read this: stale at HEAD
+    (project / "notes.txt").write_text("untracked\n")
+    schema = project / "geometry" / "schema.generated.py"
+    schema.write_text(schema.read_text() + "# staged\n")
+    _git(project, "add", "geometry/schema.generated.py")
+    code, output = _run(project, db_url)
+    assert code == 0, output
+    before = {
+        path: path.read_bytes() for path in project.rglob("*") if path.is_file() and ".git" not in path.parts
+    }
+    status, head = _git(project, "status", "--porcelain"), _git(project, "rev-parse", "HEAD")
+
+    done = cli.invoke(app, ["apply", "latest", "--branch", "sa/docstrings", "--db", db_url])
+
+    assert done.exit_code == 0, done.output
+    assert (
+        "branch sa/docstrings" in done.output
+        and "the working tree and the current branch are unchanged" in done.output
+    )
+    assert "stale" in done.output  # utils.py and the staged file: HEAD holds other content
+    after = {
+        path: path.read_bytes() for path in project.rglob("*") if path.is_file() and ".git" not in path.parts
+    }
+    assert after == before
+    assert _git(project, "status", "--porcelain") == status and _git(project, "rev-parse", "HEAD") == head
+    assert _git(project, "symbolic-ref", "--short", "HEAD").strip() == "main"
+    changed = _git(project, "diff", "--name-only", "main", "sa/docstrings").split()
+    assert "geometry/shapes.py" in changed and set(changed) <= {
+        "geometry/shapes.py",
+        "geometry/draft_final.py",
+    }
+    shapes = _git(project, "show", "sa/docstrings:geometry/shapes.py")
+    assert code_without_docstrings(shapes) == code_without_docstrings(
+        _git(project, "show", "main:geometry/shapes.py")
+    )
+    assert '"""' in shapes and "utils.py" not in changed
+    message = _git(project, "log", "-1", "--format=%B", "sa/docstrings")
+    assert message.startswith("docstring 3.") and "change(s) to" in message
+
+    again = cli.invoke(app, ["apply", "latest", "--branch", "sa/docstrings", "--db", db_url])
+    assert again.exit_code == 2 and "already exists" in again.output
+
+
+def test_sa_apply_branch_outside_a_git_repository_is_refused(project: Path, db_url: str) -> None:
+    _run(project, db_url)
+    refused = cli.invoke(app, ["apply", "latest", "--branch", "review", "--db", db_url])
+    assert refused.exit_code == 2 and "is not in a git repository" in refused.output
