@@ -15,7 +15,8 @@ from typing import Any
 
 from celery import Celery
 from fastapi import FastAPI
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
+from prometheus_client import CollectorRegistry
 
 from structured_agents.api.errors import install_error_handlers
 from structured_agents.api.paths import Confinement
@@ -41,10 +42,13 @@ from structured_agents.api.schemas import (
 )
 from structured_agents.api.security import add_cors, route_dependencies
 from structured_agents.guard import Guard
+from structured_agents.metrics import CONTENT_TYPE, StoreCollector, scrape
 from structured_agents.report import build_report
 from structured_agents.settings import Settings, load_settings
 from structured_agents.store import ResultStatus, RunStatus, SqlStore, Store
 from structured_agents.workers.celery_app import make_app
+from structured_agents.workers.constants import QUEUES
+from structured_agents.workers.dispatch import queue_length
 from structured_agents.workers.enqueue import enqueue
 from structured_agents.workers.tasks_control import cancel_batch
 
@@ -122,6 +126,16 @@ def create_app(
     def get_report(batch_id: IdPath) -> HTMLResponse:
         """The batch's report, as ``sa report`` writes it: one self-contained HTML page."""
         return HTMLResponse(build_report(db, batch_id))
+
+    metrics = CollectorRegistry()
+    metrics.register(
+        StoreCollector(db.status_counts, lambda: {queue: queue_length(celery, queue) for queue in QUEUES})
+    )
+
+    @app.get("/metrics", response_class=Response, responses=ERRORS)
+    def prometheus() -> Response:
+        """Prometheus metrics: runs and batches by status, each queue's waiting messages."""
+        return Response(scrape(metrics), media_type=CONTENT_TYPE)
 
     @app.post("/batches/{batch_id}/cancel", response_model=Cancelled, responses=ERRORS)
     def cancel(batch_id: IdPath) -> Cancelled:

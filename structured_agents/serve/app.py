@@ -31,11 +31,12 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from structured_agents.engines.batching import BatchingEngine
 from structured_agents.guard import Guard
 from structured_agents.kernel.engine import Engine, SamplingParams
+from structured_agents.metrics import CONTENT_TYPE, ServeMetrics, scrape
 from structured_agents.plugins.protocol import ModelPlugin
 from structured_agents.serve.isolation import FailureIsolatingEngine
 from structured_agents.serve.schemas import ApiError, ChatBody, CompletionBody
@@ -96,7 +97,8 @@ def create_app(
         max_body_bytes: the largest request body accepted.
         max_tokens: the most tokens a request may ask one choice for (None: no bound).
     """
-    service = Service(plugin, model_name, defaults or SamplingParams(), max_tokens)
+    metrics = ServeMetrics(engine)
+    service = Service(plugin, model_name, defaults or SamplingParams(), max_tokens, metrics)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -154,5 +156,10 @@ def create_app(
     @app.get("/health")
     async def health() -> dict[str, str]:
         return {"status": "ok"}
+
+    @app.get("/metrics")
+    async def prometheus() -> Response:
+        """Prometheus metrics (vLLM's names; open like ``/health``, as ``vllm serve`` serves them)."""
+        return Response(scrape(metrics.registry), media_type=CONTENT_TYPE)
 
     return app

@@ -18,7 +18,8 @@ from typing import Any
 
 from structured_agents.errors import ParseError, StructuredAgentsError
 from structured_agents.kernel.engine import Completion, GenerationRequest, SamplingParams
-from structured_agents.kernel.streaming import StreamDelta, StreamingEngine
+from structured_agents.kernel.streaming import GenerationStream, StreamDelta, StreamingEngine
+from structured_agents.metrics import ServeMetrics
 from structured_agents.plugins.protocol import ModelPlugin
 from structured_agents.serve.choices import Choice, Choices
 from structured_agents.serve.responses import (
@@ -127,8 +128,11 @@ class Service:
         model_name: str,
         defaults: SamplingParams,
         max_tokens: int | None = None,
+        metrics: ServeMetrics | None = None,
     ) -> None:
         self.plugin = plugin
+        self.metrics = metrics
+        """Where requests are counted (None: nowhere)."""
         self.model_name = model_name
         self.defaults = defaults
         self.max_tokens = max_tokens
@@ -159,7 +163,7 @@ class Service:
             raise ApiError("prompt must not be empty", param="prompt")
         requests = [GenerationRequest(prompt=p, grammar=grammar, sampling=sampling) for p in prompts]
         param = None if grammar is None else constraint_field(grammar)
-        choices = Choices(self._engine(), requests, body.n, param)
+        choices = self._track(Choices(self._engine(), requests, body.n, param))
         if body.stream:
             return await self._opened(choices, self._stream_completions(choices, body))
         async with choices:
@@ -180,12 +184,38 @@ class Service:
 
     async def _opened(self, choices: Choices, stream: AsyncIterator[str]) -> AsyncIterator[str]:
         """``stream`` once every choice has started (errors before it are raised as ApiError)."""
+        started = time.perf_counter()
         try:
             await choices.open()
         except BaseException:
             choices.cancel()
             raise
+        if self.metrics is not None:
+            self.metrics.first_token.observe(time.perf_counter() - started)
         return stream
+
+    def _track(self, choices: Choices) -> Choices:
+        """Count ``choices`` in the metrics: running until each ends, then its tokens, latency
+        and finish reason (a cancelled or failed choice only stops running)."""
+        metrics = self.metrics
+        if metrics is None:
+            return choices
+        started = time.perf_counter()
+
+        def ended(stream: GenerationStream) -> None:
+            metrics.running.dec()
+            if stream.cancelled or stream.future.exception() is not None:
+                return
+            completion = stream.result()
+            metrics.prompt_tokens.inc(completion.usage.prompt_tokens)
+            metrics.generation_tokens.inc(completion.usage.completion_tokens)
+            metrics.requests.labels(finished_reason=finish_reason(completion)).inc()
+            metrics.latency.observe(time.perf_counter() - started)
+
+        for choice in choices.items:
+            metrics.running.inc()
+            choice.stream.add_done_callback(ended)
+        return choices
 
     async def _stream_completions(self, choices: Choices, body: CompletionBody) -> AsyncIterator[str]:
         base = envelope("text_completion", self.model_name)
@@ -240,7 +270,9 @@ class Service:
             sampling=body.sampling(self.defaults, extra_stop=stop, max_tokens=self.max_tokens),
         )
         param = constraint_field(structured) if structured is not None else "tools"
-        choices = Choices(self._engine(), [request], body.n, param if plan.grammar is not None else None)
+        choices = self._track(
+            Choices(self._engine(), [request], body.n, param if plan.grammar is not None else None)
+        )
         if body.stream:
             return await self._opened(choices, self._stream_chat(choices, body, plugin, plan))
         async with choices:

@@ -97,6 +97,10 @@ class Store(Protocol):
         """Remove a batch never dispatched, with its runs."""
         ...
 
+    def status_counts(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Runs, and batches, by status."""
+        ...
+
     def finish_if_idle(self, batch_id: str) -> bool:
         """Finish a batch none of whose runs is open; False when runs are open."""
         ...

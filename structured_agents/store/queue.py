@@ -238,6 +238,16 @@ class RunQueue(Database):
         with self._read(f"list {status} run ids of batch {batch_id}") as session:
             return list(session.scalars(query.order_by(RunRow.created_at, RunRow.id)))
 
+    def status_counts(self) -> tuple[dict[str, int], dict[str, int]]:
+        """How many runs, and how many batches, are in each status (the metrics' gauges)."""
+        runs = select(RunRow.status, func.count()).group_by(RunRow.status)
+        batches = select(BatchRow.status, func.count()).group_by(BatchRow.status)
+        with self._read("count runs and batches by status") as session:
+            return (
+                {str(status): int(n) for status, n in session.execute(runs)},
+                {str(status): int(n) for status, n in session.execute(batches)},
+            )
+
     def batch_counts(self, batch_id: str) -> BatchCounts:
         """How many runs of the batch are in each status."""
         query = select(RunRow.status, func.count()).where(RunRow.batch_id == batch_id).group_by(RunRow.status)

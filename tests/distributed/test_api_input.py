@@ -16,6 +16,7 @@ from api_helpers import AUTH, JSON, TOKEN, api_app, authorized, lookup_jobs
 from conftest import BUNDLE, Cluster
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from prometheus_client.parser import text_string_to_metric_families
 from services import PostgresServer
 
 from structured_agents.api.errors import MAX_REPORTED
@@ -299,3 +300,16 @@ def test_a_root_with_an_overlong_component_is_422_naming_the_field_not_the_path(
 def test_unknown_routes_and_methods_stay_4xx(client: TestClient) -> None:
     assert client.get("/nope", headers=AUTH).status_code == 404
     assert client.delete("/batches/x", headers=JSON).status_code == 405
+
+
+def test_metrics_count_runs_batches_and_queues(client: TestClient, cluster: Cluster) -> None:
+    scraped = client.get("/metrics")
+    assert scraped.status_code == 200, scraped.text
+    families = {family.name: family for family in text_string_to_metric_families(scraped.text)}
+    queues = {sample.labels["queue_name"]: sample.value for sample in families["celery_queue_length"].samples}
+    assert set(queues) == {"llm", "tools", "control"} and all(value >= 0 for value in queues.values())
+    assert families["sa_broker_up"].samples[0].value == 1
+    runs = {sample.labels["status"]: sample.value for sample in families["sa_runs"].samples}
+    assert sum(runs.values()) == sum(cluster.store.status_counts()[0].values())
+    assert authorized(api_app(cluster)).get("/metrics").status_code == 200
+    assert TestClient(api_app(cluster)).get("/metrics").status_code == 401  # the token, as every route

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from structured_agents.kernel.engine import SamplingParams
 from structured_agents.plugins.function_gemma import FunctionGemmaPlugin
@@ -191,3 +192,20 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def test_metrics_count_the_requests_and_read_the_engine(url: str) -> None:
+    _plain_is_prompt(url)
+    scraped = httpx.get(f"{url}/metrics", timeout=30)
+    assert scraped.status_code == 200 and scraped.headers["content-type"].startswith("text/plain")
+    samples = {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(scraped.text)
+        for sample in family.samples
+    }
+    assert samples[("vllm:num_requests_running", ())] == 0
+    assert samples[("vllm:prompt_tokens_total", ())] > 0 and samples[("vllm:generation_tokens_total", ())] > 0
+    assert samples[("vllm:e2e_request_latency_seconds_count", ())] >= 1
+    assert samples[("sa_engine_decode_steps_total", ())] > 0
+    assert samples[("sa_grammar_cache_misses_total", ())] >= 1  # the grammars of the probes above
+    assert ("sa_engine_seconds_total", (("phase", "decode"),)) in samples
