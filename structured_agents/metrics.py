@@ -19,11 +19,11 @@ import logging
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-__all__ = ["CONTENT_TYPE", "EngineCollector", "ServeMetrics", "StoreCollector", "scrape"]
+__all__ = ["CONTENT_TYPE", "EngineCollector", "ServeMetrics", "StoreCollector", "TurnMetrics", "scrape"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The Prometheus text format's media type."""
@@ -114,6 +114,33 @@ class StoreCollector(Collector):
             for name, length in sorted(queues.items()):
                 family.add_metric([name], length)
             yield family
+
+
+class TurnMetrics:
+    """The llm worker's metrics: model turns committed or failed, their tokens and seconds,
+    with its engine's counters, served by prometheus-client's own HTTP server."""
+
+    def __init__(self, engine: object) -> None:
+        self.registry = CollectorRegistry()
+        registry = self.registry
+        self.turns = Counter("sa_turns", "Model turns, by outcome.", ["outcome"], registry=registry)
+        self.prompt_tokens = Counter(
+            "sa_prompt_tokens", "Prompt tokens of committed turns.", registry=registry
+        )
+        self.generation_tokens = Counter(
+            "sa_generation_tokens", "Generated tokens of committed turns.", registry=registry
+        )
+        self.seconds = Histogram(
+            "sa_turn_seconds",
+            "Seconds from a turn's start to its commit.",
+            buckets=_LATENCY_BUCKETS,
+            registry=registry,
+        )
+        registry.register(EngineCollector(engine))
+
+    def serve(self, port: int, host: str) -> None:
+        """Serve ``/metrics`` on ``host:port`` from a daemon thread."""
+        start_http_server(port, addr=host, registry=self.registry)
 
 
 class ServeMetrics:

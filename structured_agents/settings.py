@@ -142,6 +142,11 @@ class WorkerSettings(BaseModel):
     task_events: bool = True
     """Workers send Celery task events, which Flower shows live (tasks, their states, runtimes);
     False saves one broker publish per step."""
+    metrics_port: int = Field(default=0, ge=0, le=65535)
+    """Port of the llm worker's Prometheus endpoint (``/metrics``: model turns, tokens, turn
+    seconds and its engine's counters); 0: none."""
+    metrics_host: str = "127.0.0.1"
+    """Interface the llm worker's metrics endpoint binds (``0.0.0.0`` in a container)."""
     agent_engine: EngineSettings | None = None
     """The engine a tools worker runs agents as tools on (``SA_WORKERS__AGENT_ENGINE__NAME``,
     ``..._BASE_URL``...), built on the first such call: typically ``openai`` at the model

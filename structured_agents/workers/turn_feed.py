@@ -46,6 +46,7 @@ from celery import Celery
 from structured_agents.engines.batching import BatchingEngine
 from structured_agents.kernel.streaming import GenerationStream
 from structured_agents.lifecycle import ModelTurn
+from structured_agents.metrics import TurnMetrics
 from structured_agents.store import StoredRun
 from structured_agents.workers.attempts import begin_many, on_failure, step_key
 from structured_agents.workers.constants import LLM_TURN
@@ -129,6 +130,10 @@ class TurnFeed:
             keep_sizes=0,  # a worker lives long: its occupancy counts are what it reports
         )
         logger.info("loaded the engine %s", type(rt.engine).__name__)
+        self._metrics = TurnMetrics(rt.engine)
+        if settings.workers.metrics_port:
+            self._metrics.serve(settings.workers.metrics_port, settings.workers.metrics_host)
+            logger.info("metrics on %s:%d", settings.workers.metrics_host, settings.workers.metrics_port)
         self._thread = threading.Thread(target=self._serve, name="turn-feed", daemon=True)
         self._thread.start()
 
@@ -260,12 +265,17 @@ class TurnFeed:
                 send_next(self._app, applied.epoch, applied.state)
         except Exception as exc:
             self._fail(rt, flight, exc)
+            self._metrics.turns.labels(outcome="failed").inc()
             events += [
                 ("task-failed", d.task_id, {"exception": repr(exc), "runtime": runtime_s})
                 for d in flight.deliveries
             ]
         else:
             self._committed += 1
+            self._metrics.turns.labels(outcome="committed").inc()
+            self._metrics.prompt_tokens.inc(completion.usage.prompt_tokens)
+            self._metrics.generation_tokens.inc(completion.usage.completion_tokens)
+            self._metrics.seconds.observe(runtime_s)
             events += [
                 ("task-succeeded", d.task_id, {"result": "committed", "runtime": runtime_s})
                 for d in flight.deliveries

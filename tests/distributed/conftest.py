@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -131,6 +132,12 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServ
     server.stop()
 
 
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory, pg_server: PostgresServer) -> Iterator[Cluster]:
     """Database, broker and one worker of each kind, all real processes."""
@@ -147,6 +154,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, pg_server: PostgresServer)
         "SA_ENGINE__MODEL": str(write_script(base / "script.json")),
         "SA_WORKERS__AGENT_ENGINE__NAME": "scripted",  # the tools worker's engine for agents as tools
         "SA_WORKERS__AGENT_ENGINE__MODEL": str(base / "script.json"),
+        "SA_WORKERS__METRICS_PORT": str(_free_port()),  # the llm worker's /metrics
         "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
     }
     gpu = WorkerProcess("gpu", env, base / "gpu.log")

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import httpx
 import pytest
 from api_helpers import JSON, api_app, authorized, lookup_jobs
 from cluster import wait_for
 from conftest import BUNDLE, Cluster
 from fastapi.testclient import TestClient
+from prometheus_client.parser import text_string_to_metric_families
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +48,17 @@ def test_enqueue_follow_and_read_a_batch(cluster: Cluster, client: TestClient) -
 
     results = client.get(f"/batches/{batch_id}/results").json()
     assert [result["summary"] for result in results] == ["done"] * 3
+
+    port = cluster.gpu.env["SA_WORKERS__METRICS_PORT"]
+    scraped = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10)  # the llm worker's own
+    assert scraped.status_code == 200
+    samples = {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(scraped.text)
+        for sample in family.samples
+    }
+    assert samples[("sa_turns_total", (("outcome", "committed"),))] >= 6  # two turns a run
+    assert samples[("sa_turn_seconds_count", ())] >= 6 and samples[("sa_generation_tokens_total", ())] > 0
 
 
 def test_malformed_jobs_and_unknown_ids(cluster: Cluster, client: TestClient) -> None:
