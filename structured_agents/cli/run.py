@@ -67,6 +67,15 @@ def open_store(db: str | None) -> Store:
     return SqlStore(db or load_settings().database_url)
 
 
+def _default_model(engine: str) -> str:
+    """What an engine without ``SA_ENGINE__MODEL`` decodes with, as a report names it."""
+    if engine == "transformers":
+        from structured_agents.engines.model_store import DEFAULT_MODEL
+
+        return f"{DEFAULT_MODEL} (the shipped default)"
+    return f"the {engine} engine's default"
+
+
 def _db_flag(db: str | None) -> str:
     return f" --db {db}" if db else ""
 
@@ -107,7 +116,7 @@ def run(
                     progress=progress,
                     batch_options={
                         "engine": settings.engine.name,
-                        "model": settings.engine.model or "the engine's default",
+                        "model": settings.engine.model or _default_model(settings.engine.name),
                     },
                 )
                 summary = asyncio.run(runner.run(root, jobs, overwrite=overwrite, task_options=options))

@@ -145,7 +145,7 @@ def _latency(figures: ReportFigures) -> str | None:
 
 
 def _turns(figures: ReportFigures) -> str | None:
-    if not figures.turns_per_run:
+    if len(figures.turns_per_run) < 2:  # one bar says only what the tile says (every run took N)
         return None
     figure, axes = _figure()
     turns, runs = zip(*figures.turns_per_run.items(), strict=True)

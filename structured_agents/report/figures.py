@@ -85,6 +85,8 @@ class Summary:
     mean_turns: float
     tool_calls: int
     tool_errors: int
+    cut_off: int = 0
+    """Model turns that ended on the token limit (``finish_reason: length``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +174,23 @@ def _per_bin(
     return np.bincount(axis.index(_offsets(axis, stamps)), weights=weights, minlength=axis.bins)
 
 
+def _spread(axis: TimeAxis, data: BatchReportData) -> np.ndarray:
+    """Completion tokens per bin, each turn's spread evenly over the time it was decoded (its
+    answer's time less its latency, to its answer): a long turn's tokens count while they are
+    decoded, not all in the bin where it ended."""
+    totals = np.zeros(axis.bins)
+    for turn in data.engine_turns:
+        end = (turn.ts - axis.start).total_seconds()
+        start = max(end - turn.latency_s, 0.0)
+        first, last = (int(i) for i in axis.index(np.array([start, end])))
+        if last <= first or end <= start:
+            totals[last] += turn.completion_tokens
+            continue
+        edges = np.clip(np.arange(first, last + 2) * axis.bin_s, start, end)
+        totals[first : last + 1] += turn.completion_tokens * np.diff(edges) / (end - start)
+    return totals
+
+
 def _percentile(values: np.ndarray, q: float) -> float | None:
     return float(np.percentile(values, q)) if values.size else None
 
@@ -210,6 +229,7 @@ def _summary(data: BatchReportData, axis: TimeAxis | None, durations: np.ndarray
         mean_turns=float(np.mean(finished_turns)) if finished_turns else 0.0,
         tool_calls=sum(tool.calls for tool in data.tools),
         tool_errors=sum(tool.errors for tool in data.tools),
+        cut_off=sum(turn.finish_reason == "length" for turn in data.engine_turns),
     )
 
 
@@ -234,8 +254,7 @@ def compute_figures(data: BatchReportData) -> ReportFigures:
         sizes_max = np.full(axis.bins, np.nan)
         if stamps:
             np.fmax.at(sizes_max, axis.index(_offsets(axis, stamps)), sizes)
-        tokens = _per_bin(axis, stamps, [float(turn.completion_tokens) for turn in data.engine_turns])
-        tokens = tokens / axis.bin_s
+        tokens = _spread(axis, data) / axis.bin_s
     return ReportFigures(
         summary=_summary(data, axis, durations),
         axis=axis,

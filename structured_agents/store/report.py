@@ -193,12 +193,19 @@ class ReportQueries(Database):
             return {status: count for status, count in session.execute(query)}
 
     def result_sample(self, batch_id: str, limit: int) -> list[ResultRecord]:
-        """Up to ``limit`` results of the batch that change something, by file then run."""
-        query = (
-            select(ResultRow)
+        """Up to ``limit`` results of the batch that change something, spread over its files:
+        the first of each file (by path), then the second of each, and so on."""
+        rank = func.row_number().over(partition_by=ResultRow.target_path, order_by=ResultRow.run_id)
+        ranked = (
+            select(ResultRow.id, rank.label("rank"))
             .join(RunRow, RunRow.id == ResultRow.run_id)
             .where(RunRow.batch_id == batch_id, ResultRow.diff != "")
-            .order_by(ResultRow.target_path, ResultRow.run_id)
+            .subquery()
+        )
+        query = (
+            select(ResultRow)
+            .join(ranked, ranked.c.id == ResultRow.id)
+            .order_by(ranked.c.rank, ResultRow.target_path, ResultRow.run_id)
             .limit(limit)
         )
         with self._read(f"read a sample of the results of batch {batch_id}") as session:

@@ -55,7 +55,7 @@ def test_sa_report_latest_writes_a_page_naming_the_batch(
     assert f"Batch <code>{batch_id}</code>" in html
     assert len(re.findall(r'<img src="data:image/svg\+xml;base64,', html)) >= 3
     assert f"<dt>engine</dt><dd>{ENGINE}</dd>" in html  # sa run records the engine with the batch
-    assert "<dt>model</dt><dd>the engine&#39;s default</dd>" in html
+    assert f"<dt>model</dt><dd>the {ENGINE} engine&#39;s default</dd>" in html
 
     default = cli.invoke(app, ["report", batch_id, "--db", db_url])
     assert default.exit_code == 0 and (tmp_path / f"report-{batch_id}.html").is_file()

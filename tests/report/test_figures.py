@@ -11,7 +11,7 @@ from scripted_batch import Filled
 
 from structured_agents.report import BatchReportData, compute_figures, load_report_data
 from structured_agents.report.figures import BIN_WIDTHS_S, MAX_BINS, REASON_CHARS, failure_reason
-from structured_agents.store import BatchRecord, BatchSetupRecord, RunSummaryRecord
+from structured_agents.store import BatchRecord, BatchSetupRecord, EngineTurnRecord, RunSummaryRecord
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -99,3 +99,19 @@ def test_failures_group_by_the_first_line_of_their_error() -> None:
     assert failure_reason("") == "(no error message)"
     long = failure_reason("x" * 500)
     assert len(long) == REASON_CHARS and long.endswith("…")
+
+
+def test_a_long_turn_s_tokens_count_while_it_decodes_and_a_cut_one_is_counted() -> None:
+    runs = (_run(1, start_s=0, end_s=60),)
+    long = EngineTurnRecord(T0 + timedelta(seconds=60), 1, 60.0, 600, "length")  # decoded from 0 to 60 s
+    short = EngineTurnRecord(T0 + timedelta(seconds=30), 1, 0.0, 30, "grammar")
+    batch = BatchRecord("b", "docstring", "1.0", "/src", "finished", T0, {})
+    data = BatchReportData(batch, BatchSetupRecord(None, (), None, ()), runs, (long, short), (), (), {}, ())
+    figures = compute_figures(data)
+    axis = figures.axis
+    assert axis is not None
+    tokens = np.array(figures.tokens_per_s) * axis.bin_s
+    assert tokens.sum() == pytest.approx(630)
+    assert np.count_nonzero(tokens) == axis.bins  # every bin saw the long turn's tokens
+    assert tokens.max() < 600 / 2  # not all at its end
+    assert figures.summary.cut_off == 1

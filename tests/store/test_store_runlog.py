@@ -141,13 +141,14 @@ def test_the_readme_queries_run(store: Store) -> None:
             params = {"batch": "batch-1"} if ":batch" in query else {}
             answers.append(list(conn.execute(text(query), params)))
 
-    assert len(queries) == 5
-    slowest, errors, tools, batch_sizes, cut_off = answers
+    assert len(queries) == 6
+    slowest, errors, tools, batch_sizes, cut_off, review = answers
     assert [(row[0], row[2], row[3]) for row in slowest] == [("func_0", 2, 30)]
     assert errors == [("ParseError: no tool call", 1)]
     assert tools[0][0] == "read_file"
     assert sorted(row[0] for row in batch_sizes) == ["batch-1", "batch-2"]
     assert cut_off == []
+    assert review == []  # batch-1's result is clean
 
 
 def test_flagged_results_keep_their_reasons_and_the_summary_view_shows_them(store: Store) -> None:
