@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
+from typer import rich_utils
 
 from structured_agents.cli.distributed import register as register_distributed
 from structured_agents.cli.evaluate import evaluate
@@ -12,6 +15,12 @@ from structured_agents.cli.registry import registry_app
 from structured_agents.cli.report import register as register_report
 from structured_agents.cli.run import register as register_run
 from structured_agents.cli.serve import serve
+
+PIPED_WIDTH = 120
+"""Columns help is laid out in when it goes to a pipe or a file (Rich's 80 squeezed the tables of
+``sa eval --help``); a terminal's own width, or ``TERMINAL_WIDTH``, wins."""
+if rich_utils.MAX_WIDTH is None and not sys.stdout.isatty():
+    rich_utils.MAX_WIDTH = PIPED_WIDTH
 
 app = typer.Typer(
     name="sa",

@@ -4,7 +4,10 @@ injected by name (as ``tests/runner/test_cli_run.py`` does): no network, no mode
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
@@ -213,3 +216,15 @@ def test_sa_eval_refuses_an_unpinned_or_missing_package(
 
     missing = _eval(monkeypatch, _scripted, "docstring", "tinypkg==0.2.0", "--from-dir", str(archives))
     assert missing.exit_code == 2 and "no sdist or wheel of it in" in missing.output
+
+
+def test_sa_eval_help_to_a_pipe_is_laid_out_wide() -> None:
+    sa = Path(sys.executable).parent / "sa"
+    env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "TERMINAL_WIDTH")}
+    shown = subprocess.run([str(sa), "eval", "--help"], capture_output=True, text=True, env=env, check=True)
+    widths = [len(line) for line in shown.stdout.splitlines()]
+    assert max(widths) == 120  # not Rich's 80 for a pipe
+    assert any(
+        "--limit" in line and "Targets (docstring) or files (lint) per package." in line
+        for line in shown.stdout.splitlines()
+    )
