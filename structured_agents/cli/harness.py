@@ -113,8 +113,15 @@ async def _measure(
     try:
         for bundle in bundles:
             await bundle.connect()
+        progress = Console(stderr=True)
         return await run_harness(
-            bundles, engine, root, prompts=prompts, grammar=grammar, batch_size=batch_size
+            bundles,
+            engine,
+            root,
+            prompts=prompts,
+            grammar=grammar,
+            batch_size=batch_size,
+            progress=lambda line: progress.print(line, style="dim", markup=False, highlight=False),
         )
     finally:
         for bundle in bundles:

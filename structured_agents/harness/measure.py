@@ -209,14 +209,22 @@ async def run_harness(
     prompts: int = 8,
     grammar: Sequence[bool] = (True, False),
     batch_size: int = 8,
+    progress: Callable[[str], object] | None = None,
 ) -> list[CaseReport]:
     """For each bundle and grammar setting, one report over the first ``prompts`` jobs under ``root``,
-    decoded in batches of ``batch_size``.
+    decoded in batches of ``batch_size``; ``progress`` is told as each case starts and ends (a
+    case of the small model on a CPU takes minutes).
 
     Bundles with MCP servers must be connected (``await bundle.connect()``) first.
     """
+    say = progress or (lambda _line: None)
     reports: list[CaseReport] = []
     for bundle in bundles:
         requests = await first_turns(bundle, engine, root, prompts)
-        reports.extend(measure(bundle, engine, requests, grammar=on, batch_size=batch_size) for on in grammar)
+        for on in grammar:
+            case = f"{bundle.manifest.name}, grammar {'on' if on else 'off'}"
+            say(f"{case}: decoding {len(requests)} prompt(s)...")
+            started = time.monotonic()
+            reports.append(measure(bundle, engine, requests, grammar=on, batch_size=batch_size))
+            say(f"{case}: done in {time.monotonic() - started:.1f} s")
     return reports

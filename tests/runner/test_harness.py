@@ -63,7 +63,12 @@ async def test_grammar_on_gives_valid_calls_and_off_shows_each_failure_kind(
     docstring_bundle: Bundle, project: Path
 ) -> None:
     scripted = engine()
-    on, off = await run_harness([docstring_bundle], scripted, project, prompts=12, batch_size=4)
+    said: list[str] = []
+    on, off = await run_harness(
+        [docstring_bundle], scripted, project, prompts=12, batch_size=4, progress=said.append
+    )
+    assert said[0] == "docstring_calls, grammar on: decoding 12 prompt(s)..."
+    assert said[1].startswith("docstring_calls, grammar on: done in ") and len(said) == 4
 
     assert (on.bundle, on.grammar, on.prompts, on.valid_rate) == ("docstring_calls", "ebnf", 12, 1.0)
     assert (off.grammar, off.prompts, off.count("valid")) == (None, 12, 0)
