@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from celery import Celery
+from celery.worker import state as worker_state
 
 from structured_agents.engines.batching import BatchingEngine
 from structured_agents.kernel.streaming import GenerationStream
@@ -109,6 +110,13 @@ def _waiting(run: StoredRun | None, step: Step) -> bool:
     )
 
 
+def _received(delivery: Delivery) -> tuple[str, str, dict[str, Any]]:
+    """The ``task-received`` event a pool would send: Flower learns the task's name and
+    arguments (and its received time) from it, and showed every model turn as ``None`` without."""
+    fields = {"name": LLM_TURN, "args": repr(tuple(delivery.step)), "kwargs": "{}", "retries": delivery.holds}
+    return ("task-received", delivery.task_id, {**fields, "root_id": delivery.task_id, "parent_id": None})
+
+
 class TurnFeed:
     """One thread that begins, submits and commits model turns as their messages arrive."""
 
@@ -162,7 +170,7 @@ class TurnFeed:
                 return
             arrived = [item for item in items if isinstance(item, Delivery)]
             finished = [item for item in items if isinstance(item, tuple)]
-            events: _Events = []
+            events: _Events = [_received(delivery) for delivery in arrived if not delivery.holds]
             if arrived:
                 self._begin(rt, arrived, events)
             for flight, stream in finished:
@@ -272,6 +280,7 @@ class TurnFeed:
             ]
         else:
             self._committed += 1
+            worker_state.total_count[LLM_TURN] += 1  # what `inspect stats` (Flower's "processed") counts
             self._metrics.turns.labels(outcome="committed").inc()
             self._metrics.prompt_tokens.inc(completion.usage.prompt_tokens)
             self._metrics.generation_tokens.inc(completion.usage.completion_tokens)

@@ -58,7 +58,13 @@ def test_flower_shows_the_workers_and_the_steps_of_a_batch(cluster: Cluster, flo
     wait_for("flower to see every kind of step", lambda: wanted <= set(tasks()), 30, 0.5)
     seen = tasks()
     assert all(seen[name] == {"SUCCESS"} for name in wanted), seen
+    every = httpx.get(f"{flower}/api/tasks", timeout=5).json().values()
+    turns = [task for task in every if task["name"] == "sa.llm.turn"]
+    assert turns and all(task["received"] and task["args"] for task in turns), turns
+    assert None not in {task["name"] for task in every}
     workers = httpx.get(f"{flower}/api/workers?refresh=1", timeout=30).json()
     assert any(name.startswith("gpu-") for name in workers) and any(
         name.startswith("cpu-") for name in workers
     )
+    gpu = next(info for name, info in workers.items() if name.startswith("gpu-"))
+    assert gpu["stats"]["total"].get("sa.llm.turn", 0) >= 2  # the model worker's processed count
