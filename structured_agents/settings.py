@@ -58,6 +58,10 @@ class EngineSettings(BaseModel):
     """Weights dtype of the local engines (``transformers``, ``vllm``)."""
     max_batch_size: int = Field(default=8, ge=1)
     """Most requests decoded in one ``generate`` call (vLLM's ``max_num_seqs``, server batches)."""
+    compile_timeout_s: float | None = Field(default=None, gt=0)
+    """Compile grammars in child processes, each refused after this many seconds (the
+    transformers engine; ``sa serve`` sets ``SA_SERVE__COMPILE_TIMEOUT_S`` when this is unset).
+    None: compile in the engine's own threads, without a time bound (the bundles' grammars)."""
     max_new_tokens: int = Field(default=256, ge=1)
     """Default token budget of a turn when a request does not set one."""
     temperature: float = Field(default=0.0, ge=0.0)
@@ -106,6 +110,9 @@ class ServeSettings(BaseModel):
     max_tokens: int = Field(default=4096, ge=1)
     """Most tokens a request may ask one choice for (``max_tokens``, ``max_completion_tokens``);
     more is a 400 naming the field."""
+    compile_timeout_s: float = Field(default=10.0, gt=0)
+    """Longest a client's grammar may take to compile (in a child process, killed after it);
+    ``SA_ENGINE__COMPILE_TIMEOUT_S`` wins where set."""
     shutdown_timeout_s: float = Field(default=10.0, gt=0)
     """On SIGTERM, how long requests in flight may go on before they are cut and the server exits."""
 

@@ -55,8 +55,13 @@ def serve(
 
         plugin_name = settings.serve.plugin
         get_plugin(plugin_name)  # fail now on an unknown name, not at the first chat request
+        engine_settings = settings.engine
+        if engine_settings.compile_timeout_s is None:  # a client's grammar compiles within a bound
+            engine_settings = engine_settings.model_copy(
+                update={"compile_timeout_s": settings.serve.compile_timeout_s}
+            )
         app = create_app(
-            create_engine(settings.engine),
+            create_engine(engine_settings),
             plugin=lambda: get_plugin(plugin_name),
             model_name=settings.engine.model or settings.engine.name,
             defaults=settings.engine.sampling(),

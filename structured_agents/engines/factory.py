@@ -33,6 +33,7 @@ def _transformers(settings: EngineSettings) -> Engine:
         dtype=settings.dtype,
         max_batch_size=settings.max_batch_size,
         cache_dir=settings.cache_dir,
+        compile_timeout_s=settings.compile_timeout_s,
     )
 
 

@@ -58,6 +58,7 @@ from structured_agents.engines.step_loop import StepLoop
 from structured_agents.engines.transformers_stepper import TransformersStepper
 from structured_agents.errors import ConfigError, EngineError, GrammarError
 from structured_agents.grammar.compiler import GrammarCache
+from structured_agents.grammar.isolated import IsolatedCompiler
 from structured_agents.kernel.engine import Completion, GenerationRequest
 from structured_agents.kernel.streaming import GenerationStream
 
@@ -120,6 +121,7 @@ class TransformersEngine:
         num_threads: int | None = None,
         compile_threads: int = 4,
         grammar_cache_size: int = 256,
+        compile_timeout_s: float | None = None,
     ) -> None:
         """Load ``model``: ``None`` (the default shipped model), a shipped model's name
         (``gemma3-270m``, ``smollm2-135m``) or a local HF model directory.
@@ -127,7 +129,10 @@ class TransformersEngine:
         ``device``: ``cpu``, ``cuda[:n]`` or ``auto``; ``dtype``: ``auto``, ``float32``,
         ``bfloat16`` or ``float16``; ``cache_dir`` overrides where shipped models are converted
         to; ``num_threads`` sets torch's intra-op threads (None leaves torch's setting);
-        ``compile_threads`` bounds parallel grammar compilation (and prompt tokenizing).
+        ``compile_threads`` bounds parallel grammar compilation (and prompt tokenizing);
+        ``compile_timeout_s`` compiles grammars in two child processes instead, each refused
+        past that many seconds (:mod:`structured_agents.grammar.isolated`: a server compiling
+        what its clients send; None compiles here).
         """
         if max_batch_size < 1:
             raise ConfigError(f"TransformersEngine.max_batch_size must be >= 1, got {max_batch_size}")
@@ -148,7 +153,10 @@ class TransformersEngine:
         self.vocab_size = self._logit_width()
         self.stop_token_ids = self._stop_tokens()
         info = self._tokenizer_info()
-        self.grammar_cache = GrammarCache(info, max_entries=grammar_cache_size)
+        self._isolation = (
+            IsolatedCompiler(info, timeout_s=compile_timeout_s) if compile_timeout_s is not None else None
+        )
+        self.grammar_cache = GrammarCache(info, max_entries=grammar_cache_size, isolation=self._isolation)
         self.pad_token_id = (
             self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.stop_token_ids[0]
         )
@@ -238,6 +246,8 @@ class TransformersEngine:
         """Finish the requests in flight, then stop the loop thread and the compile pool."""
         self._prepare_pool.shutdown(wait=True)
         self._loop.close()
+        if self._isolation is not None:
+            self._isolation.close()
 
     def __enter__(self) -> TransformersEngine:
         return self

@@ -3,13 +3,15 @@
 XGrammar is imported lazily here (it imports torch, about 2 s), so building grammars and
 importing the package stay fast; only engines that decode locally pay for it.
 
-A compile cannot be interrupted once XGrammar runs it, and its time grows with the grammar:
-a chain of rules with character classes takes about 3.5 ms per rule with the Gemma 3
-vocabulary on 2 cores (a client of ``sa serve`` sent 3,500 such rules, and held a compile
-thread for minutes). So every grammar is parsed first (milliseconds) and refused with a
-:class:`GrammarError` when its normalized form is over :data:`BUDGET`: at most that, it
-compiles in about a second. The grammars the shipped bundles build are far below it (the
-lint bundle's: 37 rules, 26 classes).
+A compile cannot be interrupted once XGrammar runs it, and its time grows with the grammar
+in ways its size does not tell (a chain of rules with character classes: 1.4 s at 400 rules
+with the Gemma 3 vocabulary on 2 cores; a client of ``sa serve`` held a compile thread for
+minutes with 3,500 rules of another shape). Every grammar is parsed first (milliseconds) and
+refused with a :class:`GrammarError` when its normalized form is over :data:`BUDGET`, a
+bound on size far above what tool grammars need (Qwen's for four tools: 369 rules, 629
+classes; the lint bundle's: 37 rules); where a client's grammars are compiled (``sa serve``),
+an :class:`~structured_agents.grammar.isolated.IsolatedCompiler` also bounds the time, in
+child processes it kills.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from structured_agents.errors import GrammarError
 from structured_agents.grammar.artifacts import GrammarArtifact
+from structured_agents.grammar.isolated import IsolatedCompiler
 
 if TYPE_CHECKING:
     import xgrammar
@@ -32,10 +35,10 @@ __all__ = ["BUDGET", "GrammarBudget", "GrammarCache"]
 class GrammarBudget:
     """How large a grammar may be, read from its normalized form (XGrammar's ``str(Grammar)``)."""
 
-    rules: int = 1000
-    classes: int = 400
-    """Character classes (``[...]``): what makes a compile slow."""
-    chars: int = 256 * 1024
+    rules: int = 4000
+    classes: int = 4000
+    """Character classes (``[...]``)."""
+    chars: int = 512 * 1024
 
     def problem(self, normalized: str) -> str | None:
         """Why ``normalized`` is over the budget (None: it is within)."""
@@ -65,7 +68,9 @@ class GrammarCache:
         *,
         max_entries: int = 256,
         budget: GrammarBudget = BUDGET,
+        isolation: IsolatedCompiler | None = None,
     ) -> None:
+        """``isolation``: compile in its child processes, within its time budget (None: here)."""
         import xgrammar
 
         if max_entries < 1:
@@ -74,6 +79,7 @@ class GrammarCache:
         self._entries: OrderedDict[str, xgrammar.CompiledGrammar] = OrderedDict()
         self._max_entries = max_entries
         self._budget = budget
+        self._isolation = isolation
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -97,13 +103,19 @@ class GrammarCache:
         problem = self._budget.problem(str(grammar))
         if problem is not None:
             raise GrammarError(f"{problem}; simplify the {artifact.kind} grammar")
-        try:
-            compiled = self._compiler.compile_grammar(grammar)
-        except Exception as exc:
-            raise GrammarError(f"XGrammar could not compile the {artifact.kind} grammar: {exc}") from exc
+        if self._isolation is not None:
+            compiled = self._isolation.compile(grammar)
+        else:
+            compiled = self._compile_here(grammar, artifact)
         with self._lock:
             self.misses += 1
             self._entries[key] = compiled
             while len(self._entries) > self._max_entries:
                 self._entries.popitem(last=False)
         return compiled
+
+    def _compile_here(self, grammar: xgrammar.Grammar, artifact: GrammarArtifact) -> xgrammar.CompiledGrammar:
+        try:
+            return self._compiler.compile_grammar(grammar)
+        except Exception as exc:
+            raise GrammarError(f"XGrammar could not compile the {artifact.kind} grammar: {exc}") from exc

@@ -96,13 +96,12 @@ def test_a_self_referencing_schema_is_served_or_refused_never_a_500(url: str) ->
     _plain_is_prompt(url)
 
 
-def test_a_grammar_over_the_compile_budget_is_a_400_in_moments(url: str) -> None:
-    rules = [f"r{i} ::= [a-z] r{i + 1} | [0-9]" for i in range(800)]
-    grammar = "\n".join(["root ::= r0", *rules, 'r800 ::= "z"'])
+def test_a_grammar_over_the_size_budget_is_a_400_in_moments(url: str) -> None:
+    rules = [f"r{i} ::= [a-z] r{i + 1} | [0-9]" for i in range(2500)]  # 5,000 character classes
+    grammar = "\n".join(["root ::= r0", *rules, 'r2500 ::= "z"'])
     started = time.monotonic()
-    message = _refused(
-        _post(url, {"prompt": "A", "structured_outputs": {"grammar": grammar}}), "structured_outputs.grammar"
-    )
+    body = {"prompt": "A", "structured_outputs": {"grammar": grammar}}
+    message = _refused(_post(url, body), "structured_outputs.grammar")
     assert "too large to compile" in message and time.monotonic() - started < 10
     _plain_is_prompt(url)
 
@@ -147,11 +146,16 @@ def test_twenty_clients_eight_abandoning_leave_a_plain_request_served_in_seconds
     _plain_is_prompt(url)
 
 
-def test_sigterm_ends_sa_serve_within_its_shutdown_bound_with_a_long_request_in_flight(
+def test_sa_serve_kills_a_slow_compile_and_ends_within_its_shutdown_bound_on_sigterm(
     tmp_path: Path,
 ) -> None:
     port = _free_port()
-    env = {**os.environ, "SA_SERVE__SHUTDOWN_TIMEOUT_S": "2", "SA_SERVE__MAX_TOKENS": "100000"}
+    env = {
+        **os.environ,
+        "SA_SERVE__SHUTDOWN_TIMEOUT_S": "2",
+        "SA_SERVE__MAX_TOKENS": "100000",
+        "SA_SERVE__COMPILE_TIMEOUT_S": "3",
+    }
     server = subprocess.Popen(
         [str(Path(sys.executable).parent / "sa"), "serve", "--port", str(port)],
         env=env,
@@ -166,6 +170,20 @@ def test_sigterm_ends_sa_serve_within_its_shutdown_bound_with_a_long_request_in_
                 if httpx.get(f"{base}/health", timeout=2).status_code == 200:
                     break
             time.sleep(0.5)
+        # a grammar within the size budget that compiles for longer than the time budget (3 s):
+        # refused when its child process is killed, and the next request is served at once
+        rules = [f"r{i} ::= [a-z] r{i + 1} | [0-9]" for i in range(1500)]
+        chain = "\n".join(["root ::= r0", *rules, 'r1500 ::= "z"'])
+        started = time.monotonic()
+        slow = httpx.post(
+            f"{base}/v1/completions",
+            json={"prompt": "A", "structured_outputs": {"grammar": chain}},
+            timeout=60,
+        )
+        assert slow.status_code == 400 and "did not compile within 3 s" in slow.text, slow.text
+        assert time.monotonic() - started < 10
+        plain = httpx.post(f"{base}/v1/completions", json={"prompt": "Water is", "max_tokens": 4}, timeout=60)
+        assert plain.status_code == 200
         body = {"prompt": "Once upon a time", "max_tokens": 100000, "stream": True}
         with ThreadPoolExecutor(1) as pool:
             pool.submit(lambda: _stream_until_cut(base, body))
