@@ -145,7 +145,7 @@ def _latency(figures: ReportFigures) -> str | None:
 
 
 def _turns(figures: ReportFigures) -> str | None:
-    if len(figures.turns_per_run) < 2:  # one bar says only what the tile says (every run took N)
+    if not figures.turns_per_run:
         return None
     figure, axes = _figure()
     turns, runs = zip(*figures.turns_per_run.items(), strict=True)
@@ -198,5 +198,7 @@ def draw_charts(figures: ReportFigures) -> list[Chart]:
         ("turns", "Turns per run", "Finished runs by the number of model turns they took.", _turns),
         ("tools", "Tool calls", f"Calls per tool and their errors (top {TOP_TOOLS} by calls).", _tools),
     ]
+    if len(figures.turns_per_run) == 1:  # every run took as many turns: one bar says what its tile says
+        specs = [spec for spec in specs if spec[0] != "turns"]
     with _LOCK:
         return [Chart(key, title, caption, draw(figures)) for key, title, caption, draw in specs]

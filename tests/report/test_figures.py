@@ -10,6 +10,7 @@ import pytest
 from scripted_batch import Filled
 
 from structured_agents.report import BatchReportData, compute_figures, load_report_data
+from structured_agents.report.charts import draw_charts
 from structured_agents.report.figures import BIN_WIDTHS_S, MAX_BINS, REASON_CHARS, failure_reason
 from structured_agents.store import BatchRecord, BatchSetupRecord, EngineTurnRecord, RunSummaryRecord
 
@@ -115,3 +116,9 @@ def test_a_long_turn_s_tokens_count_while_it_decodes_and_a_cut_one_is_counted() 
     assert np.count_nonzero(tokens) == axis.bins  # every bin saw the long turn's tokens
     assert tokens.max() < 600 / 2  # not all at its end
     assert figures.summary.cut_off == 1
+
+
+def test_the_turns_chart_is_left_out_when_every_run_took_as_many_turns() -> None:
+    figures = compute_figures(_data(_run(1, start_s=0, end_s=2), _run(2, start_s=1, end_s=3)))
+    assert figures.turns_per_run == {1: 2}
+    assert "turns" not in [chart.key for chart in draw_charts(figures)]
