@@ -290,6 +290,7 @@ class OpenAICompatEngine:
                 finish_reason=_FINISH_REASONS.get(finish, "error"),
                 tool_calls_raw=tool_calls,
                 metadata={"server_finish_reason": finish} if finish not in _FINISH_REASONS else {},
+                model=str(data.get("model") or self.model or ""),
             )
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise EngineError(

@@ -105,6 +105,8 @@ class Row:
     """The review score of the row's output, once it ended (:mod:`structured_agents.engines.review`)."""
     review_baseline: float | None = None
     """The review text's score after the empty output, once the prompt was prefilled."""
+    model: str = ""
+    """The engine's name for its model (stamped on the completion)."""
 
     @property
     def finished(self) -> bool:
@@ -185,4 +187,5 @@ class Row:
             metadata=metadata,
             review=self.review,
             review_baseline=self.review_baseline,
+            model=self.model,
         )

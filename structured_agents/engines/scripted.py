@@ -217,6 +217,7 @@ def _completion(
         batch_size=batch,
         metadata={"script_turn": index},
         candidates=candidates if request.sampling.n > 1 else (),
+        model="scripted",
     )
 
 

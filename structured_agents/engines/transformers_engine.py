@@ -50,7 +50,7 @@ import xgrammar
 from structured_agents.engines.bad_words import bad_word_ids
 from structured_agents.engines.candidates import decode_candidates, submit_candidates
 from structured_agents.engines.decode_stats import DecodeStats
-from structured_agents.engines.model_store import ModelStore
+from structured_agents.engines.model_store import DEFAULT_MODEL, ModelStore
 from structured_agents.engines.occupancy import Occupancy
 from structured_agents.engines.review import MAX_REVIEW_TOKENS
 from structured_agents.engines.rows import Row
@@ -148,6 +148,8 @@ class TransformersEngine:
         self.max_batch_size = max_batch_size
         self.compile_threads = compile_threads
         self.model_dir = ModelStore(cache_dir).resolve(model, self.dtype)
+        self.model_name = str(model) if model is not None else DEFAULT_MODEL
+        """The model as completions name it (the shipped one's name, or as given)."""
         self.tokenizer, self.model = self._load(self.model_dir)
         self._cache_kwarg = _cache_kwarg(self.model)
         self.vocab_size = self._logit_width()
@@ -303,6 +305,7 @@ class TransformersEngine:
             banned=banned,
             review_ids=review_ids,
             empty_ids=empty_ids,
+            model=self.model_name,
         )
         limit = getattr(self.model.config, "max_position_embeddings", None)
         if not row.prompt_ids:

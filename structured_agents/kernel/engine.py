@@ -203,6 +203,8 @@ class Completion:
     """The :class:`Review` score of ``text`` (None: not asked, or not measured)."""
     review_baseline: float | None = None
     """The :class:`Review` text's log likelihood after :attr:`Review.empty` (the baseline)."""
+    model: str = ""
+    """The model that decoded it, as its engine names it (empty: not said)."""
 
     @property
     def review_margin(self) -> float | None:

@@ -466,6 +466,7 @@ class AgentKernel:
                 text=completion.text,
                 content=content,
                 tool_calls=tool_calls,
+                model=completion.model,
             )
         )
 

@@ -128,6 +128,8 @@ class ModelResponse(Event):
     """Free text the plugin parsed out of it (None when there was none)."""
     tool_calls: int
     """Number of tool calls parsed out of it."""
+    model: str = ""
+    """The model that decoded it, as its engine names it (what a batch's report names)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

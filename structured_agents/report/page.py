@@ -76,7 +76,7 @@ def _identity(data: BatchReportData) -> list[tuple[str, str]]:
         ("bundle path", str(options.pop("bundle", "–"))),
         ("codebase", batch.root_path),
         ("engine", str(options.pop("engine", "not recorded"))),
-        ("model", str(options.pop("model", "not recorded"))),
+        ("model", str(options.pop("model", None) or setup.model or "not recorded")),
         ("model plugin", setup.plugin or "–"),
         ("grammar", ", ".join(setup.grammars) or "none"),
         ("tools", ", ".join(setup.tools) or "–"),

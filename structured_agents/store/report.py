@@ -170,15 +170,24 @@ class ReportQueries(Database):
             .join(RunRow, RunRow.id == EventRow.run_id)
             .where(RunRow.batch_id == batch_id, EventRow.type == "model_request", grammar.is_not(None))
         )
+        model = (
+            select(EventRow.payload["model"].as_string())
+            .join(RunRow, RunRow.id == EventRow.run_id)
+            .where(RunRow.batch_id == batch_id, EventRow.type == "model_response")
+            .order_by(EventRow.id)
+            .limit(1)
+        )
         with self._read(f"read the setup of batch {batch_id}") as session:
             first: dict[str, Any] = session.scalars(start).first() or {}
             kinds = sorted(str(kind) for kind in session.scalars(grammars))
+            decoded_by = session.scalars(model).first()
         max_turns = first.get("max_turns")
         return BatchSetupRecord(
             plugin=first.get("plugin"),
             tools=tuple(str(tool) for tool in first.get("tools") or ()),
             max_turns=int(max_turns) if max_turns is not None else None,
             grammars=tuple(kinds),
+            model=decoded_by or None,
         )
 
     def result_counts(self, batch_id: str) -> dict[str, int]:

@@ -87,3 +87,5 @@ class BatchSetupRecord:
     max_turns: int | None
     grammars: tuple[str, ...]
     """Kinds of grammar that constrained the turns (``ebnf``, ``structural_tag``...), sorted."""
+    model: str | None = None
+    """The model that decoded the batch's first answered turn, as its engine named it."""

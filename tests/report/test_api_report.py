@@ -38,6 +38,8 @@ def test_the_api_serves_the_report_page(client: TestClient, sqlite_filled: Fille
     assert response.headers["content-type"].startswith("text/html")
     assert f"Batch <code>{batch.batch_id}</code>" in response.text
     assert response.text.count('<img src="data:image/svg+xml;base64,') == 6
+    # no model was given with the batch: the page names the one that decoded its turns
+    assert "<dt>model</dt><dd>scripted</dd>" in response.text
 
 
 def test_the_report_of_an_unknown_batch_is_a_404(client: TestClient) -> None:
