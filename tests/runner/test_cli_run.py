@@ -102,7 +102,9 @@ def test_sa_run_refuses_the_scripted_engine_as_a_user_option(project: Path, db_u
     assert not Path(db_url.removeprefix("sqlite:///")).exists()
 
 
-def test_sa_diff_shows_a_batch_or_one_run(project: Path, db_url: str) -> None:
+def test_sa_diff_shows_a_batch_or_one_run(
+    project: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _run(project, db_url)
     with SqlStore(db_url) as store:
         batch = store.list_batches()[0]
@@ -127,6 +129,10 @@ def test_sa_diff_shows_a_batch_or_one_run(project: Path, db_url: str) -> None:
     assert "19 change(s) in batch" in piped.output  # on standard error, beside the patch
     assert "latest batch of any codebase" in piped.output  # the tests run outside the project
     assert max(len(line) for line in piped.output.splitlines()) > 80  # no line cut at 80 columns
+
+    monkeypatch.chdir(project / "geometry")  # inside the codebase: its newest batch
+    here = cli.invoke(app, ["diff", "latest", "--db", db_url])
+    assert f"latest batch of this codebase: {batch.id}" in here.output
 
     missing = cli.invoke(app, ["diff", "deadbeef", "--db", db_url])
     assert missing.exit_code == 2 and "no batch or run with id 'deadbeef'" in missing.output
