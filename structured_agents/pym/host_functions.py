@@ -46,19 +46,27 @@ def _not_regular(path: str, mode: int) -> PymExternalError:
     return PymExternalError(f"not a regular file: {path!r}", exc_type="OSError")
 
 
-def _read_regular(target: Path, path: str) -> str:
-    """The text of ``target`` when it is a regular file: opened without blocking (a named pipe
-    would wait for a writer forever) and checked on the open descriptor, then read whole."""
+def _open_regular(target: Path, path: str, flags: int, verb: str) -> tuple[int, os.stat_result]:
+    """A descriptor of ``target`` opened with ``flags``, never blocking and never through a
+    symlink, and its status; refused unless it is a regular file (checked on the descriptor,
+    so nothing can swap the file between the check and the use)."""
     try:
-        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        fd = os.open(target, flags | os.O_NONBLOCK | os.O_NOFOLLOW, 0o644)
     except FileNotFoundError:
         raise PymExternalError(f"no such file: {path!r}", exc_type="FileNotFoundError") from None
     except OSError as exc:
-        raise PymExternalError(f"cannot read {path!r}: {exc.strerror}", exc_type="OSError") from None
+        raise PymExternalError(f"cannot {verb} {path!r}: {exc.strerror}", exc_type="OSError") from None
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
         raise _not_regular(path, info.st_mode)
+    return fd, info
+
+
+def _read_regular(target: Path, path: str) -> str:
+    """The text of ``target`` when it is a regular file: opened without blocking (a named pipe
+    would wait for a writer forever) and checked on the open descriptor, then read whole."""
+    fd, info = _open_regular(target, path, os.O_RDONLY, "read")
     with os.fdopen(fd, "rb") as handle:
         if info.st_size > MAX_READ_BYTES:
             raise PymExternalError(f"{path!r} is larger than {MAX_READ_BYTES} bytes", exc_type="ValueError")
@@ -184,15 +192,7 @@ def _write_regular(target: Path, path: str, content: str) -> int:
     """Write ``content`` to ``target``, a regular file or a new one (never a pipe or a device:
     opened without blocking and checked on the open descriptor)."""
     data = content.encode("utf-8")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW
-    try:
-        fd = os.open(target, flags, 0o644)
-    except OSError as exc:
-        raise PymExternalError(f"cannot write {path!r}: {exc.strerror}", exc_type="OSError") from None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
-        raise _not_regular(path, info.st_mode)
+    fd, _ = _open_regular(target, path, os.O_WRONLY | os.O_CREAT, "write")
     with os.fdopen(fd, "wb") as handle:
         handle.truncate(0)
         handle.write(data)
