@@ -138,9 +138,16 @@ class TurnMetrics:
         )
         registry.register(EngineCollector(engine))
 
-    def serve(self, port: int, host: str) -> None:
-        """Serve ``/metrics`` on ``host:port`` from a daemon thread."""
-        start_http_server(port, addr=host, registry=self.registry)
+    def serve(self, port: int, host: str) -> bool:
+        """Serve ``/metrics`` on ``host:port`` from a daemon thread; False (and a logged error)
+        when the port cannot be bound, such as by a second worker on the host: metrics never
+        keep a worker from serving."""
+        try:
+            start_http_server(port, addr=host, registry=self.registry)
+        except OSError as exc:
+            log.error("metrics: cannot serve on %s:%d (%s); this worker serves none", host, port, exc)
+            return False
+        return True
 
 
 class ServeMetrics:

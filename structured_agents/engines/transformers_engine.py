@@ -62,7 +62,7 @@ from structured_agents.grammar.isolated import IsolatedCompiler
 from structured_agents.kernel.engine import Completion, GenerationRequest
 from structured_agents.kernel.streaming import GenerationStream
 
-__all__ = ["DecodeStats", "TransformersEngine", "resolve_device", "resolve_dtype"]
+__all__ = ["DecodeStats", "TransformersEngine", "cache_kwarg", "resolve_device", "resolve_dtype"]
 
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 _END_OF_TURN_TOKENS = ("<end_of_turn>", "<|im_end|>", "<|eot_id|>", "<|endoftext|>")
@@ -99,7 +99,7 @@ def resolve_dtype(dtype: str, device: torch.device) -> str:
     return "bfloat16" if fast_bf16 else "float32"
 
 
-def _cache_kwarg(model: Any) -> str:
+def cache_kwarg(model: Any) -> str:
     """The name the model's forward gives its key/value cache: ``cache`` since transformers 5.24
     (``past_key_values`` then warns, on every run, that it goes in 5.40), ``past_key_values``
     before."""
@@ -151,7 +151,7 @@ class TransformersEngine:
         self.model_name = str(model) if model is not None else DEFAULT_MODEL
         """The model as completions name it (the shipped one's name, or as given)."""
         self.tokenizer, self.model = self._load(self.model_dir)
-        self._cache_kwarg = _cache_kwarg(self.model)
+        self._cache_kwarg = cache_kwarg(self.model)
         self.vocab_size = self._logit_width()
         self.stop_token_ids = self._stop_tokens()
         info = self._tokenizer_info()

@@ -139,9 +139,9 @@ class TurnFeed:
         )
         logger.info("loaded the engine %s", type(rt.engine).__name__)
         self._metrics = TurnMetrics(rt.engine)
-        if settings.workers.metrics_port:
-            self._metrics.serve(settings.workers.metrics_port, settings.workers.metrics_host)
-            logger.info("metrics on %s:%d", settings.workers.metrics_host, settings.workers.metrics_port)
+        workers = settings.workers
+        if workers.metrics_port and self._metrics.serve(workers.metrics_port, workers.metrics_host):
+            logger.info("metrics on %s:%d", workers.metrics_host, workers.metrics_port)
         self._thread = threading.Thread(target=self._serve, name="turn-feed", daemon=True)
         self._thread.start()
 

@@ -14,6 +14,7 @@ import torch
 import transformers
 
 from structured_agents.engines.kv_batch import KVBatch
+from structured_agents.engines.transformers_engine import cache_kwarg
 from structured_agents.errors import EngineError
 
 
@@ -38,7 +39,11 @@ def model() -> Any:
 def _forward(model: Any, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any) -> Any:
     with torch.inference_mode():
         out = model(
-            input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache, use_cache=True
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=positions,
+            use_cache=True,
+            **{cache_kwarg(model): cache},  # the engine's own choice of name
         )
     return out.logits[:, -1, :]
 
