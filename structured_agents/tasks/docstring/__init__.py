@@ -6,13 +6,17 @@ parameter names, what it hands back (``gives``) and the codebase's docstring sty
 Each job's termination tool is shaped to its target (:func:`.grounding.narrow`): the model
 submits a one-line ``description``, a line per real parameter and one for what the target
 returns or yields; the grammar lets it name no parameter the target does not take. The words
-of the bundle's prompts that the target's file does not use are banned at decode time, and of
-a turn's candidates the best grounded in the target's code is kept (:class:`.grounding.Grounding`).
+of the bundle's prompts that the target's file does not use are banned at decode time. Of a
+turn's candidates the one with the fewest verifier findings is kept, then the one that makes the
+target's body likeliest (:func:`review_body`, where the bundle asks for reviews), then the best
+grounded in the target's code (:class:`.grounding.Grounding`).
 
-Outcome: the parts are written out in the codebase's style (:mod:`.style`) and set on the
-target with libcst; the new module must differ from the old one only in docstrings. A
-submission ``{"docstring": TEXT}`` (a bundle that lets the model write the whole text) is
-set as it is.
+Outcome: the parts are repaired by the verifier (:mod:`.verify`), written out in the
+codebase's style (:mod:`.style`) and set on the target with libcst; the new module must differ
+from the old one only in docstrings. What the verifier, ruff's ``DOC`` rules (:mod:`.doc_rules`)
+or a low review margin still find wrong is stored with the change as the reasons it needs review.
+A submission ``{"docstring": TEXT}`` (a bundle that lets the model write the whole text) is
+checked, not repaired, and set as it is.
 """
 
 from __future__ import annotations
