@@ -29,6 +29,7 @@ from structured_agents.evaluation.package_tests import (
 from structured_agents.evaluation.packages import spread
 from structured_agents.evaluation.results import LintJobResult, LintPackageResult
 from structured_agents.tasks.check import CheckCommand
+from structured_agents.tasks.pytarget import python_target
 from structured_agents.tasks.ruff import ruff_findings
 
 __all__ = ["FIXED_RULES", "evaluate_lint", "ruff_fix", "ruff_version"]
@@ -61,13 +62,17 @@ def ruff_version() -> str:
 
 
 def ruff_fix(root: Path, files: list[str]) -> None:
-    """``ruff check --fix`` (its safe fixes) on ``files`` under ``root``, in place."""
+    """``ruff check --fix`` (its safe fixes) on ``files`` under ``root``, in place, with the
+    codebase's lowest Python as the target (as the lint task gives it)."""
     if files:
-        _ruff(root, "check", "--fix", "--exit-zero", "--no-cache", "--force-exclude", "--quiet", "--", *files)
+        target = python_target(root).ruff_options()
+        options = ("--fix", "--exit-zero", "--no-cache", "--force-exclude", "--quiet")
+        _ruff(root, "check", *target, *options, "--", *files)
 
 
 def _count(root: Path, files: list[str]) -> int:
-    return sum(len(findings) for findings in ruff_findings(root, files).values())
+    found = ruff_findings(root, files, *python_target(root).ruff_options())
+    return sum(len(findings) for findings in found.values())
 
 
 async def evaluate_lint(
@@ -89,7 +94,7 @@ async def evaluate_lint(
     config = "own" if has_ruff_config(released) else "fixed"
     if config == "fixed":
         _write_fixed_config(released)
-    findings = ruff_findings(released, package_files(released))
+    findings = ruff_findings(released, package_files(released), *python_target(released).ruff_options())
     files = spread(sorted(findings), limit)
     by_ruff, by_agent = work / "ruff", work / "agent"
     shutil.copytree(released, by_ruff)

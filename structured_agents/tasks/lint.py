@@ -1,6 +1,8 @@
 """The ``lint`` task: go on where ruff's safe fixes stop, one job per file with ruff findings.
 
-Discovery applies ruff's safe fixes (``ruff check --fix``, through stdin: nothing is written)
+Ruff runs with the codebase's lowest supported Python as its target
+(:func:`~structured_agents.tasks.pytarget.python_target`). Discovery applies ruff's safe fixes
+(``ruff check --fix``, through stdin: nothing is written)
 to each file with findings and lists what they leave as the job's candidates
 (:func:`~structured_agents.tasks.lint_fixes.candidates`): a finding with a fix ruff does not
 apply alone (``--unsafe-fixes``) carries that fix, to accept or reject; one without a fix
@@ -12,10 +14,10 @@ decides them one a turn, in that order, each turn's grammar admitting only the n
 fixes remove entirely is a job too, with no candidate: its result is ruff's fixes.
 
 Outcome: the agent's decisions (the last one per fix or line) become changes; which are kept
-is :func:`~structured_agents.tasks.lint_verdict.judge`'s (fewer findings, compiles, the
-batch's ``check`` command passes). The summary reports the counts, e.g.
-``ruff 12 -> 5 (ruff --fix alone: 7); agent: 4 proposed, 3 kept, 1 failed the check (E501
-line 40); left: E501, E741``.
+is :func:`~structured_agents.tasks.lint_verdict.judge`'s (fewer findings, compiles, breaks
+no supported Python, the batch's ``check`` command passes). The summary reports the counts,
+e.g. ``ruff 12 -> 5 (ruff --fix alone: 7); agent: 4 proposed, 3 kept, 1 failed the check (E501
+line 40); left: E501, E741``, and on a second line the target assumed.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from structured_agents.tasks.lint_fixes import (
 )
 from structured_agents.tasks.lint_verdict import judge
 from structured_agents.tasks.protocol import Guidance, Outcome
+from structured_agents.tasks.pytarget import python_target
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_findings, ruff_safe_fixes
 
 __all__ = ["LINT_KIND", "MODULE_QUALNAME", "LintTask", "agent_changes", "discover_lint_jobs", "lint_inputs"]
@@ -82,12 +85,13 @@ def lint_inputs(path: str, fixed: str, diagnostics: list[dict[str, Any]]) -> dic
 def discover_lint_jobs(root: Path) -> list[JobSpec]:
     """One job per file with findings (see the module docstring)."""
     files = [path.as_posix() for path in iter_source_files(root)]
+    target = python_target(root).ruff_options()
     jobs = []
-    for path in sorted(ruff_findings(root, files)):
+    for path in sorted(ruff_findings(root, files, *target)):
         source = read_source(root / path)
         if source is None:
             continue
-        fixed = ruff_safe_fixes(root, path, source.text)
+        fixed = ruff_safe_fixes(root, path, source.text, *target)
         jobs.append(
             JobSpec(
                 job_id=job_id(LINT_KIND, path, MODULE_QUALNAME, source.text),
@@ -95,7 +99,7 @@ def discover_lint_jobs(root: Path) -> list[JobSpec]:
                 path=path,
                 qualname=MODULE_QUALNAME,
                 source_hash=source.hash,
-                inputs=lint_inputs(path, fixed, ruff_diagnostics(root, path, fixed)),
+                inputs=lint_inputs(path, fixed, ruff_diagnostics(root, path, fixed, *target)),
             )
         )
     return jobs
@@ -141,14 +145,15 @@ class LintTask:
         submission(result)
         check = CheckCommand.from_options(options)
         original = read_target(job, root)
-        by_ruff = ruff_safe_fixes(root, job.path, original)
+        target = python_target(root)
+        by_ruff = ruff_safe_fixes(root, job.path, original, *target.ruff_options())
         if by_ruff != job.inputs.get("source"):
             raise TaskError(
                 f"ruff's safe fixes of {job.path} differ from those discovery saw (another ruff "
                 "version or configuration?): discover the jobs again"
             )
         changes = agent_changes(job.inputs, result)
-        verdict = judge(root, job.path, original, by_ruff, changes, check)
+        verdict = judge(root, job.path, original, by_ruff, changes, check, target)
         summary = verdict.summary(len(changes))
         if verdict.problem is not None:
             error = f"rejected: {verdict.problem}"

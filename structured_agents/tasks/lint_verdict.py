@@ -3,7 +3,9 @@
 The proposal starts from ruff's safe fixes (``ruff check --fix``) of the file. A change (an
 accepted fix, a rewritten line) is kept only when, with ruff's safe fixes applied on top:
 
-1. on its own, the file compiles and ruff finds fewer findings than with ruff's fixes alone;
+1. on its own, the file compiles, uses nothing the codebase's lowest supported Python lacks
+   that the original did not (:meth:`~structured_agents.tasks.pytarget.PythonTarget.breaks`),
+   and ruff finds fewer findings than with ruff's fixes alone;
 2. with the other kept changes, it overlaps none of them, and together they still compile and
    leave fewer findings (otherwise the changes are added one at a time, each kept only when
    the file still compiles and ruff finds fewer findings than without it);
@@ -14,6 +16,9 @@ accepted fix, a rewritten line) is kept only when, with ruff's safe fixes applie
    dropped as not checked). When the check fails with ruff's fixes alone, nothing is kept: the
    job fails, as rejected when the unchanged codebase passes (ruff's own fixes break it), or
    with the check's reason when it fails even unchanged.
+
+When ruff's safe fixes alone break the lowest Python (possible only below ruff's lowest
+target, ``py37``), nothing is kept either: the job is rejected with the reason.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from pathlib import Path
 from structured_agents.tasks.check import CheckCommand, CheckRunner
 from structured_agents.tasks.errors import TaskError
 from structured_agents.tasks.lint_fixes import Change, apply_changes
+from structured_agents.tasks.pytarget import PythonTarget
 from structured_agents.tasks.ruff import ruff_codes, ruff_safe_fixes
 
 __all__ = ["MAX_CHECK_RUNS", "Dropped", "Verdict", "judge"]
@@ -41,8 +47,8 @@ class Dropped:
 
     change: Change
     why: str
-    """``did not compile``, ``changed the statement``, ``left as many findings``, ``overlapped
-    another``, ``failed the check`` or ``not checked``."""
+    """``did not compile``, ``breaks the lowest Python``, ``changed the statement``, ``left as
+    many findings``, ``overlapped another``, ``failed the check`` or ``not checked``."""
     detail: str = ""
     """The compiler's or the check's message."""
 
@@ -64,7 +70,10 @@ class Verdict:
     check_runs: int = 0
     """Runs of the check command."""
     problem: str | None = None
-    """Why nothing is proposed although ruff's fixes change the file (they break the check)."""
+    """Why nothing is proposed although ruff's fixes change the file (they break the check or
+    the lowest Python)."""
+    target: str = ""
+    """The Python the proposal keeps to (:meth:`.PythonTarget.describe`)."""
 
     def summary(self, proposed: int) -> str:
         """One line: ruff's findings before, with ruff's fixes alone and with the proposal; what
@@ -82,19 +91,23 @@ class Verdict:
                 line += f", {len(dropped)} {why} ({'; '.join(shown)})"
         if self.check_runs:
             line += f"; check ran {self.check_runs}x"
-        return f"{line}; left: {', '.join(self.left) or 'none'}"
+        line = f"{line}; left: {', '.join(self.left) or 'none'}"
+        return f"{line}\ntarget: {self.target}" if self.target else line
 
 
 _REASONS = (
     "failed the check",
     "did not compile",
+    "breaks the lowest Python",
     "changed the statement",
     "left as many findings",
     "overlapped another",
     "not checked",
 )
 """Why a change is dropped, in the order a summary lists them."""
-_DETAILED = frozenset({"failed the check", "did not compile", "changed the statement"})
+_DETAILED = frozenset(
+    {"failed the check", "did not compile", "breaks the lowest Python", "changed the statement"}
+)
 """Reasons a summary quotes the message of."""
 _SHORT = 100
 """Characters of a message a summary quotes."""
@@ -138,22 +151,30 @@ def _changed_statement(text: str, change: Change) -> str | None:
 
 
 class _Judge:
-    def __init__(self, root: Path, path: str, by_ruff: str) -> None:
-        self.root, self.path, self.by_ruff = root, path, by_ruff
+    def __init__(self, root: Path, path: str, original: str, by_ruff: str, target: PythonTarget) -> None:
+        self.root, self.path, self.original, self.by_ruff = root, path, original, by_ruff
+        self.target, self.options = target, target.ruff_options()
 
     def proposal(self, changes: Sequence[Change]) -> tuple[str, list[Change], list[Change]]:
         """The text with ``changes`` and ruff's safe fixes on top; applied and overlapping changes."""
         if not changes:
             return self.by_ruff, [], []
         text, applied, overlapping = apply_changes(self.by_ruff, changes)
-        return ruff_safe_fixes(self.root, self.path, text), applied, overlapping
+        return ruff_safe_fixes(self.root, self.path, text, *self.options), applied, overlapping
+
+    def codes(self, text: str) -> list[str]:
+        return ruff_codes(self.root, self.path, text, *self.options)
 
     def problem(self, text: str, limit: int) -> tuple[str, str] | None:
-        """Why ``text`` cannot be proposed: it does not compile, or leaves ``limit`` findings or more."""
+        """Why ``text`` cannot be proposed: it does not compile, uses what the lowest Python
+        lacks, or leaves ``limit`` findings or more."""
         error = _compile_error(text, self.path)
         if error is not None:
             return "did not compile", error
-        left = len(ruff_codes(self.root, self.path, text))
+        broken = self.target.breaks(self.root, self.path, self.original, text)
+        if broken is not None:
+            return "breaks the lowest Python", broken
+        left = len(self.codes(text))
         if left >= limit:
             return "left as many findings", f"{left} left, ruff's fixes alone {limit}"
         return None
@@ -177,7 +198,7 @@ class _Judge:
             return applied
         kept: list[Change] = []
         for change in applied:  # together they do not hold: one at a time
-            bound = len(ruff_codes(self.root, self.path, self.proposal(kept)[0])) if kept else limit
+            bound = len(self.codes(self.proposal(kept)[0])) if kept else limit
             problem = self.problem(self.proposal([*kept, change])[0], bound)
             if problem is None:
                 kept.append(change)
@@ -218,13 +239,24 @@ def _bisect(
 
 
 def judge(
-    root: Path, path: str, original: str, by_ruff: str, changes: Sequence[Change], check: CheckCommand | None
+    root: Path,
+    path: str,
+    original: str,
+    by_ruff: str,
+    changes: Sequence[Change],
+    check: CheckCommand | None,
+    target: PythonTarget,
 ) -> Verdict:
     """The proposal for ``path`` (see the module docstring); ``by_ruff`` is ``original`` with
-    ruff's safe fixes. Raises TaskError when the check fails on the unchanged codebase."""
-    judge = _Judge(root, path, by_ruff)
-    before, ruff_left = ruff_codes(root, path, original), ruff_codes(root, path, by_ruff)
-    verdict = Verdict(by_ruff, before, ruff_left, ruff_left)
+    ruff's safe fixes (given ``target``). Raises TaskError when the check fails on the
+    unchanged codebase."""
+    judge = _Judge(root, path, original, by_ruff, target)
+    before, ruff_left = judge.codes(original), judge.codes(by_ruff)
+    verdict = Verdict(by_ruff, before, ruff_left, ruff_left, target=target.describe())
+    broken = target.breaks(root, path, original, by_ruff) if by_ruff != original else None
+    if broken is not None:
+        verdict.problem = f"ruff's safe fixes break the lowest Python ({broken})"
+        return verdict
     kept = judge.valid(changes, len(ruff_left), verdict.dropped)
     if check is not None:
         with CheckRunner(check, root, path) as runner:
@@ -233,7 +265,7 @@ def judge(
     if verdict.problem is None:
         verdict.text = judge.proposal(kept)[0]
         verdict.kept = kept
-        verdict.left = ruff_codes(root, path, verdict.text) if kept else ruff_left
+        verdict.left = judge.codes(verdict.text) if kept else ruff_left
     return verdict
 
 

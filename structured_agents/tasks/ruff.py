@@ -39,14 +39,15 @@ def _finding(raw: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def ruff_findings(root: Path, files: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
-    """Findings of ruff on ``files`` (relative to ``root``), by file, each sorted by position."""
+def ruff_findings(root: Path, files: Sequence[str], *options: str) -> dict[str, list[dict[str, Any]]]:
+    """Findings of ruff on ``files`` (relative to ``root``), with ``options`` (such as a
+    ``--target-version``), by file, each sorted by position."""
     by_file: dict[str, list[dict[str, Any]]] = {}
     resolved_root = root.resolve()
     for start in range(0, len(files), FILES_PER_RUN):
         chunk = files[start : start + FILES_PER_RUN]
         command = [sys.executable, "-m", "ruff", "check", "--output-format", "json", "--exit-zero"]
-        command += ["--no-cache", "--force-exclude", "--", *chunk]
+        command += [*options, "--no-cache", "--force-exclude", "--", *chunk]
         try:
             done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
         except OSError as exc:
@@ -93,12 +94,13 @@ def ruff_diagnostics(root: Path, path: str, text: str, *options: str) -> list[di
     return findings
 
 
-def ruff_codes(root: Path, path: str, text: str) -> list[str]:
-    """The codes of ruff's findings on ``text`` as if it were ``root/path``, sorted."""
-    return sorted(str(item.get("code") or "syntax-error") for item in ruff_diagnostics(root, path, text))
+def ruff_codes(root: Path, path: str, text: str, *options: str) -> list[str]:
+    """The codes of ruff's findings on ``text`` as if it were ``root/path`` (with ``options``), sorted."""
+    found = ruff_diagnostics(root, path, text, *options)
+    return sorted(str(item.get("code") or "syntax-error") for item in found)
 
 
-def ruff_safe_fixes(root: Path, path: str, text: str) -> str:
-    """``text`` with the fixes ruff itself calls safe applied (``ruff check --fix``), as if it
-    were ``root/path``; unchanged where ruff has none (or excludes the file)."""
-    return _ruff(root, path, text, "--fix", "--quiet") or text
+def ruff_safe_fixes(root: Path, path: str, text: str, *options: str) -> str:
+    """``text`` with the fixes ruff itself calls safe applied (``ruff check --fix``, with
+    ``options``), as if it were ``root/path``; unchanged where ruff has none (or excludes the file)."""
+    return _ruff(root, path, text, *options, "--fix", "--quiet") or text

@@ -188,7 +188,9 @@ def test_sa_eval_lint_compares_ruff_alone_with_the_agent_and_runs_the_tests(
     assert package["findings"] == {"before": 2, "ruff_only": 1, "agent": 0}
     assert package["same_as_ruff"] == 0 and package["failures"] == {}
     [job] = package["jobs"]  # what the agent proposed and what was kept, as the diff's header says
-    assert job["summary"] == "ruff 2 -> 0 (ruff --fix alone: 1); agent: 1 proposed, 1 kept; left: none"
+    assert job["summary"].splitlines()[0] == (
+        "ruff 2 -> 0 (ruff --fix alone: 1); agent: 1 proposed, 1 kept; left: none"
+    )
     tests = package["tests"]
     for stage in ("before", "ruff_only", "agent"):
         assert (tests[stage]["status"], tests[stage]["passed"], tests[stage]["failed"]) == ("ran", 3, 0)

@@ -77,7 +77,9 @@ def test_an_accepted_unsafe_fix_is_kept_on_top_of_ruffs_safe_fixes(
     assert not filecmp.dircmp(SAMPLE_PROJECT, project).diff_files
     [result] = store.results(summary.batch_id)
     assert result.status == "proposed"
-    assert result.summary == "ruff 2 -> 0 (ruff --fix alone: 1); agent: 1 proposed, 1 kept; left: none"
+    assert result.summary.splitlines()[0] == (
+        "ruff 2 -> 0 (ruff --fix alone: 1); agent: 1 proposed, 1 kept; left: none"
+    )
     assert "-import os\n" in result.diff and "+    if email is None:\n" in result.diff
     assert apply_patches(project, [result]).run_ids("applied") == [result.run_id]
     assert _ruff(project, "lint_me.py") == []
@@ -89,7 +91,9 @@ def test_a_rejected_fix_leaves_ruffs_own(lint_bundle: Bundle, store: Store, proj
     summary = run_embedded(lint_bundle, engine, store, project)
 
     [result] = store.results(summary.batch_id)
-    assert result.summary == "ruff 2 -> 1 (ruff --fix alone: 1); agent: 0 proposed, 0 kept; left: E711"
+    assert result.summary.splitlines()[0] == (
+        "ruff 2 -> 1 (ruff --fix alone: 1); agent: 0 proposed, 0 kept; left: E711"
+    )
     assert "-import os\n" in result.diff and "email is None" not in result.diff
 
 
@@ -120,7 +124,8 @@ def test_a_fix_that_breaks_the_check_is_dropped_and_the_others_kept(
         "1 failed the check (E712 line 3: exit 1: ..."
     )
     assert "AssertionError" in result.summary
-    assert result.summary.endswith("; check ran 4x; left: E712")  # all, ruff alone, then one half each
+    # all, ruff alone, then one half each
+    assert result.summary.splitlines()[0].endswith("; check ran 4x; left: E712")
     assert "-    unused = 1\n" in result.diff and "+    if flag:" not in result.diff
     assert (root / "flags.py").read_text() == FLAGS  # the check ran on a copy
 
@@ -134,7 +139,9 @@ def test_without_the_check_both_fixes_are_kept(lint_bundle: Bundle, store: Store
     summary = _run(lint_bundle, engine, store, root)
 
     [result] = store.results(summary.batch_id)
-    assert result.summary == "ruff 2 -> 0 (ruff --fix alone: 2); agent: 2 proposed, 2 kept; left: none"
+    assert result.summary.splitlines()[0] == (
+        "ruff 2 -> 0 (ruff --fix alone: 2); agent: 2 proposed, 2 kept; left: none"
+    )
 
 
 def test_a_line_that_does_not_compile_is_dropped_and_a_good_one_kept(
@@ -155,7 +162,7 @@ def test_a_line_that_does_not_compile_is_dropped_and_a_good_one_kept(
         "ruff 2 -> 1 (ruff --fix alone: 2); agent: 2 proposed, 1 kept, "
         "1 did not compile (E722 line 4: SyntaxError: "
     )
-    assert result.summary.endswith("; left: E722")
+    assert result.summary.splitlines()[0].endswith("; left: E722")
     assert "+    if job is None:\n" in result.diff and "except Exception" not in result.diff
 
 
@@ -175,6 +182,27 @@ def test_a_rewritten_line_that_makes_another_kind_of_statement_is_dropped(
     assert run.status == "failed" and "1 changed the statement (PLW0127 line 2: Assign -> AnnAssign)" in (
         run.error or ""
     )
+
+
+def test_a_rewritten_line_the_lowest_python_lacks_is_dropped_and_the_target_is_told(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    """The codebase declares Python 3.7: a walrus (3.8) compiles here and clears E741, but is
+    dropped; the summary says which Python was assumed and why."""
+    root = _codebase(tmp_path / "code", names="def f():\n    l = 1\n    return 0\n")
+    (root / "ruff.toml").write_text('[lint]\nselect = ["E741"]\n')
+    (root / "pyproject.toml").write_text('[project]\nname = "names"\nrequires-python = ">=3.7"\n')
+    engine = scripted(
+        lint_bundle, _call("replace_line", line=2, new="length = (n := 1)"), _call("submit_result")
+    )
+
+    summary = _run(lint_bundle, engine, store, root)
+
+    [run] = store.list_runs(summary.batch_id)
+    first, target = (run.error or "").splitlines()
+    assert run.status == "failed" and first.startswith("nothing changes the file: ruff 1 -> 1")
+    assert "1 breaks the lowest Python (E741 line 2: Cannot use named assignment expression" in first
+    assert target == "target: Python 3.7+ (requires-python >=3.7 in pyproject.toml; ruff: py37)"
 
 
 def test_each_rewritten_line_is_labelled_with_its_own_finding(
@@ -212,7 +240,9 @@ def test_a_rewritten_line_that_fixes_its_finding_is_kept(
     summary = _run(lint_bundle, engine, store, root)
 
     [result] = store.results(summary.batch_id)
-    assert result.summary == "ruff 1 -> 0 (ruff --fix alone: 1); agent: 1 proposed, 1 kept; left: none"
+    assert result.summary.splitlines()[0] == (
+        "ruff 1 -> 0 (ruff --fix alone: 1); agent: 1 proposed, 1 kept; left: none"
+    )
     assert "+    except Exception:\n" in result.diff
 
 
@@ -280,7 +310,9 @@ def test_a_file_ruff_cleans_alone_ends_with_ruffs_fixes(
     summary = _run(lint_bundle, engine, store, root)
 
     [result] = store.results(summary.batch_id)
-    assert result.summary == "ruff 1 -> 0 (ruff --fix alone: 0); agent: 0 proposed, 0 kept; left: none"
+    assert result.summary.splitlines()[0] == (
+        "ruff 1 -> 0 (ruff --fix alone: 0); agent: 0 proposed, 0 kept; left: none"
+    )
     declared = engine.requests[0].prompt.count("<start_function_declaration>")
     assert declared == 1 and "declaration:submit_result" in engine.requests[0].prompt  # nothing to decide
 
@@ -375,4 +407,4 @@ def test_the_check_is_a_batch_option(
 
     batch = store.get_batch(summary.batch_id)
     assert (batch.options["check"], batch.options["check_timeout_s"]) == ("true", 300.0)
-    assert store.results(summary.batch_id)[0].summary.endswith("; check ran 1x; left: none")
+    assert store.results(summary.batch_id)[0].summary.splitlines()[0].endswith("; check ran 1x; left: none")

@@ -1,0 +1,247 @@
+"""The lowest Python a codebase supports, as it declares it, and what a change must not break.
+
+Declarations read (never executed), at the codebase root: ``requires-python`` in
+``pyproject.toml`` (``[project]``, or Poetry's ``python`` dependency), ``python_requires`` in
+``setup.cfg`` or as a literal keyword of ``setup()`` in ``setup.py``, and ``target-version`` in
+the ruff configuration (``ruff.toml``, ``.ruff.toml``, ``[tool.ruff]``). The lowest version any
+of them admits is the target. Ruff is given it (``--target-version``, raised to ruff's lowest,
+``py37``) on every call, so its fixes keep to it.
+
+A text breaks the target (:meth:`PythonTarget.breaks`) when, beyond what the original already
+had, ruff reports syntax the target lacks (``match``, ``except*``, parenthesized context
+managers...) or a typing form its evaluated annotations lack (``X | Y`` before 3.10,
+``list[int]`` before 3.9: FA102); or when the target's own interpreter (``python3.6`` on
+``PATH`` or under pyenv) is on the machine and does not compile it.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from structured_agents.tasks.errors import TaskError
+
+__all__ = ["RUFF_LOWEST", "PythonTarget", "find_interpreter", "python_target"]
+
+RUFF_LOWEST = (3, 7)
+"""The lowest ``--target-version`` ruff accepts."""
+_MINORS = {2: range(0, 8), 3: range(0, 30)}
+"""The Python versions a declaration is tested against, lowest first."""
+_COMPILE = "import sys; compile(getattr(sys.stdin, 'buffer', sys.stdin).read(), sys.argv[1], 'exec')"
+"""Compiles standard input under any Python, 2.7 included."""
+_COMPILE_TIMEOUT_S = 30
+
+
+@dataclass(frozen=True, slots=True)
+class PythonTarget:
+    """The lowest Python a codebase supports (None when it declares none) and where it says so."""
+
+    lowest: tuple[int, int] | None
+    source: str
+    """``requires-python >=3.6 in setup.py``, or why nothing is assumed."""
+
+    @property
+    def ruff_version(self) -> str | None:
+        """``py37``: what ruff is given (the target, or ruff's lowest when the target is older)."""
+        if self.lowest is None:
+            return None
+        major, minor = max(self.lowest, RUFF_LOWEST)
+        return f"py{major}{minor}"
+
+    def describe(self) -> str:
+        """``Python 3.6+ (requires-python >=3.6 in setup.py; ruff: py37)``."""
+        if self.lowest is None:
+            return f"no lowest Python {self.source}: ruff's default target"
+        version = ".".join(map(str, self.lowest))
+        return f"Python {version}+ ({self.source}; ruff: {self.ruff_version})"
+
+    def ruff_options(self) -> tuple[str, ...]:
+        """The options that give ruff the target."""
+        version = self.ruff_version
+        return () if version is None else ("--target-version", version)
+
+    def breaks(self, root: Path, path: str, original: str, text: str) -> str | None:
+        """What ``text`` (``root/path`` changed) uses that the target lacks and ``original`` did
+        not: the first such message, or None."""
+        if self.lowest is None:
+            return None
+        added = _problems(root, path, text, self) - _problems(root, path, original, self)
+        if added:
+            return sorted(added)[0]
+        interpreter = find_interpreter(self.lowest)
+        if interpreter is None or _compiles(interpreter, path, original) is not None:
+            return None
+        error = _compiles(interpreter, path, text)
+        return None if error is None else f"{Path(interpreter).name} cannot compile it: {error}"
+
+
+def _problems(root: Path, path: str, text: str, target: PythonTarget) -> Counter[str]:
+    """Ruff's version-syntax errors and FA102 findings on ``text``, by message (with its count:
+    one more of a message already there is new)."""
+    command = [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "FA102", "--no-cache"]
+    command += [*target.ruff_options(), "--exit-zero", "--output-format", "json"]
+    command += ["--stdin-filename", str(root.resolve() / path), "-"]
+    try:
+        done = subprocess.run(command, input=text, capture_output=True, text=True, check=False)
+        findings = json.loads(done.stdout or "[]") if done.returncode == 0 else None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise TaskError(f"could not check {path} against {target.describe()}: {exc}") from exc
+    if not isinstance(findings, list):
+        raise TaskError(f"ruff failed checking {path} against the target: {done.stderr.strip()[:300]}")
+    messages: Counter[str] = Counter()
+    for finding in findings:
+        message = str(finding.get("message", ""))
+        if finding.get("code") == "FA102" or " on Python " in message:
+            messages[message] += 1
+    return messages
+
+
+def _compiles(interpreter: str, path: str, text: str) -> str | None:
+    """None when ``interpreter`` compiles ``text``; its error otherwise."""
+    try:
+        done = subprocess.run(
+            [interpreter, "-c", _COMPILE, path],
+            input=text.encode("utf-8"),
+            capture_output=True,
+            timeout=_COMPILE_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    if done.returncode == 0:
+        return None
+    lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    if not lines:
+        return f"exit {done.returncode}"
+    where = [m[1] for m in (re.search(r'^\s*File ".*", line (\d+)', line) for line in lines) if m]
+    return f"line {where[-1]}: {lines[-1]}" if where else lines[-1]
+
+
+def find_interpreter(version: tuple[int, int]) -> str | None:
+    """The path of ``python3.6`` (for ``(3, 6)``): the running interpreter when it is that
+    version, else ``python3.6`` on ``PATH`` (not a pyenv shim), else the
+    newest such pyenv install (under ``$PYENV_ROOT``, ``~/.pyenv`` by default); None when
+    there is none."""
+    if sys.version_info[:2] == version:
+        return sys.executable
+    name = f"python{version[0]}.{version[1]}"
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    found = shutil.which(name)
+    if found is not None and Path(found).parent != pyenv / "shims":  # a shim runs pyenv's global
+        return found
+    root = pyenv / "versions"
+    prefix = f"{version[0]}.{version[1]}."
+    try:
+        installs = [p for p in root.iterdir() if re.fullmatch(re.escape(prefix) + r"\d+", p.name)]
+    except OSError:
+        return None
+    for install in sorted(installs, key=lambda p: int(p.name[len(prefix) :]), reverse=True):
+        binary = install / "bin" / name
+        if os.access(binary, os.X_OK):
+            return str(binary)
+    return None
+
+
+def lowest_admitted(spec: str) -> tuple[int, int] | None:
+    """The lowest ``major.minor`` the specifier ``spec`` admits (``>=3.6``, ``~=3.8``, Poetry's
+    ``^3.8``), or None when it cannot be read or admits none."""
+    text = re.sub(r"\^\s*(\d)", r">=\1", spec.strip())  # Poetry's caret: at least
+    text = re.sub(r"(?<![~=!<>])~\s*(\d)", r">=\1", text)  # Poetry's tilde: at least
+    text = ",".join(part.strip() for part in re.split(r"[,\s]+(?=[<>=!~])", text) if part.strip())
+    if text in {"", "*"}:
+        return None
+    try:
+        specifier = SpecifierSet(text)
+    except InvalidSpecifier:
+        return None
+    for major, minors in _MINORS.items():
+        for minor in minors:
+            if any(specifier.contains(f"{major}.{minor}.{patch}") for patch in (0, 99)):
+                return (major, minor)
+    return None
+
+
+def _ruff_version(value: Any) -> tuple[int, int] | None:
+    match = re.fullmatch(r"py(\d)(\d+)", str(value))
+    return None if match is None else (int(match[1]), int(match[2]))
+
+
+def _toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def _table(data: Any, *keys: str) -> dict[str, Any]:
+    for key in keys:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def _setup_py(path: Path) -> str | None:
+    """The literal ``python_requires`` of a ``setup(...)`` call in ``path``."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg == "python_requires" and isinstance(keyword.value, ast.Constant):
+                    return str(keyword.value.value)
+    return None
+
+
+def _declarations(root: Path) -> list[tuple[tuple[int, int], str]]:
+    """Each readable declaration: the lowest version it admits and where it is."""
+    found: list[tuple[tuple[int, int], str]] = []
+
+    def spec(value: Any, where: str) -> None:
+        lowest = lowest_admitted(str(value)) if isinstance(value, str) else None
+        if lowest is not None:
+            found.append((lowest, f"requires-python {value.strip()} in {where}"))
+
+    pyproject = _toml(root / "pyproject.toml")
+    spec(_table(pyproject, "project").get("requires-python"), "pyproject.toml")
+    spec(_table(pyproject, "tool", "poetry", "dependencies").get("python"), "pyproject.toml (Poetry)")
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(root / "setup.cfg", encoding="utf-8")
+        spec(parser.get("options", "python_requires", fallback=None), "setup.cfg")
+    except configparser.Error:
+        pass
+    spec(_setup_py(root / "setup.py"), "setup.py")
+    for name, tool in ((".ruff.toml", False), ("ruff.toml", False), ("pyproject.toml", True)):
+        data = _toml(root / name)
+        config = _table(data, "tool").get("ruff") if tool else data
+        if not (root / name).is_file() or not isinstance(config, dict):
+            continue
+        version = _ruff_version(config.get("target-version"))
+        if version is not None:
+            found.append((version, f"target-version {config['target-version']} in {name}"))
+        break  # ruff reads the first of these there is
+    return found
+
+
+def python_target(root: Path) -> PythonTarget:
+    """The codebase's target (see the module docstring)."""
+    found = _declarations(root)
+    if not found:
+        return PythonTarget(None, "declared")
+    lowest = min(version for version, _ in found)
+    return PythonTarget(lowest, "; ".join(where for version, where in found if version == lowest))

@@ -1,0 +1,182 @@
+"""The lowest Python a codebase declares, ruff given it, and what breaks it (real ruff, real
+interpreters)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from structured_agents.tasks.lint import discover_lint_jobs
+from structured_agents.tasks.pytarget import PythonTarget, find_interpreter, lowest_admitted, python_target
+from structured_agents.tasks.ruff import ruff_safe_fixes
+
+TYPED = (
+    "from typing import List, Optional, Union\n\n\n"
+    "def size(x: Union[bytes, str], pad: Optional[int] = None) -> List[int]:\n"
+    "    return [len(x)]\n"
+)
+"""Typing forms pyupgrade (UP006, UP007, UP045) rewrites for Python 3.10+."""
+RUNNING = sys.version_info[:2]
+
+
+@pytest.mark.parametrize(
+    ("files", "lowest", "source"),
+    [
+        (
+            {"pyproject.toml": '[project]\nname = "p"\nrequires-python = ">=3.8"\n'},
+            (3, 8),
+            "requires-python >=3.8 in pyproject.toml",
+        ),
+        (
+            {"pyproject.toml": '[tool.poetry.dependencies]\npython = "^3.9"\n'},
+            (3, 9),
+            "requires-python ^3.9 in pyproject.toml (Poetry)",
+        ),
+        (
+            {"setup.cfg": "[options]\npython_requires = >=3.7, <4\n"},
+            (3, 7),
+            "requires-python >=3.7, <4 in setup.cfg",
+        ),
+        (
+            {"setup.py": 'from setuptools import setup\nsetup(name="p", python_requires=">=3.6")\n'},
+            (3, 6),
+            "requires-python >=3.6 in setup.py",
+        ),
+        (
+            {
+                "pyproject.toml": '[project]\nrequires-python = ">=3.10"\n'
+                '[tool.ruff]\ntarget-version = "py38"\n'
+            },
+            (3, 8),
+            "target-version py38 in pyproject.toml",
+        ),
+        (
+            {"ruff.toml": 'target-version = "py311"\n', "setup.cfg": "[options]\npython_requires = >=3.9\n"},
+            (3, 9),
+            "requires-python >=3.9 in setup.cfg",
+        ),
+    ],
+)
+def test_the_lowest_declared_python_is_the_target(
+    tmp_path: Path, files: dict[str, str], lowest: tuple[int, int], source: str
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+
+    target = python_target(tmp_path)
+
+    assert (target.lowest, target.source) == (lowest, source)
+    assert target.ruff_options() == ("--target-version", f"py3{max(lowest[1], 7)}")
+
+
+def test_ruff_reads_the_first_config_there_is_and_nothing_is_run(tmp_path: Path) -> None:
+    """``.ruff.toml`` wins over ``ruff.toml`` (as in ruff); a computed ``python_requires`` is not
+    evaluated."""
+    (tmp_path / ".ruff.toml").write_text("line-length = 100\n")
+    (tmp_path / "ruff.toml").write_text('target-version = "py37"\n')
+    (tmp_path / "setup.py").write_text("import sys\nsetup(python_requires=sys.argv[0])\n")
+
+    target = python_target(tmp_path)
+
+    assert (target.lowest, target.ruff_options()) == (None, ())
+    assert target.describe() == "no lowest Python declared: ruff's default target"
+
+
+@pytest.mark.parametrize(
+    ("spec", "lowest"),
+    [
+        (">=3.6", (3, 6)),
+        (">=3.6.1", (3, 6)),
+        ("~=3.10", (3, 10)),
+        ("~3.9", (3, 9)),
+        (">=2.7, !=3.0.*, !=3.1.*", (2, 7)),
+        (">=3.8,<4.0", (3, 8)),
+        ("*", None),
+        ("not a specifier", None),
+    ],
+)
+def test_the_lowest_version_a_specifier_admits(spec: str, lowest: tuple[int, int] | None) -> None:
+    assert lowest_admitted(spec) == lowest
+
+
+def test_ruff_keeps_to_the_target_so_its_fixes_import_on_the_lowest_python(tmp_path: Path) -> None:
+    """idna declares Python 3.6; ``ruff check --fix`` with ruff's default target wrote
+    ``bytes | str`` annotations that fail to import there."""
+    root = tmp_path
+    (root / "setup.py").write_text("from setuptools import setup\n\nsetup(python_requires='>=3.6')\n")
+    (root / "ruff.toml").write_text('[lint]\nselect = ["UP", "F"]\n')
+    (root / "typed.py").write_text(TYPED + "import os\n")
+    target = python_target(root)
+
+    fixed = ruff_safe_fixes(root, "typed.py", TYPED + "import os\n", *target.ruff_options())
+    [job] = discover_lint_jobs(root)
+
+    assert target.describe() == "Python 3.6+ (requires-python >=3.6 in setup.py; ruff: py37)"
+    assert fixed == TYPED  # the unused import goes; the typing forms stay
+    assert job.inputs["source"] == TYPED
+    assert target.breaks(root, "typed.py", TYPED, fixed) is None
+
+
+@pytest.mark.parametrize(
+    ("lowest", "text", "message"),
+    [
+        ((3, 9), "def f(x: int | None) -> None:\n    pass\n", "uses PEP 604 union"),
+        ((3, 8), "def f(x: list[int]) -> None:\n    pass\n", "uses PEP 585 collection"),
+        ((3, 7), "if (n := 1):\n    pass\n", "Cannot use named assignment expression (`:=`) on Python 3.7"),
+        ((3, 9), "match 1:\n    case _:\n        pass\n", "Cannot use `match` statement on Python 3.9"),
+    ],
+)
+def test_a_form_the_lowest_python_lacks_breaks_it(
+    tmp_path: Path, lowest: tuple[int, int], text: str, message: str
+) -> None:
+    target = PythonTarget(lowest, "test")
+
+    broken = target.breaks(tmp_path, "m.py", "x = 1\n", text)
+
+    assert broken is not None and message in broken
+    assert target.breaks(tmp_path, "m.py", text, text) is None  # the original had it already
+    assert PythonTarget(None, "declared").breaks(tmp_path, "m.py", "x = 1\n", text) is None
+
+
+def test_the_lowest_pythons_own_interpreter_compiles_the_text(tmp_path: Path) -> None:
+    """Ruff cannot see every form (an f-string's ``=``); the interpreter, where there is one,
+    has the last word. The running interpreter stands in on any machine."""
+    target = PythonTarget(RUNNING, "test")
+    interpreter = find_interpreter(RUNNING)
+
+    broken = target.breaks(tmp_path, "m.py", "x = 1\n", "x = (1\n")
+
+    assert interpreter is not None and broken is not None
+    assert broken.startswith(f"{Path(interpreter).name} cannot compile it: line 1: SyntaxError")
+
+
+def test_an_f_string_self_documenting_expression_breaks_python_3_7_where_it_is_installed(
+    tmp_path: Path,
+) -> None:
+    """``f"{x=}"`` is 3.8 syntax ruff does not report; only a ``python3.7`` can tell."""
+    target = PythonTarget((3, 7), "test")
+
+    broken = target.breaks(tmp_path, "m.py", "x = 1\n", "x = 1\nprint(f'{x=}')\n")
+
+    if find_interpreter((3, 7)) is None:
+        assert broken is None
+    else:
+        assert broken is not None and broken.startswith("python3.7 cannot compile it: line ")
+        assert "SyntaxError" in broken
+
+
+def test_a_pyenv_shim_is_not_an_interpreter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shim runs pyenv's global version, whatever its name says; an install is found."""
+    shims, install = tmp_path / "shims", tmp_path / "versions" / "3.4.10" / "bin"
+    shims.mkdir()
+    install.mkdir(parents=True)
+    for binary in (shims / "python3.4", install / "python3.4"):
+        binary.write_text("#!/bin/sh\nexit 0\n")
+        binary.chmod(0o755)
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path))
+    monkeypatch.setenv("PATH", f"{shims}:/usr/bin:/bin")
+
+    assert find_interpreter((3, 4)) == str(install / "python3.4")
+    assert find_interpreter((3, 3)) is None
