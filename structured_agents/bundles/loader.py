@@ -127,9 +127,11 @@ class Bundle:
             await agent.connect()
         await self.registry_tools.aconnect()
 
-    def discover_jobs(self, root: Path, *, overwrite: bool = False) -> list[JobSpec]:
-        """The jobs of the bundle's task over the codebase at ``root``, each with this bundle's
-        own id (:func:`~structured_agents.jobs.ids.bundle_job_id`)."""
+    def discover_jobs(
+        self, root: Path, *, overwrite: bool = False, options: Mapping[str, Any] | None = None
+    ) -> list[JobSpec]:
+        """The jobs of the bundle's task over the codebase at ``root`` for a batch with the task
+        ``options``, each with this bundle's own id (:func:`~structured_agents.jobs.ids.bundle_job_id`)."""
         if self.manifest.task is None:
             raise ConfigError(
                 f"bundle {self.manifest.name!r} declares no task ({', '.join(available_tasks())}): "
@@ -138,7 +140,7 @@ class Bundle:
         name, version, where = self.manifest.name, self.manifest.version, str(root.resolve())
         return [
             replace(job, job_id=bundle_job_id(name, version, job.job_id, where))
-            for job in get_task(self.manifest.task).discover(root, overwrite=overwrite)
+            for job in get_task(self.manifest.task).discover(root, overwrite=overwrite, options=options)
         ]
 
     def kernel(

@@ -101,7 +101,7 @@ def run(
         options = task_options(check, check_timeout)
         check_task_options(loaded.manifest.task, options)
         root = path.resolve()
-        jobs = loaded.discover_jobs(root, overwrite=overwrite)
+        jobs = loaded.discover_jobs(root, overwrite=overwrite, options=options)
         store = SqlStore(db or settings.database_url)
     except StructuredAgentsError as exc:
         raise fail("run", exc) from exc

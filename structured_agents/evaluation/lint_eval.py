@@ -100,13 +100,14 @@ async def evaluate_lint(
     shutil.copytree(released, by_ruff)
     shutil.copytree(released, by_agent)
     ruff_fix(by_ruff, files)
-    chosen = set(files)
-    jobs = [job for job in bundle.discover_jobs(by_agent) if job.path in chosen]
     tests_before = run_package_tests(released)
     usable = tests_before.usable
     check = None
     if check_tests and usable and tests_before.failed == 0:
         check = CheckCommand(pytest_check_command(released), TESTS_TIMEOUT_S)
+    options = check.to_options() if check is not None else None
+    chosen = set(files)
+    jobs = [job for job in bundle.discover_jobs(by_agent, options=options) if job.path in chosen]
     run = await run_agent(
         bundle,
         engine,
@@ -114,7 +115,7 @@ async def evaluate_lint(
         jobs,
         store_path=work / "store.db",
         concurrency=concurrency,
-        task_options=check.to_options() if check is not None else None,
+        task_options=options,
     )
     return LintPackageResult(
         package=label,

@@ -235,11 +235,16 @@ class AgentKernel:
         return replace(sampling, bad_words=tuple(dict.fromkeys((*sampling.bad_words, *banned))))
 
     def tools_for(self, state: RunState) -> list[ToolSchema]:
-        """The tools as the run sees them (``KernelConfig.tool_view`` of its inputs and its
-        tool results so far)."""
+        """The tools as the run sees them at its next turn (``KernelConfig.tool_view`` of its
+        inputs and its tool results so far); on a forced last turn the termination tool is
+        among them even where the view holds it back (until the work is done, say)."""
         tools = self.tools.tools()
         view = self.config.tool_view
-        return view(tools, state.inputs, state.tool_results) if view is not None else tools
+        seen = view(tools, state.inputs, state.tool_results) if view is not None else tools
+        termination = self.config.termination_tool
+        if self._forced_last(state.turn + 1) and all(schema.name != termination for schema in seen):
+            seen = [*seen, *(schema for schema in tools if schema.name == termination)]
+        return seen
 
     def select_candidate(self, state: RunState, completion: Completion) -> Completion:
         """The completion of the candidate the run keeps (``KernelConfig.choose``), usage still
@@ -407,9 +412,13 @@ class AgentKernel:
 
     # -- internals ------------------------------------------------------------------------
 
+    def _forced_last(self, turn: int) -> bool:
+        """Whether ``turn`` may only end the run (``final_turn_termination_only``)."""
+        return self.config.final_turn_termination_only and turn >= self.config.max_turns
+
     def _grammar_tools(self, tools: list[ToolSchema], turn: int) -> list[ToolSchema]:
         """The tools the turn's grammar allows: only the termination tool on a forced last turn."""
-        if self.config.final_turn_termination_only and turn >= self.config.max_turns:
+        if self._forced_last(turn):
             return [schema for schema in tools if schema.name == self.config.termination_tool]
         return tools
 

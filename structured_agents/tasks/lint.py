@@ -13,6 +13,12 @@ decides them one a turn, in that order, each turn's grammar admitting only the n
 :func:`~structured_agents.tasks.lint_fixes.lint_tool_view`). A file whose findings ruff's safe
 fixes remove entirely is a job too, with no candidate: its result is ruff's fixes.
 
+With a check command (the batch's ``check`` option), evidence decides ruff's unsafe fixes, not
+the model: a job offers only lines, and its outcome tries every unsafe fix in the file (not
+only the few a job would offer), each kept when the verdict's evidence holds. Without one, no
+test can tell whether an unsafe fix keeps the code's behaviour, and the agent accepts or
+rejects each offered fix.
+
 Outcome: the agent's decisions (the last one per fix or line) become changes; which are kept
 is :func:`~structured_agents.tasks.lint_verdict.judge`'s (fewer findings, compiles, breaks
 no supported Python, the batch's ``check`` command passes). The summary reports the counts,
@@ -40,6 +46,7 @@ from structured_agents.tasks.lint_fixes import (
     candidates,
     decisions,
     fix_change,
+    fixes,
     line_change,
     lint_tool_view,
 )
@@ -69,10 +76,13 @@ _SAMPLE_DIAGNOSTIC = {
 }
 
 
-def lint_inputs(path: str, fixed: str, diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
+def lint_inputs(
+    path: str, fixed: str, diagnostics: list[dict[str, Any]], *, with_fixes: bool = True
+) -> dict[str, Any]:
     """A lint job's inputs for ``path``, whose text after ruff's safe fixes is ``fixed`` and
-    ruff's findings on it ``diagnostics``."""
-    found = candidates(fixed, diagnostics)
+    ruff's findings on it ``diagnostics``; ``with_fixes``: the agent decides fixes too (no
+    check command decides them)."""
+    found = candidates(fixed, diagnostics, with_fixes=with_fixes)
     return {
         "path": path,
         "source": fixed,
@@ -82,8 +92,9 @@ def lint_inputs(path: str, fixed: str, diagnostics: list[dict[str, Any]]) -> dic
     }
 
 
-def discover_lint_jobs(root: Path) -> list[JobSpec]:
-    """One job per file with findings (see the module docstring)."""
+def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> list[JobSpec]:
+    """One job per file with findings, for a batch with ``options`` (see the module docstring)."""
+    with_fixes = CheckCommand.from_options(options or {}) is None
     files = [path.as_posix() for path in iter_source_files(root)]
     target = python_target(root).ruff_options()
     jobs = []
@@ -99,7 +110,9 @@ def discover_lint_jobs(root: Path) -> list[JobSpec]:
                 path=path,
                 qualname=MODULE_QUALNAME,
                 source_hash=source.hash,
-                inputs=lint_inputs(path, fixed, ruff_diagnostics(root, path, fixed, *target)),
+                inputs=lint_inputs(
+                    path, fixed, ruff_diagnostics(root, path, fixed, *target), with_fixes=with_fixes
+                ),
             )
         )
     return jobs
@@ -118,8 +131,11 @@ def agent_changes(inputs: Mapping[str, Any], result: RunResult) -> list[Change]:
     source = str(inputs.get("source", ""))
     changes = [fix_change(findings[i]) for i, yes in accepted.items() if yes and i in findings]
     changes += [line_change(source, n, new, codes.get(n, "?")) for n, new in lines.items() if new is not None]
-    found = [change for change in changes if change is not None]
-    return sorted(found, key=lambda change: min(start for start, _, _ in change.edits))
+    return sorted((change for change in changes if change is not None), key=_first_offset)
+
+
+def _first_offset(change: Change) -> int:
+    return min(start for start, _, _ in change.edits)
 
 
 class LintTask:
@@ -128,9 +144,11 @@ class LintTask:
     name = LINT_KIND
     option_names = frozenset({CHECK_OPTION, CHECK_TIMEOUT_OPTION})
 
-    def discover(self, root: Path, *, overwrite: bool = False) -> list[JobSpec]:
+    def discover(
+        self, root: Path, *, overwrite: bool = False, options: Mapping[str, Any] | None = None
+    ) -> list[JobSpec]:
         """One job per file with findings (``overwrite`` changes nothing: findings are the work)."""
-        return discover_lint_jobs(root)
+        return discover_lint_jobs(root, options)
 
     def sample_inputs(self) -> dict[str, Any]:
         """The inputs of a job for a file with one comparison to ``True``."""
@@ -153,8 +171,13 @@ class LintTask:
                 "version or configuration?): discover the jobs again"
             )
         changes = agent_changes(job.inputs, result)
+        proposer = "agent"
+        if check is not None:  # evidence decides every fix of ruff's, not the model
+            diagnostics = ruff_diagnostics(root, job.path, by_ruff, *target.ruff_options())
+            changes = sorted([*fixes(by_ruff, diagnostics), *changes], key=_first_offset)
+            proposer = "unsafe fixes + agent"
         verdict = judge(root, job.path, original, by_ruff, changes, check, target)
-        summary = verdict.summary(len(changes))
+        summary = verdict.summary(len(changes), proposer)
         if verdict.problem is not None:
             error = f"rejected: {verdict.problem}"
             change = file_change(job.path, original, by_ruff)

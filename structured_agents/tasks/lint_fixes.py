@@ -38,6 +38,7 @@ __all__ = [
     "candidates",
     "decisions",
     "fix_change",
+    "fixes",
     "line_change",
     "lint_tool_view",
 ]
@@ -166,17 +167,38 @@ def _code_names(text: str) -> dict[int, list[str]]:
     return names
 
 
-def candidates(text: str, diagnostics: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The candidates of ``diagnostics`` (ruff's JSON findings on ``text``) a job offers; one
-    without a fix carries the ``names`` its line's code uses that its message does not quote
-    (what a rewrite of the line must keep)."""
+def _fix_edits(text: str, raw: Mapping[str, Any]) -> tuple[Edit, ...]:
+    """The edits of a finding's fix (ruff's ``safe`` or ``unsafe`` one; none when display-only)."""
+    fix = raw.get("fix")
+    usable = isinstance(fix, Mapping) and fix.get("applicability") in ("safe", "unsafe")
+    return _edits(text, fix) if usable and isinstance(fix, Mapping) else ()
+
+
+def fixes(text: str, diagnostics: Sequence[Mapping[str, Any]]) -> list[Change]:
+    """Every fix of ``diagnostics`` (ruff's JSON findings on ``text``), as a change, in line order."""
+    found = []
+    for raw in diagnostics:
+        edits = _fix_edits(text, raw)
+        if edits:
+            line = int((raw.get("location") or {}).get("row", 1))
+            found.append(Change(f"{raw.get('code') or 'syntax-error'} line {line}", edits))
+    return sorted(found, key=lambda change: min(start for start, _, _ in change.edits))
+
+
+def candidates(
+    text: str, diagnostics: Sequence[Mapping[str, Any]], *, with_fixes: bool = True
+) -> list[dict[str, Any]]:
+    """The candidates of ``diagnostics`` (ruff's JSON findings on ``text``) a job offers (only
+    those without a fix unless ``with_fixes``); one without a fix carries the ``names`` its
+    line's code uses that its message does not quote (what a rewrite of the line must keep)."""
     lines = split_lines(text)
     code_names = _code_names(text)
     found = []
     for raw in diagnostics:
         fix = raw.get("fix")
-        usable = isinstance(fix, Mapping) and fix.get("applicability") in ("safe", "unsafe")
-        edits = _edits(text, fix) if usable and isinstance(fix, Mapping) else ()
+        edits = _fix_edits(text, raw)
+        if edits and not with_fixes:
+            continue
         diff = _diff(text, edits) if edits else ""
         line = int((raw.get("location") or {}).get("row", 1))
         finding: dict[str, Any] = {
@@ -194,8 +216,8 @@ def candidates(text: str, diagnostics: Sequence[Mapping[str, Any]]) -> list[dict
         found.append(finding)
     found.sort(key=lambda f: (f["fix"] is None, f["line"], f["code"]))
     offered = sorted(found[:MAX_CANDIDATES], key=lambda f: (f["line"], f["code"]))
-    fixes = iter(range(1, len(offered) + 1))
-    return [{"id": next(fixes) if f["fix"] is not None else None, **f} for f in offered]
+    ids = iter(range(1, len(offered) + 1))
+    return [{"id": next(ids) if f["fix"] is not None else None, **f} for f in offered]
 
 
 def fix_change(candidate: Mapping[str, Any]) -> Change | None:
@@ -303,8 +325,10 @@ def lint_tool_view(
     """The tools as a lint job's run sees them at its next turn (``KernelConfig.tool_view``):
     the first fix not yet decided (``accept_fix``/``reject_fix``, its ``id`` an enum of that one
     id), else the first line without a fix not yet decided (``replace_line``/``skip_line``, its
-    ``line`` that one line, the new text a :func:`_new_line_pattern`), and the other tools
-    (``submit_result``); the grammar admits only those. A line whose rewrite the tool refused
+    ``line`` that one line, the new text a :func:`_new_line_pattern`), else the other tools
+    (``submit_result``): the grammar admits only those, so no run submits with a decision
+    pending (the kernel still offers ``submit_result`` on a run's forced last turn, when its
+    budget is spent). A line whose rewrite the tool refused
     :data:`LINE_TRIES` times is left as it is: a small model told why, and that it repeats
     itself, still made the same refused call on every turn left."""
     fix, line = _pending(inputs, results)
@@ -316,6 +340,8 @@ def lint_tool_view(
         elif tool.name in _LINE_TOOLS:
             pattern = {"pattern": _new_line_pattern(str(inputs.get("source", "")), line)} if line else {}
             narrowed = _narrowed(tool, "line", line, new=pattern) if line is not None else None
+        elif fix is not None or line is not None:
+            narrowed = None  # submit_result: once every decision is made
         if narrowed is not None:
             seen.append(narrowed)
     return seen

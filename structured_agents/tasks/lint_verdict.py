@@ -75,12 +75,12 @@ class Verdict:
     target: str = ""
     """The Python the proposal keeps to (:meth:`.PythonTarget.describe`)."""
 
-    def summary(self, proposed: int) -> str:
+    def summary(self, proposed: int, proposer: str = "agent") -> str:
         """One line: ruff's findings before, with ruff's fixes alone and with the proposal; what
-        became of the agent's ``proposed`` changes (each dropped one's finding and line, and the
-        compiler's or the check's message); the codes left."""
+        became of the ``proposed`` changes (``proposer``'s: each dropped one's finding and line,
+        and the compiler's or the check's message); the codes left. Then the target line."""
         line = f"ruff {len(self.before)} -> {len(self.left)} (ruff --fix alone: {len(self.by_ruff)})"
-        line += f"; agent: {proposed} proposed, {len(self.kept)} kept"
+        line += f"; {proposer}: {proposed} proposed, {len(self.kept)} kept"
         for why in _REASONS:
             dropped = [d for d in self.dropped if d.why == why]
             if dropped:
@@ -152,8 +152,9 @@ def _changed_statement(text: str, change: Change) -> str | None:
 
 class _Judge:
     def __init__(self, root: Path, path: str, original: str, by_ruff: str, target: PythonTarget) -> None:
-        self.root, self.path, self.original, self.by_ruff = root, path, original, by_ruff
-        self.target, self.options = target, target.ruff_options()
+        self.root, self.path, self.by_ruff = root, path, by_ruff
+        self.options = target.ruff_options()
+        self.breaks = target.checker(root, path, original)
 
     def proposal(self, changes: Sequence[Change]) -> tuple[str, list[Change], list[Change]]:
         """The text with ``changes`` and ruff's safe fixes on top; applied and overlapping changes."""
@@ -171,7 +172,7 @@ class _Judge:
         error = _compile_error(text, self.path)
         if error is not None:
             return "did not compile", error
-        broken = self.target.breaks(self.root, self.path, self.original, text)
+        broken = self.breaks(text)
         if broken is not None:
             return "breaks the lowest Python", broken
         left = len(self.codes(text))
@@ -253,7 +254,7 @@ def judge(
     judge = _Judge(root, path, original, by_ruff, target)
     before, ruff_left = judge.codes(original), judge.codes(by_ruff)
     verdict = Verdict(by_ruff, before, ruff_left, ruff_left, target=target.describe())
-    broken = target.breaks(root, path, original, by_ruff) if by_ruff != original else None
+    broken = judge.breaks(by_ruff) if by_ruff != original else None
     if broken is not None:
         verdict.problem = f"ruff's safe fixes break the lowest Python ({broken})"
         return verdict

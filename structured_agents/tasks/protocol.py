@@ -70,11 +70,15 @@ class Task(Protocol):
     """The task's name: a bundle's ``task:`` and its jobs' ``kind``."""
 
     option_names: frozenset[str]
-    """The batch options :meth:`outcome` reads (``lint``: ``check``, ``check_timeout_s``); a
-    batch given another is refused (:func:`~structured_agents.tasks.registry.check_task_options`)."""
+    """The batch options :meth:`discover` and :meth:`outcome` read (``lint``: ``check``,
+    ``check_timeout_s``); a batch given another is refused
+    (:func:`~structured_agents.tasks.registry.check_task_options`)."""
 
-    def discover(self, root: Path, *, overwrite: bool = False) -> list[JobSpec]:
-        """The jobs of this task in the codebase at ``root`` (``overwrite``: redo done work too)."""
+    def discover(
+        self, root: Path, *, overwrite: bool = False, options: Mapping[str, Any] | None = None
+    ) -> list[JobSpec]:
+        """The jobs of this task in the codebase at ``root`` for a batch with ``options``
+        (``overwrite``: redo done work too)."""
         ...
 
     def sample_inputs(self) -> dict[str, Any]:

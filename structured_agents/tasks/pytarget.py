@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tomllib
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,16 +77,25 @@ class PythonTarget:
     def breaks(self, root: Path, path: str, original: str, text: str) -> str | None:
         """What ``text`` (``root/path`` changed) uses that the target lacks and ``original`` did
         not: the first such message, or None."""
+        return self.checker(root, path, original)(text)
+
+    def checker(self, root: Path, path: str, original: str) -> Callable[[str], str | None]:
+        """:meth:`breaks` for many texts against one ``original`` (read once)."""
         if self.lowest is None:
-            return None
-        added = _problems(root, path, text, self) - _problems(root, path, original, self)
-        if added:
-            return sorted(added)[0]
+            return lambda text: None
         interpreter = find_interpreter(self.lowest)
-        if interpreter is None or _compiles(interpreter, path, original) is not None:
-            return None
-        error = _compiles(interpreter, path, text)
-        return None if error is None else f"{Path(interpreter).name} cannot compile it: {error}"
+        before = _problems(root, path, original, self)
+        if interpreter is not None and _compiles(interpreter, path, original) is not None:
+            interpreter = None  # the original does not compile there: nothing to compare with
+
+        def breaks(text: str) -> str | None:
+            added = _problems(root, path, text, self) - before
+            if added:
+                return sorted(added)[0]
+            error = None if interpreter is None else _compiles(interpreter, path, text)
+            return None if error is None else f"{Path(str(interpreter)).name} cannot compile it: {error}"
+
+        return breaks
 
 
 def _problems(root: Path, path: str, text: str, target: PythonTarget) -> Counter[str]:

@@ -181,7 +181,7 @@ def enqueue(
     loaded = load_bundle(bundle)
     try:
         check_task_options(loaded.manifest.task, task_options or {})
-        specs = loaded.discover_jobs(root) if jobs is None else jobs
+        specs = loaded.discover_jobs(root, options=task_options) if jobs is None else jobs
         if not specs:
             raise JobInputError(f"no jobs to enqueue under {root}")
         _check_templates(loaded, specs)

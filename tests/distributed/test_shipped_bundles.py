@@ -54,7 +54,7 @@ def test_docstring_bundle_runs_through_the_workers(cluster: Cluster, tmp_path: P
 
 def test_lint_bundle_runs_its_check_on_the_workers(cluster: Cluster, tmp_path: Path) -> None:
     project = shutil.copytree(SAMPLE_PROJECT, tmp_path / "project")
-    check = CheckCommand("! grep -q 'email is None' lint_me.py")  # fails with the fix the model accepts
+    check = CheckCommand("! grep -q 'email is None' lint_me.py")  # fails with ruff's unsafe fix
 
     batch_id = enqueue(cluster.store, cluster.app, "lint", project, task_options=check.to_options()).batch_id
     cluster.wait(batch_id)
@@ -62,7 +62,7 @@ def test_lint_bundle_runs_its_check_on_the_workers(cluster: Cluster, tmp_path: P
     assert cluster.store.batch_counts(batch_id).by_status == {"succeeded": 1}
     [result] = cluster.store.results(batch_id)
     assert result.summary.splitlines()[0] == (
-        "ruff 2 -> 1 (ruff --fix alone: 1); agent: 1 proposed, 0 kept, 1 failed the check "
+        "ruff 2 -> 1 (ruff --fix alone: 1); unsafe fixes + agent: 1 proposed, 0 kept, 1 failed the check "
         "(E711 line 9: exit 1); check ran 2x; left: E711"
     )
     assert apply_patches(project, [result]).run_ids("applied") == [result.run_id]

@@ -63,7 +63,9 @@ def _docstring_turn(request: GenerationRequest) -> list[ToolCall]:
 
 
 def _lint_script(_key: Hashable) -> list[Turn]:
-    def fix(_request: GenerationRequest) -> list[ToolCall]:  # E711 in is_missing, ruff's unsafe fix
+    def fix(request: GenerationRequest) -> list[ToolCall]:  # E711 in is_missing, ruff's unsafe fix
+        if all(tool["function"]["name"] != "accept_fix" for tool in request.tools):
+            return [ToolCall("submit_result", {})]  # a check decides the fix: nothing to vote on
         return [ToolCall("accept_fix", {"id": 1})]
 
     def submit(_request: GenerationRequest) -> list[ToolCall]:

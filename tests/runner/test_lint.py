@@ -24,6 +24,7 @@ from structured_agents.patches import apply_patches
 from structured_agents.runner import EmbeddedRunner, RunSummary
 from structured_agents.store import Store
 from structured_agents.tasks.check import CheckCommand
+from structured_agents.tasks.lint_fixes import MAX_CANDIDATES
 from structured_agents.tasks.ruff import ruff_codes, ruff_safe_fixes
 from structured_agents.types import ToolCall
 
@@ -62,7 +63,7 @@ def _run(
 ) -> RunSummary:
     runner = EmbeddedRunner(bundle, engine, store)
     options = CheckCommand(check).to_options() if check else {}
-    return asyncio.run(runner.run(root, bundle.discover_jobs(root), task_options=options))
+    return asyncio.run(runner.run(root, bundle.discover_jobs(root, options=options), task_options=options))
 
 
 def test_an_accepted_unsafe_fix_is_kept_on_top_of_ruffs_safe_fixes(
@@ -105,22 +106,22 @@ def test_a_fix_is_decided_once_and_then_only_what_is_left_is_offered(
     run_embedded(lint_bundle, engine, store, project)
 
     first, second = ([tool["function"]["name"] for tool in request.tools] for request in engine.requests)
-    assert first == ["accept_fix", "reject_fix", "submit_result"] and second == ["submit_result"]
+    assert first == ["accept_fix", "reject_fix"] and second == ["submit_result"]  # submit once decided
 
 
-def test_a_fix_that_breaks_the_check_is_dropped_and_the_others_kept(
+def test_with_a_check_evidence_decides_each_unsafe_fix_not_the_model(
     lint_bundle: Bundle, store: Store, tmp_path: Path
 ) -> None:
+    """Both unsafe fixes are tried without a vote; the one that breaks the check is dropped."""
     root = _codebase(tmp_path / "code", flags=FLAGS)
-    engine = scripted(
-        lint_bundle, _call("accept_fix", id=1), _call("accept_fix", id=2), _call("submit_result")
-    )
+    engine = scripted(lint_bundle, _call("submit_result"))
 
     summary = _run(lint_bundle, engine, store, root, check=FLAGS_CHECK)
 
     [result] = store.results(summary.batch_id)
+    assert [tool["function"]["name"] for tool in engine.requests[0].tools] == ["submit_result"]
     assert result.summary.startswith(
-        "ruff 2 -> 1 (ruff --fix alone: 2); agent: 2 proposed, 1 kept, "
+        "ruff 2 -> 1 (ruff --fix alone: 2); unsafe fixes + agent: 2 proposed, 1 kept, "
         "1 failed the check (E712 line 3: exit 1: ..."
     )
     assert "AssertionError" in result.summary
@@ -128,6 +129,20 @@ def test_a_fix_that_breaks_the_check_is_dropped_and_the_others_kept(
     assert result.summary.splitlines()[0].endswith("; check ran 4x; left: E712")
     assert "-    unused = 1\n" in result.diff and "+    if flag:" not in result.diff
     assert (root / "flags.py").read_text() == FLAGS  # the check ran on a copy
+
+
+def test_with_a_check_every_unsafe_fix_is_tried_not_only_those_a_job_offers(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    many = "".join(f"def ready_{n}(flag):\n    return flag == True\n\n\n" for n in range(MAX_CANDIDATES + 2))
+    root = _codebase(tmp_path / "code", flags=many)
+    engine = scripted(lint_bundle, _call("submit_result"))
+
+    summary = _run(lint_bundle, engine, store, root, check="true")
+
+    [result] = store.results(summary.batch_id)
+    assert result.summary.startswith("ruff 10 -> 0 (ruff --fix alone: 10); unsafe fixes + agent: 10 proposed")
+    assert result.diff.count("+    return flag\n") == MAX_CANDIDATES + 2
 
 
 def test_without_the_check_both_fixes_are_kept(lint_bundle: Bundle, store: Store, tmp_path: Path) -> None:
@@ -292,7 +307,7 @@ def test_a_repeated_failing_call_is_noted_in_what_the_model_reads(
 def test_a_check_that_fails_without_the_agents_changes_fails_the_job(
     lint_bundle: Bundle, store: Store, project: Path, check: str, error: str, stored: list[str]
 ) -> None:
-    engine = scripted(lint_bundle, _call("accept_fix", id=1), _call("submit_result"))
+    engine = scripted(lint_bundle, _call("submit_result"))
 
     summary = _run(lint_bundle, engine, store, project, check=check)
 
@@ -401,7 +416,7 @@ def test_ruff_reads_the_text_with_the_codebase_config(project: Path) -> None:
 def test_the_check_is_a_batch_option(
     lint_bundle: Bundle, store: Store, project: Path, bundle_task: str
 ) -> None:
-    engine = scripted(lint_bundle, _call("accept_fix", id=1), _call("submit_result"))
+    engine = scripted(lint_bundle, _call("submit_result"))
 
     summary = _run(lint_bundle, engine, store, project, check="true")
 

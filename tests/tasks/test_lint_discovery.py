@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from structured_agents.jobs import DiscoveryError, job_id
+from structured_agents.tasks.check import CheckCommand
 from structured_agents.tasks.lint import LINT_KIND, MODULE_QUALNAME, discover_lint_jobs
 from structured_agents.tasks.lint_fixes import MAX_CANDIDATES
 from structured_agents.tasks.ruff import ruff_safe_fixes
@@ -47,6 +48,19 @@ def test_findings_without_a_fix_name_lines_and_fixes_are_numbered_on_their_own(t
     source = job.inputs["source"]
     removed = [source[s:e] for f in job.inputs["findings"] if f["fix"] for s, e, _ in f["fix"]["edits"]]
     assert removed == ["    done = 1\n", "é = 'ü'; ", "x = 2"]  # columns count characters, not bytes
+
+
+def test_with_a_check_command_the_agent_decides_only_lines(tmp_path: Path) -> None:
+    """The check decides ruff's unsafe fixes (see ``lint_verdict``): none is put to the model."""
+    (tmp_path / "ruff.toml").write_text(CLASSIC_RULES)
+    bare = "def run(jobs):\n    try:\n        jobs()\n    except:\n        pass\n"
+    (tmp_path / "jobs.py").write_text(bare + "    done = 1\n    é = 'ü'; x = 2\n")
+
+    [job] = discover_lint_jobs(tmp_path, CheckCommand("true").to_options())
+
+    found = [(f["id"], f["code"], f["line"]) for f in job.inputs["findings"]]
+    assert found == [(None, "E722", 4), (None, "E702", 7)]
+    assert (job.inputs["fix_ids"], job.inputs["edit_lines"]) == ([], [4, 7])
 
 
 def test_a_file_ruffs_safe_fixes_clean_is_a_job_with_nothing_to_decide(tmp_path: Path) -> None:

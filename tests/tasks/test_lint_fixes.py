@@ -122,7 +122,8 @@ def _allows(tools: list[ToolSchema]) -> Callable[..., bool]:
 
 def test_a_job_decides_one_fix_at_a_time_in_order_and_the_grammar_admits_only_that_one() -> None:
     allowed = _allows(lint_tool_view(TOOLS, INPUTS))
-    assert allowed("accept_fix", id=1) and allowed("reject_fix", id=1) and allowed("submit_result")
+    assert allowed("accept_fix", id=1) and allowed("reject_fix", id=1)
+    assert not allowed("submit_result")  # nothing is submitted with a decision pending
     assert not allowed("accept_fix", id=2) and not allowed("replace_line", line=4, new="length = 1")
     assert not allowed("skip_line", line=4)
 
@@ -134,7 +135,7 @@ def test_a_job_decides_one_fix_at_a_time_in_order_and_the_grammar_admits_only_th
 def test_after_the_fixes_each_line_is_rewritten_on_its_own_first_word_or_skipped() -> None:
     fixed = [_done("accept_fix", {"accepted": 1}), _done("reject_fix", {"rejected": 2})]
     seen = lint_tool_view(TOOLS, INPUTS, fixed)
-    assert [tool.name for tool in seen] == ["replace_line", "skip_line", "submit_result"]
+    assert [tool.name for tool in seen] == ["replace_line", "skip_line"]
     allowed = _allows(seen)
     assert allowed("replace_line", line=4, new="length = 1") and allowed("skip_line", line=4)
     assert not allowed("replace_line", line=4, new="except Exception:")  # not the line's first word
@@ -169,11 +170,7 @@ def test_a_job_with_nothing_left_to_decide_is_offered_only_the_submission() -> N
     assert [tool.name for tool in lint_tool_view(TOOLS, {"fix_ids": [], "edit_lines": []})] == [
         "submit_result"
     ]
-    assert [tool.name for tool in lint_tool_view(TOOLS, {"fix_ids": [3]})] == [
-        "accept_fix",
-        "reject_fix",
-        "submit_result",
-    ]
+    assert [tool.name for tool in lint_tool_view(TOOLS, {"fix_ids": [3]})] == ["accept_fix", "reject_fix"]
     done = [_done("accept_fix", {"accepted": 1}), _done("reject_fix", {"rejected": 2})]
     done += [_done("replace_line", {"line": 4, "new": "n = 1"}), _done("skip_line", {"skipped": 5})]
     assert [tool.name for tool in lint_tool_view(TOOLS, INPUTS, done)] == ["submit_result"]

@@ -37,7 +37,9 @@ class HeaderTask:
     name = "header"
     option_names: frozenset[str] = frozenset()
 
-    def discover(self, root: Path, *, overwrite: bool = False) -> list[JobSpec]:
+    def discover(
+        self, root: Path, *, overwrite: bool = False, options: Mapping[str, Any] | None = None
+    ) -> list[JobSpec]:
         jobs = []
         for relative in iter_source_files(root):
             source = read_source(root / relative)

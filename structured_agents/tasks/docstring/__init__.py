@@ -135,8 +135,11 @@ class DocstringTask:
     name = DOCSTRING_KIND
     option_names: frozenset[str] = frozenset()
 
-    def discover(self, root: Path, *, overwrite: bool = False) -> list[JobSpec]:
-        """One job per target lacking a docstring (every target with ``overwrite``)."""
+    def discover(
+        self, root: Path, *, overwrite: bool = False, options: Mapping[str, Any] | None = None
+    ) -> list[JobSpec]:
+        """One job per target lacking a docstring (every target with ``overwrite``; the task
+        reads no options)."""
         return discover_docstring_jobs(root, include_documented=overwrite)
 
     def sample_inputs(self) -> dict[str, Any]:
