@@ -207,7 +207,7 @@ def _accepts_every_fix(_settings: EngineSettings) -> Engine:
 
 def test_sa_run_lint_with_a_check_keeps_what_passes_it(project: Path, db_url: str) -> None:
     register_engine(ENGINE, _accepts_every_fix, replace=True)
-    check = "! grep -q 'email is None' lint_me.py"  # fails with the agent's fix, passes with ruff's
+    check = "! grep -q 'email is None' lint_me.py"  # fails with the unsafe fix, passes with ruff's
 
     result = cli.invoke(
         app, ["run", "lint", str(project), "--db", db_url, "--check", check, "--check-timeout", "60"]
@@ -219,7 +219,7 @@ def test_sa_run_lint_with_a_check_keeps_what_passes_it(project: Path, db_url: st
         [stored] = store.results(batch.id)
     assert batch.options["check"] == check and batch.options["check_timeout_s"] == 60.0
     assert stored.summary.startswith(
-        "ruff 2 -> 1 (ruff --fix alone: 1); agent: 1 proposed, 0 kept, "
+        "ruff 2 -> 1 (ruff --fix alone: 1); unsafe fixes + agent: 1 proposed, 0 kept, "
         "1 failed the check (E711 line 9: exit 1)"
     )
     diff = cli.invoke(app, ["diff", batch.id, "--db", db_url])
