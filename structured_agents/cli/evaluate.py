@@ -3,7 +3,7 @@
 ::
 
     sa eval docstring [NAME==VERSION ...] [--limit N] [--engine NAME] [--json FILE]
-    sa eval lint [NAME==VERSION ...] [--from-dir DIR] [--bundle PATH] [--work-dir DIR] [--check-tests]
+    sa eval lint [NAME==VERSION ...] [--from-dir DIR] [--work-dir DIR] [--check-tests] [--strict]
 
 Without packages, the task's default set (``evaluation.DEFAULT_PACKAGES``) is used. Archives
 are downloaded once (``pip download``) and cached; ``--from-dir`` takes them from a folder of
@@ -111,6 +111,13 @@ def evaluate(
     check_tests: Annotated[
         bool, typer.Option(help="lint: the package's own tests are the check the agent's changes must pass.")
     ] = False,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            help="lint: ruff's E, F, W, B, UP, SIM, PL and RUF rules (not E501) over the package's "
+            "config, instead of its own selection."
+        ),
+    ] = False,
     strip: Annotated[
         StripChoice,
         typer.Option(
@@ -141,10 +148,13 @@ def evaluate(
             concurrency=concurrency,
             work_dir=work_dir,
             check_tests=check_tests,
+            strict=strict,
             strip=strip.value,
         )
         if strip is not StripChoice.all and task is not EvalTask.docstring:
             raise EvaluationError("--strip is an option of sa eval docstring")
+        if (strict or check_tests) and task is not EvalTask.lint:
+            raise EvaluationError("--strict and --check-tests are options of sa eval lint")
         console.print(f"sa eval {task.value}: {escape(', '.join(map(str, specs)))}", highlight=False)
         report = asyncio.run(
             run_evaluation(

@@ -60,6 +60,8 @@ class EvalSetup:
     """Where the scratch copies go (kept); None: a temporary folder, removed after."""
     check_tests: bool = False
     """Lint: the package's own tests are the check the agent's changes must pass."""
+    strict: bool = False
+    """Lint: count and fix under :data:`~.lint_eval.STRICT_RULES`, not the package's selection."""
     strip: Strip = "all"
     """Docstring: strip every definition's docstring (``all``), or the targets' only
     (``targets``: the rest of the codebase stays documented, as a partly documented one is)."""
@@ -96,6 +98,7 @@ async def _package(
         limit=setup.limit,
         concurrency=setup.concurrency,
         check_tests=setup.check_tests,
+        strict=setup.strict,
     )
 
 

@@ -9,10 +9,10 @@ against them.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path, PurePosixPath
 
 from structured_agents.jobs import iter_source_files
+from structured_agents.tasks.ruff_config import ruff_config_file
 
 __all__ = ["has_ruff_config", "is_test_file", "package_files", "source_root"]
 
@@ -60,11 +60,4 @@ def package_files(root: Path) -> list[str]:
 
 def has_ruff_config(root: Path) -> bool:
     """Whether the project configures ruff (``ruff.toml``, ``.ruff.toml``, ``[tool.ruff]``)."""
-    if (root / "ruff.toml").is_file() or (root / ".ruff.toml").is_file():
-        return True
-    try:
-        pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return False
-    tool = pyproject.get("tool")
-    return isinstance(tool, dict) and "ruff" in tool
+    return ruff_config_file(root) is not None

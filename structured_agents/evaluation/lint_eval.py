@@ -11,9 +11,11 @@ spread over the package); the tests run on the whole project.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from structured_agents.bundles import Bundle
@@ -29,20 +31,77 @@ from structured_agents.evaluation.package_tests import (
 from structured_agents.evaluation.packages import spread
 from structured_agents.evaluation.results import LintJobResult, LintPackageResult
 from structured_agents.tasks.check import CheckCommand
-from structured_agents.tasks.pytarget import python_target
+from structured_agents.tasks.pytarget import PythonTarget, find_interpreter, python_target
 from structured_agents.tasks.ruff import ruff_findings
+from structured_agents.tasks.ruff_config import ruff_config_file, ruff_settings, selects_rules
 
-__all__ = ["FIXED_RULES", "evaluate_lint", "ruff_fix", "ruff_version"]
+__all__ = [
+    "FIXED_RULES",
+    "RUFF_DEFAULT_RULES",
+    "evaluate_lint",
+    "pin_default_rules",
+    "ruff_fix",
+    "ruff_version",
+]
 
 FIXED_RULES = ("E", "F", "W", "I", "B", "UP", "SIM")
 """Ruff's rules for a package that configures none: pycodestyle, pyflakes, isort, bugbear,
 pyupgrade and simplify, without E501 (line length is a project's own choice)."""
 
 
+STRICT_RULES = ("E", "F", "W", "B", "UP", "SIM", "PL", "RUF")
+"""``sa eval lint --strict``: pycodestyle, pyflakes, bugbear, pyupgrade, simplify, pylint and
+ruff's own, over the package's config (its line length, target and per-file ignores hold),
+without E501 (line length is a project's own choice)."""
+RUFF_DEFAULT_RULES = ("E4", "E7", "E9", "F")
+"""The selection a package's ruff config builds on when it selects no rules itself (ruff's
+long-standing default); newer ruff versions select many more by default, which would count
+findings under rules the package never chose."""
+
+
 def _write_fixed_config(root: Path) -> None:
     rules = ", ".join(f'"{rule}"' for rule in FIXED_RULES)
     text = f'# sa eval: the package configures no ruff rules\n[lint]\nselect = [{rules}]\nignore = ["E501"]\n'
     (root / "ruff.toml").write_text(text, encoding="utf-8")
+
+
+def _pin(root: Path, why: str, select: Sequence[str], ignore: Sequence[str]) -> None:
+    """Write a ``.ruff.toml`` with this rule selection over the package's own config, which it
+    extends (ruff reads a ``.ruff.toml`` first)."""
+    config = ruff_config_file(root)
+    if config is not None and config.name == ".ruff.toml":  # make room for the pin
+        config = config.rename(root / "ruff-package.toml")
+    text = f"# sa eval: {why}\n"
+    text += f'extend = "{config.name}"\n' if config is not None else ""
+    text += f"\n[lint]\nselect = {json.dumps(list(select))}\nignore = {json.dumps(list(ignore))}\n"
+    (root / ".ruff.toml").write_text(text, encoding="utf-8")
+
+
+def pin_default_rules(root: Path) -> bool:
+    """Pin :data:`RUFF_DEFAULT_RULES` under the package's own config when it selects none;
+    whether it did. A ``select`` resets the rules of the configs beneath it, so the pin
+    restates their ``extend-select`` and ``ignore``."""
+    settings = ruff_settings(root)
+    if ruff_config_file(root) is None or selects_rules(settings):
+        return False
+    lint = {**settings, **(settings.get("lint") or {})}  # rule settings at the top level too (old style)
+    select = [*RUFF_DEFAULT_RULES, *(lint.get("extend-select") or ())]
+    ignore = [*(lint.get("ignore") or ()), *(lint.get("extend-ignore") or ())]
+    _pin(root, "the package selects no rules", select, ignore)
+    return True
+
+
+def _target_breaks(target: PythonTarget, released: Path, stage: Path, files: list[str]) -> tuple[str, ...]:
+    """``path: what`` for each of ``files`` whose text at ``stage`` uses what the lowest
+    supported Python lacks and the released text did not (:meth:`.PythonTarget.breaks`)."""
+    broken = []
+    for path in files:
+        before = (released / path).read_text(encoding="utf-8", errors="replace")
+        after = (stage / path).read_text(encoding="utf-8", errors="replace")
+        what = target.breaks(released, path, before, after) if after != before else None
+        if what is not None:
+            broken.append(f"{path}: {what}")
+    return tuple(broken)
 
 
 def _ruff(root: Path, *arguments: str) -> str:
@@ -85,16 +144,24 @@ async def evaluate_lint(
     limit: int | None,
     concurrency: int,
     check_tests: bool = False,
+    strict: bool = False,
 ) -> LintPackageResult:
     """Evaluate the lint bundle on the unpacked ``project`` in the scratch folder ``work``;
     with ``check_tests``, the package's tests are the lint task's check command (when they all
-    pass as released), so a change that breaks them is dropped."""
+    pass as released), so a change that breaks them is dropped; ``strict``: under
+    :data:`STRICT_RULES` rather than the package's own selection."""
     released = work / "released"
     shutil.copytree(project, released)
     config = "own" if has_ruff_config(released) else "fixed"
-    if config == "fixed":
+    if strict:
+        _pin(released, "--strict", STRICT_RULES, ["E501"])
+        config = "strict"
+    elif config == "fixed":
         _write_fixed_config(released)
-    findings = ruff_findings(released, package_files(released), *python_target(released).ruff_options())
+    elif pin_default_rules(released):
+        config = "own+defaults"
+    target = python_target(released)
+    findings = ruff_findings(released, package_files(released), *target.ruff_options())
     files = spread(sorted(findings), limit)
     by_ruff, by_agent = work / "ruff", work / "agent"
     shutil.copytree(released, by_ruff)
@@ -142,4 +209,13 @@ async def evaluate_lint(
         tests_agent=run_package_tests(by_agent) if usable else None,
         wall_s=run.wall_s,
         check=check.command if check is not None else "",
+        target=target.describe(),
+        interpreter=_interpreter_name(target),
+        breaks_ruff=_target_breaks(target, released, by_ruff, files),
+        breaks_agent=_target_breaks(target, released, by_agent, files),
     )
+
+
+def _interpreter_name(target: PythonTarget) -> str:
+    found = find_interpreter(target.lowest) if target.lowest is not None else None
+    return Path(found).name if found is not None else ""

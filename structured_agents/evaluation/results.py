@@ -226,7 +226,8 @@ class LintPackageResult:
 
     package: str
     ruff_config: str
-    """``own`` (the package configures ruff) or ``fixed`` (the evaluation's rule set)."""
+    """``own`` (the package configures ruff), ``own+defaults`` (it does, but selects no rules:
+    ruff's long-standing defaults are pinned beneath it) or ``fixed`` (the evaluation's rule set)."""
     candidates: int
     """Library files with findings (``files`` holds those ``--limit`` kept)."""
     files: tuple[str, ...]
@@ -246,6 +247,15 @@ class LintPackageResult:
     wall_s: float
     check: str = ""
     """The check command the agent's changes had to pass (``--check-tests``), or empty."""
+    target: str = ""
+    """The Python assumed (:meth:`.PythonTarget.describe`)."""
+    interpreter: str = ""
+    """The lowest supported Python's interpreter the results were compiled with, or empty
+    when none is on the machine (then ruff's checks alone tell)."""
+    breaks_ruff: tuple[str, ...] = ()
+    """Files ``ruff check --fix`` alone made use what the lowest supported Python lacks."""
+    breaks_agent: tuple[str, ...] = ()
+    """Files the agent's patches made use what it lacks."""
     task: str = field(default="lint", init=False)
 
     @property
@@ -280,6 +290,9 @@ class LintPackageResult:
                 "agent": self.tests_agent.to_dict() if self.tests_agent else None,
             },
             "check": self.check,
+            "target": self.target,
+            "interpreter": self.interpreter,
+            "breaks": {"ruff_only": list(self.breaks_ruff), "agent": list(self.breaks_agent)},
             "wall_s": self.wall_s,
             "seconds_per_job": self.seconds_per_job,
             "jobs": [job.to_dict() for job in self.jobs],

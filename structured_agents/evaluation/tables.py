@@ -39,6 +39,7 @@ _DOCSTRING_COLUMNS = (
 _LINT_COLUMNS = (
     "package",
     "ruff",
+    "python",
     "files",
     "before",
     "ruff",
@@ -118,7 +119,9 @@ def _tests(outcome: TestsOutcome | None) -> str:
 def _lint_table(report: EvalReport, packages: Sequence[LintPackageResult]) -> Table:
     table = _table(
         f"sa eval lint · {report.bundle} · {report.engine} · {report.tool_version}",
-        "ruff: the package's own config, or the fixed rule set; files: evaluated/with findings; "
+        "ruff: the package's own config (+defaults: it selects no rules, ruff's E4,E7,E9,F pinned), "
+        "or the fixed rule set; python: the lowest supported, then the files using what it lacks "
+        "after ruff --fix alone/after the agent; files: evaluated/with findings; "
         "findings as released, after ruff --fix alone, after the agent; =ruff: files identical to "
         "ruff --fix alone; tests passed/failed (cannot run: they need more than pytest)",
         _LINT_COLUMNS,
@@ -127,6 +130,7 @@ def _lint_table(report: EvalReport, packages: Sequence[LintPackageResult]) -> Ta
         table.add_row(
             package.package,
             package.ruff_config,
+            f"{_lowest(package)} {len(package.breaks_ruff)}/{len(package.breaks_agent)}",
             f"{len(package.files)}/{package.candidates}",
             str(package.before),
             str(package.ruff_only),
@@ -139,6 +143,22 @@ def _lint_table(report: EvalReport, packages: Sequence[LintPackageResult]) -> Ta
             _num(package.seconds_per_job),
         )
     return table
+
+
+def _lowest(package: LintPackageResult) -> str:
+    return package.target.split("+", 1)[0].removeprefix("Python ") if "+ (" in package.target else "-"
+
+
+def _breaks(packages: Sequence[LintPackageResult]) -> Text:
+    compiled = ", ".join(f"{p.package} with {p.interpreter}" for p in packages if p.interpreter)
+    listed = [
+        f"{p.package} {stage}: {what}"
+        for p in packages
+        for stage, found in (("ruff", p.breaks_ruff), ("agent", p.breaks_agent))
+        for what in found
+    ]
+    checked = f" (compiled: {compiled})" if compiled else " (no interpreter of it found: ruff's checks alone)"
+    return Text("breaks the lowest supported Python" + checked + ": " + ("; ".join(listed) or "nothing"))
 
 
 def _failures(report: EvalReport) -> Text:
@@ -181,5 +201,5 @@ def render_report(report: EvalReport) -> RenderableType:
             _leaks(docstrings),
         ]
     if lints:
-        parts += [_lint_table(report, lints), _failures(report)]
+        parts += [_lint_table(report, lints), _failures(report), _breaks(lints)]
     return Group(*parts, timing)

@@ -3,7 +3,7 @@
 Declarations read (never executed), at the codebase root: ``requires-python`` in
 ``pyproject.toml`` (``[project]``, or Poetry's ``python`` dependency), ``python_requires`` in
 ``setup.cfg`` or as a literal keyword of ``setup()`` in ``setup.py``, and ``target-version`` in
-the ruff configuration (``ruff.toml``, ``.ruff.toml``, ``[tool.ruff]``). The lowest version any
+the ruff configuration (:func:`~structured_agents.tasks.ruff_config.ruff_settings`). The lowest version any
 of them admits is the target. Ruff is given it (``--target-version``, raised to ruff's lowest,
 ``py37``) on every call, so its fixes keep to it.
 
@@ -34,6 +34,7 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from structured_agents.tasks.errors import TaskError
+from structured_agents.tasks.ruff_config import ruff_config_file, ruff_settings
 
 __all__ = ["RUFF_LOWEST", "PythonTarget", "find_interpreter", "python_target"]
 
@@ -236,15 +237,11 @@ def _declarations(root: Path) -> list[tuple[tuple[int, int], str]]:
     except configparser.Error:
         pass
     spec(_setup_py(root / "setup.py"), "setup.py")
-    for name, tool in ((".ruff.toml", False), ("ruff.toml", False), ("pyproject.toml", True)):
-        data = _toml(root / name)
-        config = _table(data, "tool").get("ruff") if tool else data
-        if not (root / name).is_file() or not isinstance(config, dict):
-            continue
-        version = _ruff_version(config.get("target-version"))
-        if version is not None:
-            found.append((version, f"target-version {config['target-version']} in {name}"))
-        break  # ruff reads the first of these there is
+    settings = ruff_settings(root)
+    version = _ruff_version(settings.get("target-version"))
+    config = ruff_config_file(root)
+    if version is not None and config is not None:
+        found.append((version, f"target-version {settings['target-version']} in {config.name}"))
     return found
 
 

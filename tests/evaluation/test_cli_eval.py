@@ -197,6 +197,26 @@ def test_sa_eval_lint_compares_ruff_alone_with_the_agent_and_runs_the_tests(
     for stage in ("before", "ruff_only", "agent"):
         assert (tests[stage]["status"], tests[stage]["passed"], tests[stage]["failed"]) == ("ran", 3, 0)
     assert "3/0" in result.output
+    assert package["target"] == "no lowest Python declared: ruff's default target"
+    assert package["breaks"] == {"ruff_only": [], "agent": []}
+
+
+def test_sa_eval_lint_strict_counts_under_the_strict_rules(
+    monkeypatch: pytest.MonkeyPatch, archives: Path, tmp_path: Path
+) -> None:
+    out, work = tmp_path / "eval.json", tmp_path / "work"
+    args = ["lint", "tinypkg==0.1.0", "--from-dir", str(archives), "--json", str(out), "--strict"]
+    result = _eval(monkeypatch, _scripted_lint, *args, "--work-dir", str(work))
+
+    assert result.exit_code == 0, result.output
+    [package] = json.loads(out.read_text())["packages"]
+    [config] = work.glob("*/released/.ruff.toml")
+    assert package["ruff_config"] == "strict"
+    assert 'select = ["E", "F", "W", "B", "UP", "SIM", "PL", "RUF"]\nignore = ["E501"]' in config.read_text()
+    refused = _eval(
+        monkeypatch, _scripted, "docstring", "tinypkg==0.1.0", "--from-dir", str(archives), "--strict"
+    )
+    assert refused.exit_code == 2 and "are options of sa eval lint" in refused.output
 
 
 def test_sa_eval_lint_with_the_packages_tests_as_the_check(

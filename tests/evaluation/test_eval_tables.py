@@ -104,6 +104,9 @@ def test_lint_rows_show_findings_at_each_stage_and_the_tests() -> None:
         tests_ruff=TestsOutcome("ran", passed=455),
         tests_agent=TestsOutcome("ran", passed=450, failed=5),
         wall_s=100.0,
+        target="Python 3.6+ (requires-python >=3.6 in setup.py; ruff: py37)",
+        interpreter="python3.6",
+        breaks_ruff=("inflection/__init__.py: Missing `from __future__ import annotations`",),
     )
     cannot = LintPackageResult(
         package="needs-more==1.0",
@@ -125,5 +128,9 @@ def test_lint_rows_show_findings_at_each_stage_and_the_tests() -> None:
 
     assert max(len(line) for line in text.splitlines()) <= WIDTH
     row = next(line for line in text.splitlines() if line.startswith("inflection"))
-    assert row.split()[1:10] == ["fixed", "1/2", "70", "20", "19", "0", "455/0", "455/0", "450/5"]
+    cells = row.split()[1:12]
+    assert cells == ["fixed", "3.6", "1/0", "1/2", "70", "20", "19", "0", "455/0", "455/0", "450/5"]
+    words = " ".join(text.split())  # the line wraps
+    assert "breaks the lowest supported Python (compiled: inflection==0.5.1 with python3.6): " in words
+    assert "inflection==0.5.1 ruff: inflection/__init__.py: Missing" in words
     assert "cannot run" in next(line for line in text.splitlines() if line.startswith("needs-more"))

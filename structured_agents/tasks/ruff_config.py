@@ -1,0 +1,78 @@
+"""The ruff configuration at a codebase's root, as ruff finds it: which file, and its settings.
+
+Ruff reads the first of ``.ruff.toml``, ``ruff.toml`` and a ``pyproject.toml`` with a
+``[tool.ruff]`` table in a folder; a configuration's ``extend`` names another one it builds on
+(its own settings win, the ``lint`` table merged key by key). Only the root's configuration
+is read: a nested one that governs a subfolder is not.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+__all__ = ["RUFF_CONFIG_NAMES", "ruff_config_file", "ruff_settings", "selects_rules"]
+
+RUFF_CONFIG_NAMES = (".ruff.toml", "ruff.toml", "pyproject.toml")
+"""The files ruff reads in a folder, first found first."""
+_MAX_EXTENDS = 8
+
+
+def _toml(path: Path) -> dict[str, Any] | None:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+
+
+def _settings_of(path: Path) -> dict[str, Any] | None:
+    """The ruff settings of ``path``: the file itself, or a ``pyproject.toml``'s ``[tool.ruff]``."""
+    data = _toml(path)
+    if data is None:
+        return None
+    if path.name != "pyproject.toml":
+        return data
+    tool = data.get("tool")
+    ruff = tool.get("ruff") if isinstance(tool, dict) else None
+    return ruff if isinstance(ruff, dict) else None
+
+
+def ruff_config_file(root: Path) -> Path | None:
+    """The configuration ruff reads for files at ``root``, or None."""
+    for name in RUFF_CONFIG_NAMES:
+        path = root / name
+        if path.is_file() and _settings_of(path) is not None:
+            return path
+    return None
+
+
+def ruff_settings(root: Path) -> dict[str, Any]:
+    """The root configuration's settings with those it ``extend``\\s beneath them (empty when
+    there is none, or it cannot be read)."""
+    path = ruff_config_file(root)
+    chain: list[dict[str, Any]] = []
+    seen: set[Path] = set()
+    while path is not None and path not in seen and len(chain) < _MAX_EXTENDS:
+        seen.add(path)
+        settings = _settings_of(path)
+        if settings is None:
+            break
+        chain.append(settings)
+        extend = settings.get("extend")
+        path = (path.parent / extend).expanduser().resolve() if isinstance(extend, str) else None
+    merged: dict[str, Any] = {}
+    for settings in reversed(chain):
+        lint = {**(merged.get("lint") or {}), **(settings.get("lint") or {})}
+        merged.update(settings)
+        if lint:
+            merged["lint"] = lint
+    merged.pop("extend", None)
+    return merged
+
+
+def selects_rules(settings: dict[str, Any]) -> bool:
+    """Whether ``settings`` choose their rules (``select``), rather than ruff's defaults."""
+    lint = settings.get("lint")
+    return "select" in settings or (isinstance(lint, dict) and "select" in lint)
