@@ -2,28 +2,29 @@
 
 Ruff runs with the codebase's lowest supported Python as its target
 (:func:`~structured_agents.tasks.pytarget.python_target`). Discovery applies ruff's safe fixes
-(``ruff check --fix``, through stdin: nothing is written)
-to each file with findings and lists what they leave as the job's candidates
-(:func:`~structured_agents.tasks.lint_fixes.candidates`): a finding with a fix ruff does not
-apply alone (``--unsafe-fixes``) carries that fix, to accept or reject; one without a fix
-names a line the agent may rewrite or skip. The job's inputs: ``path``, ``source`` (the text
-after ruff's safe fixes, which every line number and offset refers to), ``findings`` (the
-candidates), ``fix_ids`` and ``edit_lines`` (every id and line the job decides; the agent
-decides them one a turn, in that order, each turn's grammar admitting only the next one:
-:func:`~structured_agents.tasks.lint_fixes.lint_tool_view`). A file whose findings ruff's safe
-fixes remove entirely is a job too, with no candidate: its result is ruff's fixes.
+(``ruff check --fix``, through stdin: nothing is written) to each file with findings; what
+they leave are the job's *fixes*: ruff's unsafe ones, and for a finding ruff has no fix for,
+the candidates of :mod:`~structured_agents.tasks.lint_rewrites` (``except Exception:`` for a
+bare ``except``...). A finding with neither is left as it is, and the summary says so.
 
-With a check command (the batch's ``check`` option), evidence decides ruff's unsafe fixes, not
-the model: a job offers only lines, and its outcome tries every unsafe fix in the file (not
-only the few a job would offer), each kept when the verdict's evidence holds. Without one, no
-test can tell whether an unsafe fix keeps the code's behaviour, and the agent accepts or
-rejects each offered fix.
+With a check command (the batch's ``check`` option), evidence decides every fix, not the
+model: the outcome tries each fix in the file (not only the few a job would offer), kept when
+the verdict's evidence holds (:func:`~structured_agents.tasks.lint_verdict.judge`: it
+compiles, breaks no supported Python, leaves fewer findings, the check passes), and the job
+offers the agent nothing to decide. Without one, nothing can tell whether a fix keeps the
+code's behaviour: the agent accepts or rejects each fix a job offers
+(:func:`~structured_agents.tasks.lint_fixes.candidates`, one a turn, in order, each turn's
+grammar admitting only the next one: :func:`~structured_agents.tasks.lint_fixes.lint_tool_view`),
+and the verdict checks the accepted ones.
 
-Outcome: the agent's decisions (the last one per fix or line) become changes; which are kept
-is :func:`~structured_agents.tasks.lint_verdict.judge`'s (fewer findings, compiles, breaks
-no supported Python, the batch's ``check`` command passes). The summary reports the counts,
-e.g. ``ruff 12 -> 5 (ruff --fix alone: 7); agent: 4 proposed, 3 kept, 1 failed the check (E501
-line 40); left: E501, E741``, and on a second line the target assumed.
+The job's inputs: ``path``, ``source`` (the text after ruff's safe fixes, which every line
+number and offset refers to), ``findings`` (the fixes offered) and ``fix_ids``. A file whose
+findings ruff's safe fixes remove entirely, or that offers nothing, is a job too: its result
+is ruff's fixes (and, with a check, the fixes evidence keeps).
+
+The summary reports the counts, e.g. ``ruff 12 -> 5 (ruff --fix alone: 7); agent: 4 proposed,
+3 kept, 1 failed the check (E712 line 40: ...); left: E501, PLR2004; no fix or candidate:
+E501, PLR2004``, and on a second line the target assumed.
 """
 
 from __future__ import annotations
@@ -47,9 +48,9 @@ from structured_agents.tasks.lint_fixes import (
     decisions,
     fix_change,
     fixes,
-    line_change,
     lint_tool_view,
 )
+from structured_agents.tasks.lint_rewrites import with_candidates
 from structured_agents.tasks.lint_verdict import judge
 from structured_agents.tasks.protocol import Guidance, Outcome
 from structured_agents.tasks.pytarget import python_target
@@ -80,16 +81,10 @@ def lint_inputs(
     path: str, fixed: str, diagnostics: list[dict[str, Any]], *, with_fixes: bool = True
 ) -> dict[str, Any]:
     """A lint job's inputs for ``path``, whose text after ruff's safe fixes is ``fixed`` and
-    ruff's findings on it ``diagnostics``; ``with_fixes``: the agent decides fixes too (no
+    ruff's findings on it ``diagnostics``; ``with_fixes``: the agent decides the fixes (no
     check command decides them)."""
-    found = candidates(fixed, diagnostics, with_fixes=with_fixes)
-    return {
-        "path": path,
-        "source": fixed,
-        "findings": found,
-        "fix_ids": [finding["id"] for finding in found if finding["fix"] is not None],
-        "edit_lines": sorted({finding["line"] for finding in found if finding["fix"] is None}),
-    }
+    found = candidates(fixed, with_candidates(fixed, diagnostics, path)[0]) if with_fixes else []
+    return {"path": path, "source": fixed, "findings": found, "fix_ids": [finding["id"] for finding in found]}
 
 
 def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> list[JobSpec]:
@@ -119,18 +114,13 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
 
 
 def agent_changes(inputs: Mapping[str, Any], result: RunResult) -> list[Change]:
-    """The changes the agent's decisions make, in line order: each accepted fix and rewritten
-    line, the last decision about each fix or line counting."""
-    candidates = [f for f in inputs.get("findings") or () if isinstance(f, Mapping)]
-    findings = {f["id"]: f for f in candidates if f.get("id") is not None}
-    codes = {f["line"]: f["code"] for f in candidates if f.get("fix") is None}
+    """The fixes the agent accepted, in line order (the last decision about each counting)."""
+    findings = {f["id"]: f for f in inputs.get("findings") or () if isinstance(f, Mapping) and "id" in f}
     try:
-        accepted, lines = decisions(result.tool_results)
+        accepted = decisions(result.tool_results)
     except ValueError as exc:
         raise TaskError(str(exc)) from exc
-    source = str(inputs.get("source", ""))
     changes = [fix_change(findings[i]) for i, yes in accepted.items() if yes and i in findings]
-    changes += [line_change(source, n, new, codes.get(n, "?")) for n, new in lines.items() if new is not None]
     return sorted((change for change in changes if change is not None), key=_first_offset)
 
 
@@ -170,13 +160,14 @@ class LintTask:
                 f"ruff's safe fixes of {job.path} differ from those discovery saw (another ruff "
                 "version or configuration?): discover the jobs again"
             )
-        changes = agent_changes(job.inputs, result)
-        proposer = "agent"
-        if check is not None:  # evidence decides every fix of ruff's, not the model
-            diagnostics = ruff_diagnostics(root, job.path, by_ruff, *target.ruff_options())
-            changes = sorted([*fixes(by_ruff, diagnostics), *changes], key=_first_offset)
-            proposer = "unsafe fixes + agent"
+        diagnostics = ruff_diagnostics(root, job.path, by_ruff, *target.ruff_options())
+        offered, unfixable = with_candidates(by_ruff, diagnostics, job.path)
+        if check is None:
+            changes, proposer = agent_changes(job.inputs, result), "agent"
+        else:  # evidence decides every fix, not the model
+            changes, proposer = fixes(by_ruff, offered), "fixes tried"
         verdict = judge(root, job.path, original, by_ruff, changes, check, target)
+        verdict.unfixable = sorted(str(item.get("code") or "syntax-error") for item in unfixable)
         summary = verdict.summary(len(changes), proposer)
         if verdict.problem is not None:
             error = f"rejected: {verdict.problem}"

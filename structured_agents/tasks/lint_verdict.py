@@ -1,7 +1,7 @@
 """Which of the agent's changes a lint proposal keeps, and why each other one was dropped.
 
-The proposal starts from ruff's safe fixes (``ruff check --fix``) of the file. A change (an
-accepted fix, a rewritten line) is kept only when, with ruff's safe fixes applied on top:
+The proposal starts from ruff's safe fixes (``ruff check --fix``) of the file. A change (a fix
+of ruff's or a candidate) is kept only when, with ruff's safe fixes applied on top:
 
 1. on its own, the file compiles, uses nothing the codebase's lowest supported Python lacks
    that the original did not (:meth:`~structured_agents.tasks.pytarget.PythonTarget.breaks`),
@@ -23,8 +23,8 @@ target, ``py37``), nothing is kept either: the job is rejected with the reason.
 
 from __future__ import annotations
 
-import ast
 import warnings
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,8 +47,8 @@ class Dropped:
 
     change: Change
     why: str
-    """``did not compile``, ``breaks the lowest Python``, ``changed the statement``, ``left as
-    many findings``, ``overlapped another``, ``failed the check`` or ``not checked``."""
+    """``did not compile``, ``breaks the lowest Python``, ``left as many findings``,
+    ``overlapped another``, ``failed the check`` or ``not checked``."""
     detail: str = ""
     """The compiler's or the check's message."""
 
@@ -74,6 +74,8 @@ class Verdict:
     the lowest Python)."""
     target: str = ""
     """The Python the proposal keeps to (:meth:`.PythonTarget.describe`)."""
+    unfixable: list[str] = field(default_factory=list)
+    """Codes of the findings with no fix, of ruff's or a candidate (left as they are)."""
 
     def summary(self, proposed: int, proposer: str = "agent") -> str:
         """One line: ruff's findings before, with ruff's fixes alone and with the proposal; what
@@ -92,6 +94,10 @@ class Verdict:
         if self.check_runs:
             line += f"; check ran {self.check_runs}x"
         line = f"{line}; left: {', '.join(self.left) or 'none'}"
+        if self.unfixable:
+            counted = Counter(self.unfixable)
+            listed = ", ".join(code if n == 1 else f"{code} x{n}" for code, n in sorted(counted.items()))
+            line += f"; no fix or candidate: {listed}"
         return f"{line}\ntarget: {self.target}" if self.target else line
 
 
@@ -99,15 +105,12 @@ _REASONS = (
     "failed the check",
     "did not compile",
     "breaks the lowest Python",
-    "changed the statement",
     "left as many findings",
     "overlapped another",
     "not checked",
 )
 """Why a change is dropped, in the order a summary lists them."""
-_DETAILED = frozenset(
-    {"failed the check", "did not compile", "breaks the lowest Python", "changed the statement"}
-)
+_DETAILED = frozenset({"failed the check", "did not compile", "breaks the lowest Python"})
 """Reasons a summary quotes the message of."""
 _SHORT = 100
 """Characters of a message a summary quotes."""
@@ -125,29 +128,6 @@ def _compile_error(text: str, path: str) -> str | None:
         except (SyntaxError, ValueError) as exc:
             return f"{type(exc).__name__}: {exc}"
     return None
-
-
-def _statement_kind(line: str) -> str | None:
-    """The kind of the one statement ``line`` is (``Assign``, ``Return``...); None when it is
-    not one whole statement on its own (an ``except:`` or ``if x:`` header)."""
-    try:
-        tree = ast.parse(line.strip())
-    except SyntaxError:
-        return None
-    return type(tree.body[0]).__name__ if len(tree.body) == 1 else None
-
-
-def _changed_statement(text: str, change: Change) -> str | None:
-    """``Assign -> AnnAssign`` when a rewritten line of ``text`` makes another kind of statement
-    (``version = version`` written as ``version:1``: it compiles, and ruff finds one finding
-    fewer, but it is no fix); None otherwise."""
-    if not change.rewrite or len(change.edits) != 1:
-        return None
-    start, end, new = change.edits[0]
-    before, after = _statement_kind(text[start:end]), _statement_kind(new)
-    if before is None or after is None or before == after:
-        return None
-    return f"{before} -> {after}"
 
 
 class _Judge:
@@ -184,10 +164,6 @@ class _Judge:
         """The changes that are each good alone (1) and together (2)."""
         alone = []
         for change in changes:
-            changed = _changed_statement(self.by_ruff, change)
-            if changed is not None:
-                dropped.append(Dropped(change, "changed the statement", changed))
-                continue
             problem = self.problem(self.proposal([change])[0], limit)
             if problem is None:
                 alone.append(change)

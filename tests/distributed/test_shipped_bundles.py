@@ -62,7 +62,7 @@ def test_lint_bundle_runs_its_check_on_the_workers(cluster: Cluster, tmp_path: P
     assert cluster.store.batch_counts(batch_id).by_status == {"succeeded": 1}
     [result] = cluster.store.results(batch_id)
     assert result.summary.splitlines()[0] == (
-        "ruff 2 -> 1 (ruff --fix alone: 1); unsafe fixes + agent: 1 proposed, 0 kept, 1 failed the check "
+        "ruff 2 -> 1 (ruff --fix alone: 1); fixes tried: 1 proposed, 0 kept, 1 failed the check "
         "(E711 line 9: exit 1); check ran 2x; left: E711"
     )
     assert apply_patches(project, [result]).run_ids("applied") == [result.run_id]

@@ -219,7 +219,7 @@ def test_sa_run_lint_with_a_check_keeps_what_passes_it(project: Path, db_url: st
         [stored] = store.results(batch.id)
     assert batch.options["check"] == check and batch.options["check_timeout_s"] == 60.0
     assert stored.summary.startswith(
-        "ruff 2 -> 1 (ruff --fix alone: 1); unsafe fixes + agent: 1 proposed, 0 kept, "
+        "ruff 2 -> 1 (ruff --fix alone: 1); fixes tried: 1 proposed, 0 kept, "
         "1 failed the check (E711 line 9: exit 1)"
     )
     diff = cli.invoke(app, ["diff", batch.id, "--db", db_url])

@@ -31,11 +31,13 @@ def test_one_job_per_file_with_findings(sample_project: Path) -> None:
     assert finding["fix"]["diff"] == "-    if email == None:\n+    if email is None:"
     [(start, end, content)] = finding["fix"]["edits"]
     assert (fixed[start:end], content) == ("email == None", "email is None")
-    assert (job.inputs["fix_ids"], job.inputs["edit_lines"]) == ([1], [])
+    assert job.inputs["fix_ids"] == [1]
     assert discover_lint_jobs(sample_project)[0].job_id == job.job_id
 
 
-def test_findings_without_a_fix_name_lines_and_fixes_are_numbered_on_their_own(tmp_path: Path) -> None:
+def test_fixes_and_candidates_are_numbered_by_line_and_a_finding_with_neither_is_not_offered(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "ruff.toml").write_text(CLASSIC_RULES)
     bare = "def run(jobs):\n    try:\n        jobs()\n    except:\n        pass\n"
     (tmp_path / "jobs.py").write_text(bare + "    done = 1\n    é = 'ü'; x = 2\n")
@@ -43,24 +45,22 @@ def test_findings_without_a_fix_name_lines_and_fixes_are_numbered_on_their_own(t
     [job] = discover_lint_jobs(tmp_path)
 
     found = [(f["id"], f["code"], f["line"]) for f in job.inputs["findings"]]
-    assert found == [(None, "E722", 4), (1, "F841", 6), (None, "E702", 7), (2, "F841", 7), (3, "F841", 7)]
-    assert (job.inputs["fix_ids"], job.inputs["edit_lines"]) == ([1, 2, 3], [4, 7])
+    assert found == [(1, "E722", 4), (2, "F841", 6), (3, "F841", 7), (4, "F841", 7)]  # E702: neither
+    assert job.inputs["fix_ids"] == [1, 2, 3, 4]
     source = job.inputs["source"]
-    removed = [source[s:e] for f in job.inputs["findings"] if f["fix"] for s, e, _ in f["fix"]["edits"]]
-    assert removed == ["    done = 1\n", "é = 'ü'; ", "x = 2"]  # columns count characters, not bytes
+    edited = [source[s:e] for f in job.inputs["findings"] for s, e, _ in f["fix"]["edits"]]
+    assert edited == ["", "    done = 1\n", "é = 'ü'; ", "x = 2"]  # columns count characters, not bytes
 
 
-def test_with_a_check_command_the_agent_decides_only_lines(tmp_path: Path) -> None:
-    """The check decides ruff's unsafe fixes (see ``lint_verdict``): none is put to the model."""
+def test_with_a_check_command_the_agent_has_nothing_to_decide(tmp_path: Path) -> None:
+    """The check decides every fix (see ``lint_verdict``): none is put to the model."""
     (tmp_path / "ruff.toml").write_text(CLASSIC_RULES)
     bare = "def run(jobs):\n    try:\n        jobs()\n    except:\n        pass\n"
-    (tmp_path / "jobs.py").write_text(bare + "    done = 1\n    é = 'ü'; x = 2\n")
+    (tmp_path / "jobs.py").write_text(bare + "    done = 1\n")
 
     [job] = discover_lint_jobs(tmp_path, CheckCommand("true").to_options())
 
-    found = [(f["id"], f["code"], f["line"]) for f in job.inputs["findings"]]
-    assert found == [(None, "E722", 4), (None, "E702", 7)]
-    assert (job.inputs["fix_ids"], job.inputs["edit_lines"]) == ([], [4, 7])
+    assert (job.inputs["findings"], job.inputs["fix_ids"]) == ([], [])
 
 
 def test_a_file_ruffs_safe_fixes_clean_is_a_job_with_nothing_to_decide(tmp_path: Path) -> None:
@@ -70,10 +70,10 @@ def test_a_file_ruffs_safe_fixes_clean_is_a_job_with_nothing_to_decide(tmp_path:
     [job] = discover_lint_jobs(tmp_path)
 
     assert job.inputs["source"] == "import sys\n\nprint(sys.argv)\n"
-    assert (job.inputs["findings"], job.inputs["fix_ids"], job.inputs["edit_lines"]) == ([], [], [])
+    assert (job.inputs["findings"], job.inputs["fix_ids"]) == ([], [])
 
 
-def test_a_job_offers_at_most_a_few_findings_those_with_a_fix_first(tmp_path: Path) -> None:
+def test_a_job_offers_at_most_a_few_fixes_the_first_by_line(tmp_path: Path) -> None:
     (tmp_path / "ruff.toml").write_text(CLASSIC_RULES)
     bare = "".join("try:\n    pass\nexcept:\n    pass\n" for _ in range(MAX_CANDIDATES))
     (tmp_path / "many.py").write_text(bare + "def f(x):\n    return x == None\n")
@@ -81,8 +81,8 @@ def test_a_job_offers_at_most_a_few_findings_those_with_a_fix_first(tmp_path: Pa
     [job] = discover_lint_jobs(tmp_path)
 
     findings = job.inputs["findings"]
-    assert len(findings) == MAX_CANDIDATES
-    assert findings[-1]["code"] == "E711" and job.inputs["fix_ids"] == [1]
+    assert len(findings) == MAX_CANDIDATES and {f["code"] for f in findings} == {"E722"}
+    assert job.inputs["fix_ids"] == list(range(1, MAX_CANDIDATES + 1))
 
 
 def test_fixing_a_file_removes_its_job(sample_project: Path) -> None:

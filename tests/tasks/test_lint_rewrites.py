@@ -1,0 +1,92 @@
+"""Candidates for findings ruff has no fix for: each on real ruff output, applied, compiled and
+checked again by ruff (the finding is gone, nothing else appears)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from structured_agents.tasks.lint_fixes import apply_changes, fixes
+from structured_agents.tasks.lint_rewrites import CANDIDATE_RULES, with_candidates
+
+
+def _diagnostics(root: Path, path: str, text: str, rules: str) -> list[dict[str, object]]:
+    command = [sys.executable, "-m", "ruff", "check", "--isolated", "--select", rules, "--no-cache"]
+    command += ["--output-format", "json", "--exit-zero", "--stdin-filename", str(root / path), "-"]
+    done = subprocess.run(command, input=text, capture_output=True, text=True, check=True)
+    found: list[dict[str, object]] = json.loads(done.stdout)
+    return found
+
+
+RAISES = "def f(d):\n    try:\n        return d['k']\n    except KeyError as e:\n        raise ValueError(e)"
+RAISES_ANY = (
+    RAISES.replace("'k'", "'é'")
+    .replace("KeyError as e:", "(KeyError, IndexError):")
+    .replace("ValueError(e)", "ValueError('é')")
+)
+BOUND = RAISES_ANY.replace("IndexError):", "IndexError) as err:")
+CLASS = '"""Doc."""\n\nimport os\n\n\nclass A:\n    NAMES = ["x"]\n    path = os.sep\n'
+ANNOTATED = CLASS.replace("import os\n", "import os\nfrom typing import ClassVar\n").replace(
+    "NAMES =", "NAMES: ClassVar[list] ="
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "rule", "text", "expected"),
+    [
+        (
+            "m.py",
+            "E722",
+            "def f(job):\n    try:\n        job()\n    except:  # noisy\n        pass\n",
+            ["def f(job):\n    try:\n        job()\n    except Exception:  # noisy\n        pass\n"],
+        ),
+        ("m.py", "B904", RAISES + "\n", [RAISES + " from e\n", RAISES + " from None\n"]),
+        ("m.py", "B904", RAISES_ANY + "\n", [BOUND + " from err\n", RAISES_ANY + " from None\n"]),
+        (
+            "pkg/__init__.py",
+            "F401",
+            '"""Pkg."""\n\nfrom pkg.core import Thing, helper\n',
+            [
+                '"""Pkg."""\n\nfrom pkg.core import Thing as Thing, helper\n',
+                '"""Pkg."""\n\nfrom pkg.core import Thing, helper as helper\n',
+            ],
+        ),
+        ("m.py", "RUF012", CLASS, [ANNOTATED]),
+    ],
+)
+def test_each_candidate_clears_its_finding_and_compiles(
+    tmp_path: Path, path: str, rule: str, text: str, expected: list[str]
+) -> None:
+    found, left = with_candidates(text, _diagnostics(tmp_path, path, text, rule), path)
+
+    candidates = [apply_changes(text, [change])[0] for change in fixes(text, found)]
+
+    assert candidates == expected and left == []
+    for candidate in candidates:
+        compile(candidate, path, "exec")
+        assert len(_diagnostics(tmp_path, path, candidate, rule)) < len(
+            _diagnostics(tmp_path, path, text, rule)
+        )
+
+
+def test_a_rule_without_candidates_is_left_not_rewritten(tmp_path: Path) -> None:
+    text = "def f(x):\n    if x > 42:\n        return 1\n    return 0\n"
+    diagnostics = _diagnostics(tmp_path, "m.py", text, "PLR2004")
+
+    found, left = with_candidates(text, diagnostics, "m.py")
+
+    assert "PLR2004" not in CANDIDATE_RULES
+    assert found == [] and [item["code"] for item in left] == ["PLR2004"]
+
+
+def test_an_unused_import_outside_an_init_and_a_text_that_does_not_parse_get_none(tmp_path: Path) -> None:
+    broken = "def f(:\n    try:\n        pass\n    except:\n        pass\n"
+    bare = [{"code": "E722", "message": "Do not use bare `except`", "location": {"row": 4, "column": 5}}]
+
+    assert with_candidates(broken, bare, "m.py")[0] == []
+    unused = [{"code": "F401", "message": "`os` imported but unused", "location": {"row": 1, "column": 8}}]
+    assert with_candidates("import os\n", unused, "m.py") == ([], unused)
