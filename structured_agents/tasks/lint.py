@@ -83,7 +83,8 @@ def lint_inputs(
     """A lint job's inputs for ``path``, whose text after ruff's safe fixes is ``fixed`` and
     ruff's findings on it ``diagnostics``; ``with_fixes``: the agent decides the fixes (no
     check command decides them)."""
-    found = candidates(fixed, with_candidates(fixed, diagnostics, path)[0]) if with_fixes else []
+    offered = with_candidates(fixed, diagnostics, path)[0] if with_fixes else []
+    found = candidates(fixed, offered)
     return {"path": path, "source": fixed, "findings": found, "fix_ids": [finding["id"] for finding in found]}
 
 

@@ -9,7 +9,12 @@ that does what the rule asks and nothing else:
 - ``F401`` (an unused import ruff will not remove, as in an ``__init__.py``): the explicit
   re-export ``import x as x``;
 - ``RUF012`` (a mutable class attribute): annotated ``ClassVar[dict]`` (``list``, ``set``),
-  ``from typing import ClassVar`` added once.
+  ``from typing import ClassVar`` added once;
+- ``RUF001`` (an ambiguous character in a string): the same character as an escape
+  (``"\\u2013"``), so the string's value is unchanged.
+
+Not ``UP031`` (``%`` formatting ruff leaves): ruff converts what it can tell is safe, and
+declines ``%d`` (a float would print differently), which is what it leaves.
 
 :func:`with_candidates` gives them to the lint task as ruff-shaped findings with a fix, so each
 is offered, decided and verified as ruff's unsafe fixes are. A finding of any other rule gets
@@ -20,15 +25,20 @@ such lines wrote nothing that compiled and fixed its finding.
 from __future__ import annotations
 
 import ast
+import bisect
+import io
+import tokenize
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from structured_agents.jobs.source import split_lines
+
 __all__ = ["CANDIDATE_RULES", "with_candidates"]
 
-Insert = tuple[int, int, str]
-"""Insert the string at this position: line (from 1), UTF-8 byte offset in the line (from 0)."""
-Candidate = tuple[str, tuple[Insert, ...]]
-"""What a candidate does (for its fix's message), and its insertions."""
+Edit = tuple[int, int, str]
+"""Replace ``text[start:end]`` (character offsets) with the string."""
+Candidate = tuple[str, tuple[Edit, ...]]
+"""What a candidate does (its fix's message), and its edits."""
 _MUTABLE = {ast.Dict: "dict", ast.DictComp: "dict", ast.List: "list", ast.ListComp: "list"}
 _MUTABLE.update({ast.Set: "set", ast.SetComp: "set"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -37,13 +47,31 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 class _Module:
     """A parsed text: its lines, tree and each node's parent."""
 
-    def __init__(self, text: str) -> None:
-        self.lines = text.splitlines(keepends=True)
+    def __init__(self, text: str, path: str) -> None:
+        self.text, self.path = text, path
+        self.lines = split_lines(text)
+        self.starts = [0]
+        for line in self.lines:
+            self.starts.append(self.starts[-1] + len(line))
         self.tree = ast.parse(text)
         self.parents: dict[ast.AST, ast.AST] = {}
         for node in ast.walk(self.tree):
             for child in ast.iter_child_nodes(node):
                 self.parents[child] = node
+        self._strings: list[tuple[int, int, str]] | None = None
+
+    def offset(self, row: int, byte_offset: int) -> int:
+        """The character offset of a position as ``ast`` gives it (line from 1, UTF-8 bytes)."""
+        line = self.lines[row - 1].encode() if 1 <= row <= len(self.lines) else b""
+        return self.starts[min(row, len(self.lines) + 1) - 1] + len(
+            line[:byte_offset].decode("utf-8", "replace")
+        )
+
+    def start(self, node: Any) -> int:
+        return self.offset(node.lineno, node.col_offset)
+
+    def end(self, node: Any) -> int:
+        return self.offset(node.end_lineno, node.end_col_offset)
 
     def at(self, row: int, kinds: tuple[type[ast.AST], ...]) -> Iterator[Any]:
         """The nodes of ``kinds`` starting on line ``row``."""
@@ -60,62 +88,79 @@ class _Module:
             parent = self.parents.get(parent)
         return None
 
-    def import_line(self) -> int:
-        """Where a new import goes: the line after the module's leading docstring and imports."""
+    def strings(self) -> list[tuple[int, int, str]]:
+        """Each string literal's start and end offsets and its prefix (``rb``...), read once."""
+        if self._strings is None:
+            self._strings = []
+            try:
+                for token in tokenize.generate_tokens(io.StringIO(self.text).readline):
+                    if token.type == tokenize.STRING:
+                        first = self.starts[token.start[0] - 1] + token.start[1]
+                        last = self.starts[token.end[0] - 1] + token.end[1]
+                        prefix = token.string[: len(token.string) - len(token.string.lstrip("rRbBuUfF"))]
+                        self._strings.append((first, last, prefix))
+            except (tokenize.TokenError, SyntaxError):
+                pass
+        return self._strings
+
+    def import_offset(self) -> int:
+        """Where a new import goes: the start of the line after the module's leading docstring
+        and imports."""
         after = 1
         for number, statement in enumerate(self.tree.body):
             docstring = isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
             if not (isinstance(statement, (ast.Import, ast.ImportFrom)) or (docstring and number == 0)):
                 break
             after = (statement.end_lineno or statement.lineno) + 1
-        return after
+        return self.starts[min(after, len(self.lines) + 1) - 1]
 
 
-def _e722(module: _Module, row: int, _column: int, _path: str) -> list[Candidate]:
+Finding = tuple[int, int, int]
+"""A finding's row, its character offset in the text, and its end's."""
+
+
+def _e722(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
     for handler in module.at(row, (ast.ExceptHandler,)):
-        line = module.lines[row - 1].encode()
-        if handler.type is None and line[handler.col_offset :].startswith(b"except"):
-            return [("Catch `Exception`", ((row, handler.col_offset + len("except"), " Exception"),))]
+        keyword = module.start(handler)
+        if handler.type is None and module.text.startswith("except", keyword):
+            after = keyword + len("except")
+            return [("Catch `Exception`", ((after, after, " Exception"),))]
     return []
 
 
-def _b904(module: _Module, row: int, _column: int, _path: str) -> list[Candidate]:
+def _b904(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
     for raised in module.at(row, (ast.Raise,)):
         handler = module.handler_of(raised)
-        if raised.exc is None or raised.cause is not None or handler is None or raised.end_lineno is None:
+        if raised.exc is None or raised.cause is not None or handler is None:
             continue
-        end = (raised.end_lineno, raised.end_col_offset or 0)
+        end = module.end(raised)
         found: list[Candidate] = []
         if handler.name is not None:
-            found.append((f"Raise it from `{handler.name}`", ((*end, f" from {handler.name}"),)))
-        elif handler.type is not None and handler.type.end_lineno is not None:
+            found.append((f"Raise it from `{handler.name}`", ((end, end, f" from {handler.name}"),)))
+        elif handler.type is not None:
             used = {n.id for n in ast.walk(handler) if isinstance(n, ast.Name)}
             name = next(n for n in ("err", "exc", "error", "caught") if n not in used)
-            bind = (handler.type.end_lineno, handler.type.end_col_offset or 0, f" as {name}")
-            message = f"Bind the exception as `{name}` and raise from it"
-            found.append((message, (bind, (*end, f" from {name}"))))
-        found.append(("Raise it `from None` (its context is not shown)", ((*end, " from None"),)))
+            bound = module.end(handler.type)
+            edits = ((bound, bound, f" as {name}"), (end, end, f" from {name}"))
+            found.append((f"Bind the exception as `{name}` and raise from it", edits))
+        found.append(("Raise it `from None` (its context is not shown)", ((end, end, " from None"),)))
         return found
     return []
 
 
-def _f401(module: _Module, row: int, column: int, path: str) -> list[Candidate]:
-    if not path.endswith("__init__.py"):
+def _f401(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
+    if not module.path.endswith("__init__.py"):
         return []
-    for node in ast.walk(module.tree):
-        if (
-            not isinstance(node, ast.alias)
-            or node.lineno != row
-            or _column(module, row, node.col_offset) != column
-        ):
+    for alias in ast.walk(module.tree):
+        if not (isinstance(alias, ast.alias) and alias.lineno == row and module.start(alias) == at):
             continue
-        if node.asname is None and "." not in node.name and node.name != "*" and node.end_lineno:
-            inserted = (node.end_lineno, node.end_col_offset or 0, f" as {node.name}")
-            return [(f"Re-export `{node.name}` explicitly", (inserted,))]
+        if alias.asname is None and "." not in alias.name and alias.name != "*":
+            end = module.end(alias)
+            return [(f"Re-export `{alias.name}` explicitly", ((end, end, f" as {alias.name}"),))]
     return []
 
 
-def _ruf012(module: _Module, row: int, _column: int, _path: str) -> list[Candidate]:
+def _ruf012(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
     imports = [node for node in module.tree.body if isinstance(node, ast.ImportFrom)]
     imported = any(n.module == "typing" and "ClassVar" in {a.name for a in n.names} for n in imports)
     for assign in module.at(row, (ast.Assign,)):
@@ -124,35 +169,63 @@ def _ruf012(module: _Module, row: int, _column: int, _path: str) -> list[Candida
         in_class = isinstance(module.parents.get(assign), ast.ClassDef)
         if kind is None or not isinstance(target, ast.Name) or not in_class:
             continue
-        inserts: tuple[Insert, ...] = ((target.lineno, target.end_col_offset or 0, f": ClassVar[{kind}]"),)
+        end = module.end(target)
+        edits: tuple[Edit, ...] = ((end, end, f": ClassVar[{kind}]"),)
         if not imported:
-            inserts = ((module.import_line(), 0, "from typing import ClassVar\n"), *inserts)
-        return [(f"Annotate `{target.id}` as `ClassVar[{kind}]`", inserts)]
+            where = module.import_offset()
+            edits = ((where, where, "from typing import ClassVar\n"), *edits)
+        return [(f"Annotate `{target.id}` as `ClassVar[{kind}]`", edits)]
     return []
 
 
-_GENERATORS: dict[str, Callable[[_Module, int, int, str], list[Candidate]]] = {
+def _ruf001(module: _Module, row: int, at: int, end: int) -> list[Candidate]:
+    """The character as an escape, inside a plain (not raw, not bytes) string literal."""
+    if end != at + 1:
+        return []
+    for first, last, prefix in module.strings():
+        if first <= at < last:
+            if set(prefix.lower()) & {"r", "b"}:
+                return []
+            code = ord(module.text[at])
+            escape = f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+            return [(f"Write it as `{escape}` (the same character)", ((at, end, escape),))]
+    return []
+
+
+def _offset(text: str, location: Mapping[str, Any], starts: Sequence[int] | None = None) -> int:
+    """The character offset of a ruff location (row and column from 1) in ``text`` (whose line
+    starts are ``starts``, when known)."""
+    row, column = int(location.get("row", 1)), int(location.get("column", 1))
+    if starts is None:
+        starts = [0]
+        for line in split_lines(text)[: row - 1]:
+            starts.append(starts[-1] + len(line))
+    return starts[min(row, len(starts)) - 1] + column - 1
+
+
+_GENERATORS: dict[str, Callable[[_Module, int, int, int], list[Candidate]]] = {
     "B904": _b904,
     "E722": _e722,
     "F401": _f401,
+    "RUF001": _ruf001,
     "RUF012": _ruf012,
 }
 CANDIDATE_RULES = frozenset(_GENERATORS)
 """The rules a finding without a fix gets candidates for."""
 
 
-def _column(module: _Module, row: int, byte_offset: int) -> int:
-    """Ruff's column (characters, from 1) of a byte offset in line ``row``."""
-    line = module.lines[row - 1].encode() if row <= len(module.lines) else b""
-    return len(line[:byte_offset].decode("utf-8", "replace")) + 1
+def _location(module: _Module, offset: int) -> dict[str, int]:
+    """Ruff's location (row and column from 1, in characters) of a character offset."""
+    row = max(1, min(bisect.bisect_right(module.starts, offset), len(module.starts) - 1))
+    return {"row": row, "column": offset - module.starts[row - 1] + 1}
 
 
-def _fix(module: _Module, message: str, inserts: Sequence[Insert]) -> dict[str, Any]:
-    edits = []
-    for row, offset, content in inserts:
-        at = {"row": row, "column": _column(module, row, offset)}
-        edits.append({"content": content, "location": at, "end_location": dict(at)})
-    return {"applicability": "unsafe", "message": message, "edits": edits}
+def _fix(module: _Module, message: str, edits: Sequence[Edit]) -> dict[str, Any]:
+    shaped = [
+        {"content": content, "location": _location(module, start), "end_location": _location(module, end)}
+        for start, end, content in edits
+    ]
+    return {"applicability": "unsafe", "message": message, "edits": shaped}
 
 
 def _has_fix(diagnostic: Mapping[str, Any]) -> bool:
@@ -167,7 +240,7 @@ def with_candidates(
     for each candidate of those without one (the finding, with the candidate as its fix); and
     the findings without a fix that got no candidate."""
     try:
-        module: _Module | None = _Module(text)
+        module: _Module | None = _Module(text, path)
     except (SyntaxError, ValueError):
         module = None
     fixed: list[dict[str, Any]] = []
@@ -177,10 +250,19 @@ def with_candidates(
             fixed.append(dict(diagnostic))
             continue
         generator = _GENERATORS.get(str(diagnostic.get("code")))
-        location = diagnostic.get("location") or {}
-        row, column = int(location.get("row", 0)), int(location.get("column", 0))
-        found = generator(module, row, column, path) if generator and module and row > 0 else []
-        fixed += [{**diagnostic, "fix": _fix(module, *candidate)} for candidate in found if module]
+        found: list[Candidate] = []
+        if generator is not None and module is not None:
+            location, end = diagnostic.get("location") or {}, diagnostic.get("end_location") or {}
+            row = int(location.get("row", 0))
+            if 1 <= row <= len(module.lines):
+                at, stop = (
+                    _offset(text, location, module.starts),
+                    _offset(text, end or location, module.starts),
+                )
+                found = generator(module, row, at, stop)
+        fixed += [
+            {**diagnostic, "fix": _fix(module, *candidate)} for candidate in found if module is not None
+        ]
         if not found:
             left.append(dict(diagnostic))
     return fixed, left

@@ -8,7 +8,9 @@ of ruff's or a candidate) is kept only when, with ruff's safe fixes applied on t
    and ruff finds fewer findings than with ruff's fixes alone;
 2. with the other kept changes, it overlaps none of them, and together they still compile and
    leave fewer findings (otherwise the changes are added one at a time, each kept only when
-   the file still compiles and ruff finds fewer findings than without it);
+   the file still compiles and ruff finds fewer findings than without it). When all the
+   changes together hold and leave at least one finding fewer each, 1 and 2 are taken as
+   holding without a trial per change;
 3. when the batch has a check command, the command passes on a copy of the codebase with the
    proposal. When it fails with every kept change, the changes are bisected on top of ruff's
    fixes: a half that passes is kept whole, a single change that fails is dropped with the
@@ -161,7 +163,14 @@ class _Judge:
         return None
 
     def valid(self, changes: Sequence[Change], limit: int, dropped: list[Dropped]) -> list[Change]:
-        """The changes that are each good alone (1) and together (2)."""
+        """The changes that are each good alone (1) and together (2); when all of them together
+        compile, break nothing and leave at least one finding fewer each, that is taken as each
+        holding (one trial, not one per change: a file can hold hundreds)."""
+        if len(changes) > 1:
+            text, applied, overlapping = self.proposal(changes)
+            if len(applied) > 1 and self.problem(text, limit - len(applied) + 1) is None:
+                dropped += [Dropped(change, "overlapped another") for change in overlapping]
+                return applied
         alone = []
         for change in changes:
             problem = self.problem(self.proposal([change])[0], limit)

@@ -56,6 +56,7 @@ ANNOTATED = CLASS.replace("import os\n", "import os\nfrom typing import ClassVar
             ],
         ),
         ("m.py", "RUF012", CLASS, [ANNOTATED]),
+        ("m.py", "RUF001", 'DASH = "a–b"  # en dash\n', ['DASH = "a\\u2013b"  # en dash\n']),
     ],
 )
 def test_each_candidate_clears_its_finding_and_compiles(
@@ -81,6 +82,15 @@ def test_a_rule_without_candidates_is_left_not_rewritten(tmp_path: Path) -> None
 
     assert "PLR2004" not in CANDIDATE_RULES
     assert found == [] and [item["code"] for item in left] == ["PLR2004"]
+
+
+def test_an_ambiguous_character_in_a_raw_string_or_a_comment_gets_none(tmp_path: Path) -> None:
+    text = 'RAW = r"a–b"\nB = "x"  # a–b\n'
+    diagnostics = _diagnostics(tmp_path, "m.py", text, "RUF001,RUF003")
+
+    found, left = with_candidates(text, diagnostics, "m.py")
+
+    assert found == [] and sorted(item["code"] for item in left) == ["RUF001", "RUF003"]
 
 
 def test_an_unused_import_outside_an_init_and_a_text_that_does_not_parse_get_none(tmp_path: Path) -> None:
