@@ -11,7 +11,9 @@ that does what the rule asks and nothing else:
 - ``RUF012`` (a mutable class attribute): annotated ``ClassVar[dict]`` (``list``, ``set``),
   ``from typing import ClassVar`` added once;
 - ``RUF001`` (an ambiguous character in a string): the same character as an escape
-  (``"\\u2013"``), so the string's value is unchanged.
+  (``"\\u2013"``), so the string's value is unchanged;
+- ``PLW2901`` (a ``for`` loop's variable bound again in its body): the new value under a new
+  name (``new_line = line.strip()``) to the end of the body, where nothing else could tell.
 
 Not ``UP031`` (``%`` formatting ruff leaves): ruff converts what it can tell is safe, and
 declines ``%d`` (a float would print differently), which is what it leaves.
@@ -192,6 +194,54 @@ def _ruf001(module: _Module, row: int, at: int, end: int) -> list[Candidate]:
     return []
 
 
+def _plw2901(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
+    """The rebound loop variable under a new name, from the rebinding to the end of the loop's
+    body; only where nothing else could see the difference: the rebinding is a statement of
+    the body itself, the name is not bound again, nor read after the loop or in its ``else``."""
+    for assign in module.at(row, (ast.Assign,)):
+        loop = module.parents.get(assign)
+        target = assign.targets[0] if len(assign.targets) == 1 else None
+        if not isinstance(loop, (ast.For, ast.AsyncFor)) or not isinstance(target, ast.Name):
+            continue
+        if module.start(target) != at or assign not in loop.body:
+            continue
+        name, scope = target.id, _scope_of(module, loop)
+        new = f"new_{name}"
+        rest = loop.body[loop.body.index(assign) + 1 :]
+        later = [
+            n for statement in rest for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id == name
+        ]
+        used = {n.id for n in ast.walk(scope) if isinstance(n, ast.Name)} | {
+            a.arg for a in ast.walk(scope) if isinstance(a, ast.arg)
+        }
+        after = [
+            n
+            for n in ast.walk(scope)
+            if isinstance(n, ast.Name) and n.id == name and module.start(n) >= module.end(loop)
+        ]
+        in_else = [n for s in loop.orelse for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == name]
+        nested = [n for s in rest for n in ast.walk(s) if isinstance(n, (*_SCOPES, ast.Global, ast.Nonlocal))]
+        if (
+            new in used
+            or after
+            or in_else
+            or nested
+            or any(isinstance(n.ctx, ast.Store | ast.Del) for n in later)
+        ):
+            return []
+        edits = tuple((module.start(n), module.end(n), new) for n in [target, *later])
+        return [(f"Name the new value `{new}`, not the loop variable", edits)]
+    return []
+
+
+def _scope_of(module: _Module, node: ast.AST) -> ast.AST:
+    """The function (or module) ``node`` is in."""
+    parent = module.parents.get(node)
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        parent = module.parents.get(parent)
+    return parent if parent is not None else module.tree
+
+
 def _offset(text: str, location: Mapping[str, Any], starts: Sequence[int] | None = None) -> int:
     """The character offset of a ruff location (row and column from 1) in ``text`` (whose line
     starts are ``starts``, when known)."""
@@ -207,6 +257,7 @@ _GENERATORS: dict[str, Callable[[_Module, int, int, int], list[Candidate]]] = {
     "B904": _b904,
     "E722": _e722,
     "F401": _f401,
+    "PLW2901": _plw2901,
     "RUF001": _ruf001,
     "RUF012": _ruf012,
 }

@@ -29,6 +29,10 @@ RAISES_ANY = (
     .replace("ValueError(e)", "ValueError('é')")
 )
 BOUND = RAISES_ANY.replace("IndexError):", "IndexError) as err:")
+LOOP = (
+    "def f(lines):\n    out = []\n    for line in lines:\n        line = line.strip()\n"
+    "        if line:\n            out.append(line)\n    return out\n"
+)
 CLASS = '"""Doc."""\n\nimport os\n\n\nclass A:\n    NAMES = ["x"]\n    path = os.sep\n'
 ANNOTATED = CLASS.replace("import os\n", "import os\nfrom typing import ClassVar\n").replace(
     "NAMES =", "NAMES: ClassVar[list] ="
@@ -56,6 +60,16 @@ ANNOTATED = CLASS.replace("import os\n", "import os\nfrom typing import ClassVar
             ],
         ),
         ("m.py", "RUF012", CLASS, [ANNOTATED]),
+        (
+            "m.py",
+            "PLW2901",
+            LOOP,
+            [
+                LOOP.replace("line = line.strip()", "new_line = line.strip()")
+                .replace("if line:", "if new_line:")
+                .replace("append(line)", "append(new_line)")
+            ],
+        ),
         ("m.py", "RUF001", 'DASH = "a–b"  # en dash\n', ['DASH = "a\\u2013b"  # en dash\n']),
     ],
 )
@@ -82,6 +96,22 @@ def test_a_rule_without_candidates_is_left_not_rewritten(tmp_path: Path) -> None
 
     assert "PLR2004" not in CANDIDATE_RULES
     assert found == [] and [item["code"] for item in left] == ["PLR2004"]
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        "    return line\n",  # the loop variable read after the loop
+        "    else:\n        print(line)\n",  # or in its else
+    ],
+)
+def test_a_rebound_loop_variable_something_else_could_see_gets_no_new_name(
+    tmp_path: Path, after: str
+) -> None:
+    text = LOOP.replace("    return out\n", after)
+    found, left = with_candidates(text, _diagnostics(tmp_path, "m.py", text, "PLW2901"), "m.py")
+
+    assert found == [] and [item["code"] for item in left] == ["PLW2901"]
 
 
 def test_an_ambiguous_character_in_a_raw_string_or_a_comment_gets_none(tmp_path: Path) -> None:
