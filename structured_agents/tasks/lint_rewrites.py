@@ -6,51 +6,42 @@ that does what the rule asks and nothing else:
 - ``E722`` (bare ``except:``): ``except Exception:``;
 - ``B904`` (``raise`` in an ``except`` without ``from``): ``from`` the handled exception (bound
   as ``err`` when the handler binds none), or ``from None``;
-- ``F401`` (an unused import ruff will not remove, as in an ``__init__.py``): the explicit
-  re-export ``import x as x``;
-- ``RUF012`` (a mutable class attribute): annotated ``ClassVar[dict]`` (``list``, ``set``),
-  ``from typing import ClassVar`` added once;
-- ``RUF001`` (an ambiguous character in a string): the same character as an escape
-  (``"\\u2013"``), so the string's value is unchanged;
 - ``PLW2901`` (a ``for`` loop's variable bound again in its body): the new value under a new
   name (``new_line = line.strip()``) to the end of the body, where nothing else could tell.
-
-Not ``UP031`` (``%`` formatting ruff leaves): ruff converts what it can tell is safe, and
-declines ``%d`` (a float would print differently), which is what it leaves.
 
 :func:`with_candidates` gives them to the lint task as ruff-shaped findings with a fix, so each
 is offered, decided and verified as ruff's unsafe fixes are. A finding of any other rule gets
 none: it is left as it is (and said so), never rewritten freely; a small model asked to rewrite
-such lines wrote nothing that compiled and fixed its finding.
+such lines wrote nothing that compiled and fixed its finding. Candidates a strict reviewer
+rejected as lint-appeasing noise are not made: ``ClassVar`` on a mutable class attribute
+(RUF012) in untyped code, ``import x as x`` re-exports (F401), an ambiguous character written as
+its escape (RUF001), and ``%`` formatting ruff itself declines to convert (UP031). Some of
+ruff's own fixes are not offered either (:data:`DECLINED`).
 """
 
 from __future__ import annotations
 
 import ast
 import bisect
-import io
-import tokenize
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from structured_agents.jobs.source import split_lines
 
-__all__ = ["CANDIDATE_RULES", "with_candidates"]
+__all__ = ["CANDIDATE_RULES", "DECLINED", "with_candidates"]
 
 Edit = tuple[int, int, str]
 """Replace ``text[start:end]`` (character offsets) with the string."""
 Candidate = tuple[str, tuple[Edit, ...]]
 """What a candidate does (its fix's message), and its edits."""
-_MUTABLE = {ast.Dict: "dict", ast.DictComp: "dict", ast.List: "list", ast.ListComp: "list"}
-_MUTABLE.update({ast.Set: "set", ast.SetComp: "set"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 class _Module:
     """A parsed text: its lines, tree and each node's parent."""
 
-    def __init__(self, text: str, path: str) -> None:
-        self.text, self.path = text, path
+    def __init__(self, text: str) -> None:
+        self.text = text
         self.lines = split_lines(text)
         self.starts = [0]
         for line in self.lines:
@@ -60,7 +51,6 @@ class _Module:
         for node in ast.walk(self.tree):
             for child in ast.iter_child_nodes(node):
                 self.parents[child] = node
-        self._strings: list[tuple[int, int, str]] | None = None
 
     def offset(self, row: int, byte_offset: int) -> int:
         """The character offset of a position as ``ast`` gives it (line from 1, UTF-8 bytes)."""
@@ -90,36 +80,6 @@ class _Module:
             parent = self.parents.get(parent)
         return None
 
-    def strings(self) -> list[tuple[int, int, str]]:
-        """Each string literal's start and end offsets and its prefix (``rb``...), read once."""
-        if self._strings is None:
-            self._strings = []
-            try:
-                for token in tokenize.generate_tokens(io.StringIO(self.text).readline):
-                    if token.type == tokenize.STRING:
-                        first = self.starts[token.start[0] - 1] + token.start[1]
-                        last = self.starts[token.end[0] - 1] + token.end[1]
-                        prefix = token.string[: len(token.string) - len(token.string.lstrip("rRbBuUfF"))]
-                        self._strings.append((first, last, prefix))
-            except (tokenize.TokenError, SyntaxError):
-                pass
-        return self._strings
-
-    def import_offset(self) -> int:
-        """Where a new import goes: the start of the line after the module's leading docstring
-        and imports."""
-        after = 1
-        for number, statement in enumerate(self.tree.body):
-            docstring = isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
-            if not (isinstance(statement, (ast.Import, ast.ImportFrom)) or (docstring and number == 0)):
-                break
-            after = (statement.end_lineno or statement.lineno) + 1
-        return self.starts[min(after, len(self.lines) + 1) - 1]
-
-
-Finding = tuple[int, int, int]
-"""A finding's row, its character offset in the text, and its end's."""
-
 
 def _e722(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
     for handler in module.at(row, (ast.ExceptHandler,)):
@@ -147,50 +107,6 @@ def _b904(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
             found.append((f"Bind the exception as `{name}` and raise from it", edits))
         found.append(("Raise it `from None` (its context is not shown)", ((end, end, " from None"),)))
         return found
-    return []
-
-
-def _f401(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
-    if not module.path.endswith("__init__.py"):
-        return []
-    for alias in ast.walk(module.tree):
-        if not (isinstance(alias, ast.alias) and alias.lineno == row and module.start(alias) == at):
-            continue
-        if alias.asname is None and "." not in alias.name and alias.name != "*":
-            end = module.end(alias)
-            return [(f"Re-export `{alias.name}` explicitly", ((end, end, f" as {alias.name}"),))]
-    return []
-
-
-def _ruf012(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
-    imports = [node for node in module.tree.body if isinstance(node, ast.ImportFrom)]
-    imported = any(n.module == "typing" and "ClassVar" in {a.name for a in n.names} for n in imports)
-    for assign in module.at(row, (ast.Assign,)):
-        kind = _MUTABLE.get(type(assign.value))
-        target = assign.targets[0] if len(assign.targets) == 1 else None
-        in_class = isinstance(module.parents.get(assign), ast.ClassDef)
-        if kind is None or not isinstance(target, ast.Name) or not in_class:
-            continue
-        end = module.end(target)
-        edits: tuple[Edit, ...] = ((end, end, f": ClassVar[{kind}]"),)
-        if not imported:
-            where = module.import_offset()
-            edits = ((where, where, "from typing import ClassVar\n"), *edits)
-        return [(f"Annotate `{target.id}` as `ClassVar[{kind}]`", edits)]
-    return []
-
-
-def _ruf001(module: _Module, row: int, at: int, end: int) -> list[Candidate]:
-    """The character as an escape, inside a plain (not raw, not bytes) string literal."""
-    if end != at + 1:
-        return []
-    for first, last, prefix in module.strings():
-        if first <= at < last:
-            if set(prefix.lower()) & {"r", "b"}:
-                return []
-            code = ord(module.text[at])
-            escape = f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
-            return [(f"Write it as `{escape}` (the same character)", ((at, end, escape),))]
     return []
 
 
@@ -256,10 +172,7 @@ def _offset(text: str, location: Mapping[str, Any], starts: Sequence[int] | None
 _GENERATORS: dict[str, Callable[[_Module, int, int, int], list[Candidate]]] = {
     "B904": _b904,
     "E722": _e722,
-    "F401": _f401,
     "PLW2901": _plw2901,
-    "RUF001": _ruf001,
-    "RUF012": _ruf012,
 }
 CANDIDATE_RULES = frozenset(_GENERATORS)
 """The rules a finding without a fix gets candidates for."""
@@ -279,26 +192,41 @@ def _fix(module: _Module, message: str, edits: Sequence[Edit]) -> dict[str, Any]
     return {"applicability": "unsafe", "message": message, "edits": shaped}
 
 
+DECLINED = {
+    "SIM118": "iterating a dict-like rather than its .keys() walks a pandas Series' values",
+    "SIM105": "contextlib.suppress is slower on the common path and needs an import",
+}
+"""Rules whose fixes are not offered, and why (a strict reviewer rejected them on packages
+whose tests passed with them)."""
+
+
 def _has_fix(diagnostic: Mapping[str, Any]) -> bool:
     fix = diagnostic.get("fix")
     return isinstance(fix, Mapping) and fix.get("applicability") in ("safe", "unsafe")
 
 
+def _declined(diagnostic: Mapping[str, Any]) -> bool:
+    return str(diagnostic.get("code")) in DECLINED
+
+
 def with_candidates(
     text: str, diagnostics: Sequence[Mapping[str, Any]], path: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """``diagnostics`` (ruff's JSON findings on ``text``, the file ``path``) with a fix, then one
-    for each candidate of those without one (the finding, with the candidate as its fix); and
-    the findings without a fix that got no candidate."""
+    """``diagnostics`` (ruff's JSON findings on ``text``, the file ``path``) with a fix not
+    :data:`DECLINED`, then one for each candidate of those without one (the
+    finding, with the candidate as its fix); and the findings left with no fix offered."""
     try:
-        module: _Module | None = _Module(text, path)
+        module: _Module | None = _Module(text)
     except (SyntaxError, ValueError):
         module = None
     fixed: list[dict[str, Any]] = []
     left: list[dict[str, Any]] = []
     for diagnostic in diagnostics:
-        if _has_fix(diagnostic):
+        if _has_fix(diagnostic) and not _declined(diagnostic):
             fixed.append(dict(diagnostic))
+            continue
+        if _has_fix(diagnostic):
+            left.append(dict(diagnostic))
             continue
         generator = _GENERATORS.get(str(diagnostic.get("code")))
         found: list[Candidate] = []

@@ -5,7 +5,10 @@ of ruff's or a candidate) is kept only when, with ruff's safe fixes applied on t
 
 1. on its own, the file compiles, uses nothing the codebase's lowest supported Python lacks
    that the original did not (:meth:`~structured_agents.tasks.pytarget.PythonTarget.breaks`),
-   and ruff finds fewer findings than with ruff's fixes alone;
+   writes no new line longer than the project's line length (its ruff ``line-length``, else
+   the file's own longest line) and no ``.format()`` call (ruff converts ``%`` formatting to
+   ``.format()`` and, where it can, on to an f-string: what stays ``.format()`` a strict
+   reviewer rejected as churn), and ruff finds fewer findings than with ruff's fixes alone;
 2. with the other kept changes, it overlaps none of them, and together they still compile and
    leave fewer findings (otherwise the changes are added one at a time, each kept only when
    the file still compiles and ruff finds fewer findings than without it). When all the
@@ -36,11 +39,14 @@ from structured_agents.tasks.errors import TaskError
 from structured_agents.tasks.lint_fixes import Change, apply_changes
 from structured_agents.tasks.pytarget import PythonTarget
 from structured_agents.tasks.ruff import ruff_codes, ruff_safe_fixes
+from structured_agents.tasks.ruff_config import ruff_settings
 
-__all__ = ["MAX_CHECK_RUNS", "Dropped", "Verdict", "judge"]
+__all__ = ["MAX_CHECK_RUNS", "MIN_WIDTH", "Dropped", "Verdict", "judge"]
 
 MAX_CHECK_RUNS = 8
 """Runs of the check command one file's proposal may take."""
+MIN_WIDTH = 79
+"""The line length a change may always reach, where the project sets none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +55,9 @@ class Dropped:
 
     change: Change
     why: str
-    """``did not compile``, ``breaks the lowest Python``, ``left as many findings``,
-    ``overlapped another``, ``failed the check`` or ``not checked``."""
+    """``did not compile``, ``breaks the lowest Python``, ``made a line too long``, ``wrote
+    .format()``, ``left as many findings``, ``overlapped another``, ``failed the check`` or
+    ``not checked``."""
     detail: str = ""
     """The compiler's or the check's message."""
 
@@ -77,7 +84,8 @@ class Verdict:
     target: str = ""
     """The Python the proposal keeps to (:meth:`.PythonTarget.describe`)."""
     unfixable: list[str] = field(default_factory=list)
-    """Codes of the findings with no fix, of ruff's or a candidate (left as they are)."""
+    """Codes of the findings left with no fix offered (none of ruff's or a candidate, or one
+    declined: :data:`~structured_agents.tasks.lint_rewrites.DECLINED`)."""
 
     def summary(self, proposed: int, proposer: str = "agent") -> str:
         """One line: ruff's findings before, with ruff's fixes alone and with the proposal; what
@@ -99,7 +107,7 @@ class Verdict:
         if self.unfixable:
             counted = Counter(self.unfixable)
             listed = ", ".join(code if n == 1 else f"{code} x{n}" for code, n in sorted(counted.items()))
-            line += f"; no fix or candidate: {listed}"
+            line += f"; no fix offered: {listed}"
         return f"{line}\ntarget: {self.target}" if self.target else line
 
 
@@ -107,6 +115,8 @@ _REASONS = (
     "failed the check",
     "did not compile",
     "breaks the lowest Python",
+    "made a line too long",
+    "wrote .format()",
     "left as many findings",
     "overlapped another",
     "not checked",
@@ -132,11 +142,28 @@ def _compile_error(text: str, path: str) -> str | None:
     return None
 
 
+def _width(root: Path, original: str) -> int:
+    """The longest line a change may write: the project's ruff ``line-length`` (or pycodestyle's
+    ``max-line-length``) when it sets one, else the longest line the file already has (at least
+    :data:`MIN_WIDTH`)."""
+    settings = ruff_settings(root)
+    lint = settings.get("lint")
+    pycodestyle = lint.get("pycodestyle") if isinstance(lint, dict) else None
+    limits = [settings.get("line-length")]
+    if isinstance(pycodestyle, dict):
+        limits.insert(0, pycodestyle.get("max-line-length"))
+    for value in limits:
+        if isinstance(value, int) and value > 0:
+            return value
+    return max([MIN_WIDTH, *(len(line.rstrip("\r\n")) for line in original.splitlines())])
+
+
 class _Judge:
     def __init__(self, root: Path, path: str, original: str, by_ruff: str, target: PythonTarget) -> None:
         self.root, self.path, self.by_ruff = root, path, by_ruff
         self.options = target.ruff_options()
         self.breaks = target.checker(root, path, original)
+        self.width, self.lines = _width(root, original), set(original.splitlines())
 
     def proposal(self, changes: Sequence[Change]) -> tuple[str, list[Change], list[Change]]:
         """The text with ``changes`` and ruff's safe fixes on top; applied and overlapping changes."""
@@ -157,6 +184,18 @@ class _Judge:
         broken = self.breaks(text)
         if broken is not None:
             return "breaks the lowest Python", broken
+        if text.count(".format(") > self.by_ruff.count(".format("):
+            return "wrote .format()", "an f-string or the % it replaces reads as well"
+        long = next(
+            (
+                n
+                for n, line in enumerate(text.splitlines(), 1)
+                if len(line) > self.width and line not in self.lines
+            ),
+            None,
+        )
+        if long is not None:
+            return "made a line too long", f"line {long} over {self.width}"
         left = len(self.codes(text))
         if left >= limit:
             return "left as many findings", f"{left} left, ruff's fixes alone {limit}"

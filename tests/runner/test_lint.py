@@ -129,7 +129,7 @@ def test_a_finding_with_no_fix_or_candidate_is_left_and_said_so(
     assert [tool["function"]["name"] for tool in engine.requests[0].tools] == ["submit_result"]
     assert run.status == "failed" and (run.error or "").startswith(
         "nothing changes the file: ruff 1 -> 1 (ruff --fix alone: 1); agent: 0 proposed, 0 kept; "
-        "left: E741; no fix or candidate: E741\ntarget: "
+        "left: E741; no fix offered: E741\ntarget: "
     )
 
 
@@ -151,6 +151,37 @@ def test_a_fix_the_lowest_python_lacks_is_dropped_and_the_target_is_told(tmp_pat
     )
     assert "1 breaks the lowest Python (E741 line 2: Cannot use named assignment expression" in first
     assert target == "target: Python 3.7+ (requires-python >=3.7 in pyproject.toml; ruff: py37)"
+
+
+@pytest.mark.parametrize(
+    ("config", "new", "why"),
+    [
+        (
+            "",
+            "    return 'x' * 70 + 'a line longer than any the file has'  # " + "y" * 20,
+            "made a line too long",
+        ),
+        (
+            "line-length = 60\n",
+            "    return 'fits the file but not the project line length' * 2",
+            "made a line too long",
+        ),
+        ("", "    return '{}'.format(flag)", "wrote .format()"),
+    ],
+)
+def test_a_change_a_strict_reviewer_would_send_back_is_dropped(
+    tmp_path: Path, config: str, new: str, why: str
+) -> None:
+    root = _codebase(tmp_path / "code", flags="def ready(flag):\n    return flag == True\n")
+    (root / "ruff.toml").write_text(config + CLASSIC_RULES)
+    text = (root / "flags.py").read_text()
+    line = text.splitlines(keepends=True)[1]
+    start = text.index(line)
+    change = Change("E712 line 2", ((start, start + len(line) - 1, new),))
+
+    verdict = judge(root, "flags.py", text, text, [change], None, python_target(root))
+
+    assert verdict.kept == [] and [dropped.why for dropped in verdict.dropped] == [why]
 
 
 def test_a_fix_is_decided_once_and_then_only_what_is_left_is_offered(

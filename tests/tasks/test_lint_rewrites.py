@@ -33,10 +33,6 @@ LOOP = (
     "def f(lines):\n    out = []\n    for line in lines:\n        line = line.strip()\n"
     "        if line:\n            out.append(line)\n    return out\n"
 )
-CLASS = '"""Doc."""\n\nimport os\n\n\nclass A:\n    NAMES = ["x"]\n    path = os.sep\n'
-ANNOTATED = CLASS.replace("import os\n", "import os\nfrom typing import ClassVar\n").replace(
-    "NAMES =", "NAMES: ClassVar[list] ="
-)
 
 
 @pytest.mark.parametrize(
@@ -51,16 +47,6 @@ ANNOTATED = CLASS.replace("import os\n", "import os\nfrom typing import ClassVar
         ("m.py", "B904", RAISES + "\n", [RAISES + " from e\n", RAISES + " from None\n"]),
         ("m.py", "B904", RAISES_ANY + "\n", [BOUND + " from err\n", RAISES_ANY + " from None\n"]),
         (
-            "pkg/__init__.py",
-            "F401",
-            '"""Pkg."""\n\nfrom pkg.core import Thing, helper\n',
-            [
-                '"""Pkg."""\n\nfrom pkg.core import Thing as Thing, helper\n',
-                '"""Pkg."""\n\nfrom pkg.core import Thing, helper as helper\n',
-            ],
-        ),
-        ("m.py", "RUF012", CLASS, [ANNOTATED]),
-        (
             "m.py",
             "PLW2901",
             LOOP,
@@ -70,7 +56,6 @@ ANNOTATED = CLASS.replace("import os\n", "import os\nfrom typing import ClassVar
                 .replace("append(line)", "append(new_line)")
             ],
         ),
-        ("m.py", "RUF001", 'DASH = "a–b"  # en dash\n', ['DASH = "a\\u2013b"  # en dash\n']),
     ],
 )
 def test_each_candidate_clears_its_finding_and_compiles(
@@ -114,19 +99,25 @@ def test_a_rebound_loop_variable_something_else_could_see_gets_no_new_name(
     assert found == [] and [item["code"] for item in left] == ["PLW2901"]
 
 
-def test_an_ambiguous_character_in_a_raw_string_or_a_comment_gets_none(tmp_path: Path) -> None:
-    text = 'RAW = r"a–b"\nB = "x"  # a–b\n'
-    diagnostics = _diagnostics(tmp_path, "m.py", text, "RUF001,RUF003")
+@pytest.mark.parametrize(
+    ("rule", "text"),
+    [
+        ("RUF001", 'DASH = "a–b"\n'),  # the escape reads worse and changes nothing
+        ("RUF012", "class A:\n    NAMES = ['x']\n"),  # ClassVar in untyped code: noise
+        ("SIM118", "def f(row):\n    return [k for k in row.keys()]\n"),  # a pandas Series iterates values
+        ("SIM105", "def f(g):\n    try:\n        g()\n    except ValueError:\n        pass\n"),
+    ],
+)
+def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: str, text: str) -> None:
+    diagnostics = _diagnostics(tmp_path, "m.py", text, rule)
 
     found, left = with_candidates(text, diagnostics, "m.py")
 
-    assert found == [] and sorted(item["code"] for item in left) == ["RUF001", "RUF003"]
+    assert diagnostics and found == [] and {item["code"] for item in left} == {rule}
 
 
-def test_an_unused_import_outside_an_init_and_a_text_that_does_not_parse_get_none(tmp_path: Path) -> None:
+def test_a_text_that_does_not_parse_gets_no_candidate() -> None:
     broken = "def f(:\n    try:\n        pass\n    except:\n        pass\n"
     bare = [{"code": "E722", "message": "Do not use bare `except`", "location": {"row": 4, "column": 5}}]
 
-    assert with_candidates(broken, bare, "m.py")[0] == []
-    unused = [{"code": "F401", "message": "`os` imported but unused", "location": {"row": 1, "column": 8}}]
-    assert with_candidates("import os\n", unused, "m.py") == ([], unused)
+    assert with_candidates(broken, bare, "m.py") == ([], bare)
