@@ -5,9 +5,7 @@ that does what the rule asks and nothing else:
 
 - ``E722`` (bare ``except:``): ``except Exception:``;
 - ``B904`` (``raise`` in an ``except`` without ``from``): ``from`` the handled exception (bound
-  as ``err`` when the handler binds none), or ``from None``;
-- ``PLW2901`` (a ``for`` loop's variable bound again in its body): the new value under a new
-  name (``new_line = line.strip()``) to the end of the body, where nothing else could tell.
+  as ``err`` when the handler binds none), or ``from None``.
 
 :func:`with_candidates` gives them to the lint task as ruff-shaped findings with a fix, so each
 is offered, decided and verified as ruff's unsafe fixes are. A finding of any other rule gets
@@ -15,7 +13,8 @@ none: it is left as it is (and said so), never rewritten freely; a small model a
 such lines wrote nothing that compiled and fixed its finding. Candidates a strict reviewer
 rejected as lint-appeasing noise are not made: ``ClassVar`` on a mutable class attribute
 (RUF012) in untyped code, ``import x as x`` re-exports (F401), an ambiguous character written as
-its escape (RUF001), and ``%`` formatting ruff itself declines to convert (UP031). Some of
+its escape (RUF001), a rebound loop variable renamed ``new_k`` (PLW2901: a worse name, and the
+loop's other rebindings left), and ``%`` formatting ruff itself declines to convert (UP031). Some of
 ruff's own fixes are not offered either (:data:`DECLINED`).
 """
 
@@ -110,54 +109,6 @@ def _b904(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
     return []
 
 
-def _plw2901(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
-    """The rebound loop variable under a new name, from the rebinding to the end of the loop's
-    body; only where nothing else could see the difference: the rebinding is a statement of
-    the body itself, the name is not bound again, nor read after the loop or in its ``else``."""
-    for assign in module.at(row, (ast.Assign,)):
-        loop = module.parents.get(assign)
-        target = assign.targets[0] if len(assign.targets) == 1 else None
-        if not isinstance(loop, (ast.For, ast.AsyncFor)) or not isinstance(target, ast.Name):
-            continue
-        if module.start(target) != at or assign not in loop.body:
-            continue
-        name, scope = target.id, _scope_of(module, loop)
-        new = f"new_{name}"
-        rest = loop.body[loop.body.index(assign) + 1 :]
-        later = [
-            n for statement in rest for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id == name
-        ]
-        used = {n.id for n in ast.walk(scope) if isinstance(n, ast.Name)} | {
-            a.arg for a in ast.walk(scope) if isinstance(a, ast.arg)
-        }
-        after = [
-            n
-            for n in ast.walk(scope)
-            if isinstance(n, ast.Name) and n.id == name and module.start(n) >= module.end(loop)
-        ]
-        in_else = [n for s in loop.orelse for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == name]
-        nested = [n for s in rest for n in ast.walk(s) if isinstance(n, (*_SCOPES, ast.Global, ast.Nonlocal))]
-        if (
-            new in used
-            or after
-            or in_else
-            or nested
-            or any(isinstance(n.ctx, ast.Store | ast.Del) for n in later)
-        ):
-            return []
-        edits = tuple((module.start(n), module.end(n), new) for n in [target, *later])
-        return [(f"Name the new value `{new}`, not the loop variable", edits)]
-    return []
-
-
-def _scope_of(module: _Module, node: ast.AST) -> ast.AST:
-    """The function (or module) ``node`` is in."""
-    parent = module.parents.get(node)
-    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        parent = module.parents.get(parent)
-    return parent if parent is not None else module.tree
-
-
 def _offset(text: str, location: Mapping[str, Any], starts: Sequence[int] | None = None) -> int:
     """The character offset of a ruff location (row and column from 1) in ``text`` (whose line
     starts are ``starts``, when known)."""
@@ -172,7 +123,6 @@ def _offset(text: str, location: Mapping[str, Any], starts: Sequence[int] | None
 _GENERATORS: dict[str, Callable[[_Module, int, int, int], list[Candidate]]] = {
     "B904": _b904,
     "E722": _e722,
-    "PLW2901": _plw2901,
 }
 CANDIDATE_RULES = frozenset(_GENERATORS)
 """The rules a finding without a fix gets candidates for."""
@@ -195,6 +145,7 @@ def _fix(module: _Module, message: str, edits: Sequence[Edit]) -> dict[str, Any]
 DECLINED = {
     "SIM118": "iterating a dict-like rather than its .keys() walks a pandas Series' values",
     "SIM105": "contextlib.suppress is slower on the common path and needs an import",
+    "B028": "stacklevel=2 pointed inside the library itself (a cached or generator caller) each time",
 }
 """Rules whose fixes are not offered, and why (a strict reviewer rejected them on packages
 whose tests passed with them)."""

@@ -8,7 +8,9 @@ of ruff's or a candidate) is kept only when, with ruff's safe fixes applied on t
    writes no new line longer than the project's line length (its ruff ``line-length``, else
    the file's own longest line) and no ``.format()`` call (ruff converts ``%`` formatting to
    ``.format()`` and, where it can, on to an f-string: what stays ``.format()`` a strict
-   reviewer rejected as churn), and ruff finds fewer findings than with ruff's fixes alone;
+   reviewer rejected as churn), no number spelled as the file spells none (ruff writes
+   ``0x05F3`` back as ``1523``), deletes no comment (ruff's ``else: if`` to ``elif`` does),
+   and ruff finds fewer findings than with ruff's fixes alone;
 2. with the other kept changes, it overlaps none of them, and together they still compile and
    leave fewer findings (otherwise the changes are added one at a time, each kept only when
    the file still compiles and ruff finds fewer findings than without it). When all the
@@ -28,6 +30,8 @@ target, ``py37``), nothing is kept either: the job is rejected with the reason.
 
 from __future__ import annotations
 
+import io
+import tokenize
 import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -56,8 +60,8 @@ class Dropped:
     change: Change
     why: str
     """``did not compile``, ``breaks the lowest Python``, ``made a line too long``, ``wrote
-    .format()``, ``left as many findings``, ``overlapped another``, ``failed the check`` or
-    ``not checked``."""
+    .format()``, ``respelled a number``, ``deleted a comment``, ``left as many findings``,
+    ``overlapped another``, ``failed the check`` or ``not checked``."""
     detail: str = ""
     """The compiler's or the check's message."""
 
@@ -117,6 +121,8 @@ _REASONS = (
     "breaks the lowest Python",
     "made a line too long",
     "wrote .format()",
+    "respelled a number",
+    "deleted a comment",
     "left as many findings",
     "overlapped another",
     "not checked",
@@ -142,6 +148,21 @@ def _compile_error(text: str, path: str) -> str | None:
     return None
 
 
+def _literals(text: str) -> tuple[set[str], int]:
+    """The spellings of ``text``'s number literals (``0x05F3``) and how many comments it has;
+    nothing when it does not tokenize."""
+    numbers: set[str] = set()
+    comments = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.NUMBER:
+                numbers.add(token.string)
+            comments += token.type == tokenize.COMMENT
+    except (tokenize.TokenError, SyntaxError):
+        return set(), 0
+    return numbers, comments
+
+
 def _width(root: Path, original: str) -> int:
     """The longest line a change may write: the project's ruff ``line-length`` (or pycodestyle's
     ``max-line-length``) when it sets one, else the longest line the file already has (at least
@@ -164,6 +185,7 @@ class _Judge:
         self.options = target.ruff_options()
         self.breaks = target.checker(root, path, original)
         self.width, self.lines = _width(root, original), set(original.splitlines())
+        self.numbers, self.comments = _literals(by_ruff)
 
     def proposal(self, changes: Sequence[Change]) -> tuple[str, list[Change], list[Change]]:
         """The text with ``changes`` and ruff's safe fixes on top; applied and overlapping changes."""
@@ -186,6 +208,11 @@ class _Judge:
             return "breaks the lowest Python", broken
         if text.count(".format(") > self.by_ruff.count(".format("):
             return "wrote .format()", "an f-string or the % it replaces reads as well"
+        numbers, comments = _literals(text)
+        if numbers - self.numbers:
+            return "respelled a number", f"{sorted(numbers - self.numbers)[0]} is written nowhere in the file"
+        if comments < self.comments:
+            return "deleted a comment", f"{self.comments - comments} fewer"
         long = next(
             (
                 n

@@ -23,10 +23,10 @@ from structured_agents.patches import apply_patches
 from structured_agents.runner import EmbeddedRunner, RunSummary
 from structured_agents.store import Store
 from structured_agents.tasks.check import CheckCommand
-from structured_agents.tasks.lint_fixes import MAX_CANDIDATES, Change
+from structured_agents.tasks.lint_fixes import MAX_CANDIDATES, Change, fixes
 from structured_agents.tasks.lint_verdict import judge
 from structured_agents.tasks.pytarget import python_target
-from structured_agents.tasks.ruff import ruff_codes, ruff_safe_fixes
+from structured_agents.tasks.ruff import ruff_codes, ruff_diagnostics, ruff_safe_fixes
 from structured_agents.types import ToolCall
 
 CLASSIC_RULES = '[lint]\nselect = ["E4", "E7", "E9", "F"]\n'
@@ -158,15 +158,16 @@ def test_a_fix_the_lowest_python_lacks_is_dropped_and_the_target_is_told(tmp_pat
     [
         (
             "",
-            "    return 'x' * 70 + 'a line longer than any the file has'  # " + "y" * 20,
+            "    return flag is True or '" + "a line longer than any the file has " * 3 + "'",
             "made a line too long",
         ),
         (
-            "line-length = 60\n",
-            "    return 'fits the file but not the project line length' * 2",
+            "line-length = 40\n",
+            "    return flag is True or 'longer than the project'",
             "made a line too long",
         ),
         ("", "    return '{}'.format(flag)", "wrote .format()"),
+        ("", "    return flag is 0x1", "respelled a number"),
     ],
 )
 def test_a_change_a_strict_reviewer_would_send_back_is_dropped(
@@ -182,6 +183,20 @@ def test_a_change_a_strict_reviewer_would_send_back_is_dropped(
     verdict = judge(root, "flags.py", text, text, [change], None, python_target(root))
 
     assert verdict.kept == [] and [dropped.why for dropped in verdict.dropped] == [why]
+
+
+def test_a_fix_that_deletes_a_comment_is_dropped(tmp_path: Path) -> None:
+    """Ruff's PLR5501 fix (``else: if`` to ``elif``) deleted the comment between them."""
+    text = "def f(a, b):\n    if a:\n        return 1\n    else:  # b decides\n"
+    text += "        if b:\n            return 2\n"
+    root = _codebase(tmp_path / "code", branches=text)
+    (root / "ruff.toml").write_text('[lint]\nselect = ["PLR5501"]\n')
+    [found] = ruff_diagnostics(root, "branches.py", text)
+    [change] = fixes(text, [found])
+
+    verdict = judge(root, "branches.py", text, text, [change], None, python_target(root))
+
+    assert verdict.kept == [] and [dropped.why for dropped in verdict.dropped] == ["deleted a comment"]
 
 
 def test_a_fix_is_decided_once_and_then_only_what_is_left_is_offered(
