@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -151,6 +152,23 @@ DECLINED = {
 whose tests passed with them)."""
 
 
+_COPIED = re.compile(r"\b(copied|copy[- ]?pasted|vendored|taken verbatim)\s+(from|out of)\b", re.I)
+"""What a definition's docstring says when its code is another project's, kept as it was."""
+
+
+def _copied_lines(module: _Module) -> set[int]:
+    """The lines of the functions and classes whose docstring says their code is copied from
+    elsewhere (tabulate's ``_CustomTextWrap``: "copy pasted out of the CPython baseline"): a
+    restyled copy is harder to keep in step with its source."""
+    lines: set[int] = set()
+    for node in ast.walk(module.tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            docstring = ast.get_docstring(node) or ""
+            if _COPIED.search(docstring) and node.end_lineno is not None:
+                lines.update(range(node.lineno, node.end_lineno + 1))
+    return lines
+
+
 def _has_fix(diagnostic: Mapping[str, Any]) -> bool:
     fix = diagnostic.get("fix")
     return isinstance(fix, Mapping) and fix.get("applicability") in ("safe", "unsafe")
@@ -163,16 +181,21 @@ def _declined(diagnostic: Mapping[str, Any]) -> bool:
 def with_candidates(
     text: str, diagnostics: Sequence[Mapping[str, Any]], path: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """``diagnostics`` (ruff's JSON findings on ``text``, the file ``path``) with a fix not
-    :data:`DECLINED`, then one for each candidate of those without one (the
-    finding, with the candidate as its fix); and the findings left with no fix offered."""
+    """``diagnostics`` (ruff's JSON findings on ``text``, the file ``path``) with a fix
+    not :data:`DECLINED` and not in code its docstring says is copied
+    (:func:`_copied_lines`), then one for each candidate of those without one (the finding,
+    with the candidate as its fix); and the findings left with no fix offered."""
     try:
         module: _Module | None = _Module(text)
     except (SyntaxError, ValueError):
         module = None
     fixed: list[dict[str, Any]] = []
     left: list[dict[str, Any]] = []
+    copied = _copied_lines(module) if module is not None else set()
     for diagnostic in diagnostics:
+        if int((diagnostic.get("location") or {}).get("row", 0)) in copied:
+            left.append(dict(diagnostic))
+            continue
         if _has_fix(diagnostic) and not _declined(diagnostic):
             fixed.append(dict(diagnostic))
             continue

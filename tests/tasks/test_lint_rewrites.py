@@ -95,6 +95,19 @@ def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: 
     assert diagnostics and found == [] and {item["code"] for item in left} == {rule}
 
 
+def test_code_its_docstring_says_is_copied_is_left_as_it_is(tmp_path: Path) -> None:
+    """tabulate's ``_CustomTextWrap`` was "copy pasted out of the CPython baseline"."""
+    copied = 'class Wrap:\n    """Mostly copy pasted out of CPython."""\n\n    def f(self, x):\n        return x == None\n'
+    own = "def g(x):\n    return x == None\n"
+    diagnostics = _diagnostics(tmp_path, "m.py", copied + own, "E711")
+
+    found, left = with_candidates(copied + own, diagnostics, "m.py")
+
+    assert [item["location"]["row"] for item in found] == [7] and [
+        item["location"]["row"] for item in left
+    ] == [5]
+
+
 def test_a_text_that_does_not_parse_gets_no_candidate() -> None:
     broken = "def f(:\n    try:\n        pass\n    except:\n        pass\n"
     bare = [{"code": "E722", "message": "Do not use bare `except`", "location": {"row": 4, "column": 5}}]
