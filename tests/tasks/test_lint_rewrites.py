@@ -97,7 +97,8 @@ def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: 
 
 def test_code_its_docstring_says_is_copied_is_left_as_it_is(tmp_path: Path) -> None:
     """tabulate's ``_CustomTextWrap`` was "copy pasted out of the CPython baseline"."""
-    copied = 'class Wrap:\n    """Mostly copy pasted out of CPython."""\n\n    def f(self, x):\n        return x == None\n'
+    copied = 'class Wrap:\n    """Mostly copy pasted out of CPython."""\n\n'
+    copied += "    def f(self, x):\n        return x == None\n"
     own = "def g(x):\n    return x == None\n"
     diagnostics = _diagnostics(tmp_path, "m.py", copied + own, "E711")
 
