@@ -147,6 +147,7 @@ DECLINED = {
     "SIM118": "iterating a dict-like rather than its .keys() walks a pandas Series' values",
     "SIM105": "contextlib.suppress is slower on the common path and needs an import",
     "B028": "stacklevel=2 pointed inside the library itself (a cached or generator caller) each time",
+    "PLW3301": "max(a, *(gen)) reads worse than the nested max, and fails differently when empty",
 }
 """Rules whose fixes are not offered, and why (a strict reviewer rejected them on packages
 whose tests passed with them)."""

@@ -85,6 +85,7 @@ def test_a_rule_without_candidates_is_left_not_rewritten(tmp_path: Path) -> None
             "import warnings\n\n\ndef f():\n    warnings.warn('old')\n",
         ),  # stacklevel=2 misses the caller
         ("PLW2901", LOOP),  # new_line: a worse name
+        ("PLW3301", "def f(a, xs):\n    return max(a, max(x for x in xs))\n"),
     ],
 )
 def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: str, text: str) -> None:
