@@ -51,7 +51,7 @@ DOCSTRING_MARKER = "You write docstrings for Python code. Read the code"
 """Text only the shipped docstring_calls bundle's system prompt has."""
 NATIVE_MARKER = "# Docstrings say what each definition does, in the words of its code."
 """The shipped docstring bundle's system prompt, as its plugin (python_docstring) shows it."""
-LINT_MARKER = "Findings ruff's safe fixes leave in"
+LINT_MARKER = "You review fixes for the findings ruff's safe fixes leave in"
 """Text of the shipped lint bundle's prompts: its scripted model accepts fix 1, then submits."""
 
 
