@@ -45,7 +45,8 @@ from structured_agents.guard import Guard
 from structured_agents.metrics import CONTENT_TYPE, StoreCollector, scrape
 from structured_agents.report import build_report
 from structured_agents.settings import Settings, load_settings
-from structured_agents.store import ResultStatus, RunStatus, SqlStore, Store
+from structured_agents.status import ResultStatus, RunStatus
+from structured_agents.store import SqlStore, Store
 from structured_agents.workers.celery_app import make_app
 from structured_agents.workers.constants import QUEUES
 from structured_agents.workers.dispatch import queue_length

@@ -36,7 +36,8 @@ from rich.text import Text
 from structured_agents.cli.check_option import CheckOption, CheckTimeoutOption, task_options
 from structured_agents.errors import StructuredAgentsError
 from structured_agents.settings import load_settings
-from structured_agents.store import RUN_STATUSES, BatchCounts, RunStatus, SqlStore, Store
+from structured_agents.status import RUN_STATUSES, RunStatus
+from structured_agents.store import BatchCounts, SqlStore, Store
 from structured_agents.tasks.check import DEFAULT_TIMEOUT_S
 
 __all__ = ["register"]

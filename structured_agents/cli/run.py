@@ -31,14 +31,8 @@ from rich.syntax import Syntax
 from structured_agents.cli.check_option import CheckOption, CheckTimeoutOption, task_options
 from structured_agents.cli.engine_option import EngineOption, settings_with_engine
 from structured_agents.errors import StructuredAgentsError
-from structured_agents.store import (
-    BatchRecord,
-    RecordNotFoundError,
-    ResultRecord,
-    ResultStatus,
-    SqlStore,
-    Store,
-)
+from structured_agents.status import ResultStatus
+from structured_agents.store import BatchRecord, RecordNotFoundError, ResultRecord, SqlStore, Store
 from structured_agents.tasks import check_task_options
 from structured_agents.tasks.check import DEFAULT_TIMEOUT_S
 

@@ -32,7 +32,8 @@ from structured_agents.kernel import Completion, GenerationRequest, RunState
 from structured_agents.lifecycle.agents import BatchAgent
 from structured_agents.lifecycle.outcome import outcome_of, store_outcome, turn_record
 from structured_agents.observer.events import KernelEnd, ToolCallEvent, ToolResultEvent
-from structured_agents.store import FinalStatus, Store, StoredRun, ToolCallRecord
+from structured_agents.status import FinalStatus
+from structured_agents.store import Store, StoredRun, ToolCallRecord
 from structured_agents.types import JsonDict, ToolCall, ToolResult
 
 __all__ = ["ModelTurn", "NextStep", "RunLifecycle", "next_step"]

@@ -16,7 +16,8 @@ from datetime import datetime
 import numpy as np
 
 from structured_agents.report.data import BatchReportData
-from structured_agents.store import RUN_STATUSES, RunSummaryRecord, ToolStatsRecord
+from structured_agents.status import RUN_STATUSES
+from structured_agents.store import RunSummaryRecord, ToolStatsRecord
 
 __all__ = ["FailureGroup", "ReportFigures", "Summary", "TimeAxis", "compute_figures", "failure_reason"]
 

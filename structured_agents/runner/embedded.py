@@ -40,7 +40,8 @@ from structured_agents.kernel import Engine
 from structured_agents.lifecycle import BatchAgent, EventBuffer, ModelTurn, RunLifecycle, next_step
 from structured_agents.observer.protocol import Observer
 from structured_agents.runner.progress import RunProgress
-from structured_agents.store import BatchRecord, FinalStatus, Store, StoredRun, StoreError
+from structured_agents.status import FinalStatus
+from structured_agents.store import BatchRecord, Store, StoredRun, StoreError
 from structured_agents.tasks import check_task_options
 
 __all__ = ["EmbeddedRunner", "RunSummary"]

@@ -2,7 +2,8 @@
 
 The schema lives in :mod:`~structured_agents.store.models`, its migrations in
 ``migrations/``; :class:`Store` is the protocol everything else uses, and :class:`SqlStore`
-(PostgreSQL or SQLite) the implementation that owns every SQL statement.
+(PostgreSQL or SQLite) the implementation that owns every SQL statement. The statuses it
+writes are :mod:`structured_agents.status`'s.
 """
 
 from __future__ import annotations
@@ -10,16 +11,7 @@ from __future__ import annotations
 from structured_agents.store.engine import default_url
 from structured_agents.store.errors import RecordNotFoundError, StoreError, StoreUnavailableError
 from structured_agents.store.migrate import current_revision, head_revision, upgrade
-from structured_agents.store.models import (
-    BATCH_STATUSES,
-    RESULT_STATUSES,
-    RUN_STATUSES,
-    BatchStatus,
-    ResultStatus,
-    RunStatus,
-)
 from structured_agents.store.protocol import Store
-from structured_agents.store.queue import FinalStatus
 from structured_agents.store.records import (
     BatchCounts,
     BatchRecord,
@@ -42,24 +34,17 @@ from structured_agents.store.sql import SqlStore
 from structured_agents.store.steps import StoredRun
 
 __all__ = [
-    "BATCH_STATUSES",
-    "RESULT_STATUSES",
-    "RUN_STATUSES",
     "VIEWS",
     "BatchCounts",
     "BatchRecord",
     "BatchSetupRecord",
-    "BatchStatus",
     "EngineTurnRecord",
     "EnqueueResult",
     "EventRecord",
     "FailureRecord",
-    "FinalStatus",
     "RecordNotFoundError",
     "ResultRecord",
-    "ResultStatus",
     "RunRecord",
-    "RunStatus",
     "RunSummaryRecord",
     "SqlStore",
     "Store",

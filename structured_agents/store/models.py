@@ -25,7 +25,7 @@ the migrated database with this metadata on both dialects.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
@@ -46,31 +46,21 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from structured_agents.status import BATCH_STATUSES, RESULT_STATUSES, RUN_STATUSES
+
 __all__ = [
-    "BATCH_STATUSES",
-    "RESULT_STATUSES",
-    "RUN_STATUSES",
     "Base",
     "BatchRow",
-    "BatchStatus",
     "EventRow",
     "ResultRow",
-    "ResultStatus",
     "RunRow",
     "RunStateRow",
-    "RunStatus",
     "StepAttemptRow",
     "ToolCallRow",
     "TurnRow",
     "utcnow",
 ]
 
-RunStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
-ResultStatus = Literal["proposed", "applied", "rejected", "stale"]
-BatchStatus = Literal["queued", "running", "finished", "cancelled"]
-RUN_STATUSES: tuple[RunStatus, ...] = ("queued", "running", "succeeded", "failed", "cancelled")
-RESULT_STATUSES: tuple[ResultStatus, ...] = ("proposed", "applied", "rejected", "stale")
-BATCH_STATUSES: tuple[BatchStatus, ...] = ("queued", "running", "finished", "cancelled")
 
 JsonType = JSON().with_variant(JSONB(), "postgresql")
 """JSON on SQLite, JSONB on PostgreSQL."""

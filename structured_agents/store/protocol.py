@@ -14,8 +14,7 @@ from typing import Any, Protocol, Self
 
 from structured_agents.jobs.spec import JobSpec
 from structured_agents.kernel.state import RunState
-from structured_agents.store.models import BatchStatus, ResultStatus, RunStatus
-from structured_agents.store.queue import FinalStatus
+from structured_agents.status import BatchStatus, FinalStatus, ResultStatus, RunStatus
 from structured_agents.store.records import (
     BatchCounts,
     BatchRecord,

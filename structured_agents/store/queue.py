@@ -15,32 +15,20 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from sqlalchemy import ColumnElement, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from structured_agents.jobs.spec import JobSpec
+from structured_agents.status import BATCH_STATUSES, FINAL_STATUSES, BatchStatus, FinalStatus, RunStatus
 from structured_agents.store.bulk import CHUNK, insert_new_runs
 from structured_agents.store.database import Database
 from structured_agents.store.errors import RecordNotFoundError, StoreError
-from structured_agents.store.models import (
-    BATCH_STATUSES,
-    BatchRow,
-    BatchStatus,
-    ResultRow,
-    RunRow,
-    RunStatus,
-    ToolCallRow,
-    TurnRow,
-    utcnow,
-)
+from structured_agents.store.models import BatchRow, ResultRow, RunRow, ToolCallRow, TurnRow, utcnow
 from structured_agents.store.records import BatchCounts, BatchRecord, EnqueueResult, RunRecord
 
-__all__ = ["FinalStatus", "RunQueue"]
-
-FinalStatus = Literal["succeeded", "failed", "cancelled"]
-FINAL_STATUSES: tuple[FinalStatus, ...] = ("succeeded", "failed", "cancelled")
+__all__ = ["RunQueue"]
 
 
 def _chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:

@@ -10,15 +10,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from structured_agents.store.models import (
-    BatchRow,
-    EventRow,
-    ResultRow,
-    RunRow,
-    RunStatus,
-    ToolCallRow,
-    TurnRow,
-)
+from structured_agents.status import RunStatus
+from structured_agents.store.models import BatchRow, EventRow, ResultRow, RunRow, ToolCallRow, TurnRow
 
 __all__ = [
     "BatchCounts",

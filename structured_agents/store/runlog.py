@@ -14,19 +14,10 @@ from typing import Any
 from sqlalchemy import insert, select, text, update
 from sqlalchemy.orm import Session
 
+from structured_agents.status import RESULT_STATUSES, ResultStatus
 from structured_agents.store.database import Database
 from structured_agents.store.errors import StoreError
-from structured_agents.store.models import (
-    RESULT_STATUSES,
-    BatchRow,
-    EventRow,
-    ResultRow,
-    ResultStatus,
-    RunRow,
-    ToolCallRow,
-    TurnRow,
-    utcnow,
-)
+from structured_agents.store.models import BatchRow, EventRow, ResultRow, RunRow, ToolCallRow, TurnRow, utcnow
 from structured_agents.store.records import EventRecord, ResultRecord, ToolCallRecord, TurnRecord
 
 __all__ = ["SHARED_SUMMARY", "VIEWS", "RunLog", "event_row_values"]

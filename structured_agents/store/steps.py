@@ -22,11 +22,11 @@ from sqlalchemy.orm import Session
 
 from structured_agents.jobs.spec import JobSpec
 from structured_agents.kernel.state import RunState
+from structured_agents.status import BatchStatus
 from structured_agents.store.database import Database
 from structured_agents.store.errors import StoreError
 from structured_agents.store.models import (
     BatchRow,
-    BatchStatus,
     EventRow,
     RunRow,
     RunStateRow,

@@ -21,7 +21,7 @@ from structured_agents.jobs.spec import JobSpec
 from structured_agents.kernel.config import BadWords, Chooser, Reviewer, ToolView
 from structured_agents.kernel.result import RunResult
 from structured_agents.patches import ProposedChange
-from structured_agents.store.models import ResultStatus
+from structured_agents.status import ResultStatus
 
 __all__ = ["Guidance", "Outcome", "Task"]
 

@@ -10,7 +10,8 @@ import pytest
 from store_helpers import make_jobs
 
 from structured_agents.jobs import JobSpec
-from structured_agents.store import FinalStatus, RecordNotFoundError, RunRecord, Store, StoreError
+from structured_agents.status import FinalStatus
+from structured_agents.store import RecordNotFoundError, RunRecord, Store, StoreError
 
 
 def test_bulk_insert_10000_jobs(store: Store) -> None:
