@@ -24,7 +24,6 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, Vali
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from structured_agents.errors import ConfigError
-from structured_agents.kernel.engine import SamplingParams
 
 __all__ = [
     "CACHE_DIR_ENV",
@@ -62,12 +61,8 @@ class EngineSettings(BaseModel):
     """Compile grammars in child processes, each refused after this many seconds (the
     transformers engine; ``sa serve`` sets ``SA_SERVE__COMPILE_TIMEOUT_S`` when this is unset).
     None: compile in the engine's own threads, without a time bound (the bundles' grammars)."""
-    max_new_tokens: int = Field(default=256, ge=1)
-    """Default token budget of a turn when a request does not set one."""
-    temperature: float = Field(default=0.0, ge=0.0)
-    """Default sampling temperature; 0 is greedy."""
     seed: int | None = None
-    """Default sampling seed (and vLLM's engine seed when set)."""
+    """vLLM's engine seed, and ``sa serve``'s default sampling seed."""
     cache_dir: Path | None = None
     """``transformers`` engine: where shipped models are converted to (``None``: the user cache)."""
     base_url: str = "http://127.0.0.1:8000/v1"
@@ -80,12 +75,6 @@ class EngineSettings(BaseModel):
     """``openai`` engine: longest wait, in seconds, to connect or for the server's response."""
     max_retries: int = Field(default=3, ge=0)
     """``openai`` engine: retries after the first attempt on 429, 5xx and connection errors."""
-
-    def sampling(self) -> SamplingParams:
-        """The default :class:`SamplingParams` these settings describe."""
-        return SamplingParams(
-            max_new_tokens=self.max_new_tokens, temperature=self.temperature, seed=self.seed
-        )
 
 
 class ServeSettings(BaseModel):
@@ -107,6 +96,10 @@ class ServeSettings(BaseModel):
     ``vllm serve --api-key``; None serves without a key (keep ``host`` on loopback then)."""
     max_body_bytes: int = Field(default=1 << 20, ge=1)
     """Largest request body accepted, in bytes; larger ones get a 413."""
+    default_max_tokens: int = Field(default=256, ge=1)
+    """Token budget of a request that sets no ``max_tokens`` (a bundle's turns carry their own)."""
+    temperature: float = Field(default=0.0, ge=0.0)
+    """Sampling temperature of a request that sets none; 0 is greedy."""
     max_tokens: int = Field(default=4096, ge=1)
     """Most tokens a request may ask one choice for (``max_tokens``, ``max_completion_tokens``);
     more is a 400 naming the field."""

@@ -14,7 +14,7 @@ from structured_agents.engines.function import FunctionEngine
 from structured_agents.engines.openai_compat import OpenAICompatEngine
 from structured_agents.engines.scripted import ScriptedEngine
 from structured_agents.errors import ConfigError, EngineError
-from structured_agents.kernel.engine import Completion, Engine, GenerationRequest, SamplingParams
+from structured_agents.kernel.engine import Completion, Engine, GenerationRequest
 from structured_agents.settings import ApiSettings, EngineSettings, Settings, load_settings
 
 
@@ -32,7 +32,8 @@ def test_defaults_without_environment() -> None:
     assert settings.engine.name == "transformers"
     assert settings.engine.model is None
     assert settings.serve.port == 8000
-    assert settings.engine.sampling() == SamplingParams(max_new_tokens=256, temperature=0.0, seed=None)
+    serve = settings.serve
+    assert (serve.default_max_tokens, serve.temperature, settings.engine.seed) == (256, 0.0, None)
 
 
 def test_nested_values_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -40,7 +41,7 @@ def test_nested_values_from_environment(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("SA_ENGINE__BASE_URL", "http://gpu-box:9000/v1")
     monkeypatch.setenv("SA_ENGINE__API_KEY", "s3cret")
     monkeypatch.setenv("SA_ENGINE__MAX_RETRIES", "5")
-    monkeypatch.setenv("SA_ENGINE__TEMPERATURE", "0.7")
+    monkeypatch.setenv("SA_SERVE__TEMPERATURE", "0.7")
     monkeypatch.setenv("SA_ENGINE__SEED", "11")
     monkeypatch.setenv("SA_SERVE__PORT", "9100")
     monkeypatch.setenv("SA_SERVE__BATCH_WAIT_MS", "25")
@@ -50,7 +51,8 @@ def test_nested_values_from_environment(monkeypatch: pytest.MonkeyPatch) -> None
     assert settings.engine.api_key is not None and settings.engine.api_key.get_secret_value() == "s3cret"
     assert "s3cret" not in repr(settings)
     assert settings.engine.max_retries == 5
-    assert settings.engine.sampling() == SamplingParams(max_new_tokens=256, temperature=0.7, seed=11)
+    serve = settings.serve
+    assert (serve.default_max_tokens, serve.temperature, settings.engine.seed) == (256, 0.7, 11)
     assert (settings.serve.port, settings.serve.batch_wait_ms) == (9100, 25.0)
 
 

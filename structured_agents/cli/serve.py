@@ -50,6 +50,7 @@ def serve(
         import uvicorn
 
         from structured_agents.engines.factory import create_engine
+        from structured_agents.kernel.engine import SamplingParams
         from structured_agents.plugins.registry import get_plugin
         from structured_agents.serve import create_app
 
@@ -64,7 +65,11 @@ def serve(
             create_engine(engine_settings),
             plugin=lambda: get_plugin(plugin_name),
             model_name=settings.engine.model or settings.engine.name,
-            defaults=settings.engine.sampling(),
+            defaults=SamplingParams(
+                max_new_tokens=settings.serve.default_max_tokens,
+                temperature=settings.serve.temperature,
+                seed=settings.engine.seed,
+            ),
             max_batch_size=settings.engine.max_batch_size,
             batch_wait_ms=settings.serve.batch_wait_ms,
             api_key=api_key.get_secret_value() if (api_key := settings.serve.api_key) is not None else None,

@@ -272,8 +272,9 @@ def test_real_model_behind_sa_serve_returns_grammar_valid_calls() -> None:
     from structured_agents.grammar.config import GrammarConfig
     from structured_agents.settings import EngineSettings
 
-    settings = EngineSettings(name="transformers", device="cpu", max_new_tokens=48)
-    app = create_app(create_engine(settings), plugin=FunctionGemmaPlugin, defaults=settings.sampling())
+    settings = EngineSettings(name="transformers", device="cpu")
+    defaults = SamplingParams(max_new_tokens=48)
+    app = create_app(create_engine(settings), plugin=FunctionGemmaPlugin, defaults=defaults)
     config = GrammarConfig(mode="ebnf", allow_parallel_calls=False)
     request = GenerationRequest(
         prompt="",
