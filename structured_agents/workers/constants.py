@@ -7,6 +7,7 @@ __all__ = [
     "DELAYED",
     "DISPATCH",
     "FINISH_RUN",
+    "LLM_PREFIX",
     "LLM_QUEUE",
     "LLM_TURN",
     "QUEUES",
@@ -35,8 +36,11 @@ DELAYED = "sa.control.delayed"
 LLM_TURN = "sa.llm.turn"
 TOOL_CALL = "sa.tools.call"
 
+LLM_PREFIX = "sa.llm."
+"""The start of every task name routed to the ``llm`` queue."""
+
 ROUTES = {
-    "sa.llm.*": {"queue": LLM_QUEUE},
+    f"{LLM_PREFIX}*": {"queue": LLM_QUEUE},
     "sa.tools.*": {"queue": TOOLS_QUEUE},
     "sa.control.*": {"queue": CONTROL_QUEUE},
 }

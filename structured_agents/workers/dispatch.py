@@ -24,7 +24,14 @@ from celery import Celery
 from structured_agents.kernel import RunState
 from structured_agents.lifecycle import next_step
 from structured_agents.store import Store
-from structured_agents.workers.constants import DELAYED, FINISH_RUN, LLM_TURN, START_RUNS, TOOL_CALL
+from structured_agents.workers.constants import (
+    DELAYED,
+    FINISH_RUN,
+    LLM_PREFIX,
+    LLM_TURN,
+    START_RUNS,
+    TOOL_CALL,
+)
 from structured_agents.workers.errors import converting_broker
 
 __all__ = [
@@ -39,7 +46,6 @@ __all__ = [
     "send_starts",
 ]
 
-LLM_PREFIX = "sa.llm."
 _NOT_FOUND = "404"
 START_CHUNK = 500
 """Most run ids in one ``start_runs`` message: ten thousand runs are twenty messages, and one
