@@ -21,7 +21,3 @@ class RunContext:
     """Root directory the run's tools may read; externals refuse paths outside it."""
     inputs: dict[str, Any] = field(default_factory=dict)
     """The job's inputs (target file, qualified name, ...), as rendered into the user prompt."""
-
-    def at_turn(self, turn: int) -> RunContext:
-        """The same context at another turn."""
-        return RunContext(run_id=self.run_id, turn=turn, workspace=self.workspace, inputs=self.inputs)

@@ -21,7 +21,7 @@ from structured_agents.kernel.history import (
 from structured_agents.kernel.loop import AgentKernel
 from structured_agents.kernel.result import RunResult
 from structured_agents.kernel.state import Phase, RunState
-from structured_agents.kernel.streaming import GenerationStream, StreamDelta, StreamingEngine, streaming
+from structured_agents.kernel.streaming import GenerationStream, StreamDelta, StreamingEngine
 
 __all__ = [
     "AgentKernel",
@@ -43,5 +43,4 @@ __all__ = [
     "TokenBudget",
     "TokenLogprob",
     "approx_tokens",
-    "streaming",
 ]

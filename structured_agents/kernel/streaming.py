@@ -20,8 +20,7 @@ A queue worker feeds an engine the same way, keeping it full instead of flushing
     for stream in streams:
         stream.add_done_callback(lambda s: publish(s.result()))
 
-:func:`streaming` returns the engine when it has the capability and raises
-``NotImplementedError`` naming the class when it does not.
+``isinstance(engine, StreamingEngine)`` tells whether an engine has the capability.
 
 Threads: the engine's loop thread produces (:meth:`GenerationStream.push`,
 :meth:`~GenerationStream.finish`, :meth:`~GenerationStream.fail`); any number of threads and
@@ -40,7 +39,7 @@ from typing import Protocol, runtime_checkable
 
 from structured_agents.kernel.engine import Completion, Engine, GenerationRequest, TokenLogprob
 
-__all__ = ["GenerationStream", "StreamDelta", "StreamingEngine", "streaming"]
+__all__ = ["GenerationStream", "StreamDelta", "StreamingEngine"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,10 +184,3 @@ class StreamingEngine(Engine, Protocol):
     def submit(self, request: GenerationRequest) -> GenerationStream:
         """Queue ``request`` for the engine's step loop; returns at once."""
         ...
-
-
-def streaming(engine: Engine) -> StreamingEngine:
-    """``engine`` as a :class:`StreamingEngine`; else ``NotImplementedError`` naming its class."""
-    if isinstance(engine, StreamingEngine):
-        return engine
-    raise NotImplementedError(f"{type(engine).__name__} does not stream: it has no submit(request) method")

@@ -19,7 +19,7 @@ from structured_agents.engines.batching import BatchingEngine
 from structured_agents.engines.step_loop import StepLoop
 from structured_agents.errors import EngineError
 from structured_agents.kernel.engine import Completion, GenerationRequest
-from structured_agents.kernel.streaming import GenerationStream, StreamDelta, StreamingEngine, streaming
+from structured_agents.kernel.streaming import GenerationStream, StreamDelta, StreamingEngine
 
 
 @dataclass
@@ -145,7 +145,7 @@ def test_a_failed_step_fails_the_live_requests_and_the_loop_keeps_serving() -> N
 
 def test_batching_engine_feeds_a_streaming_engine_continuously() -> None:
     inner = SpellingEngine(max_batch_size=8)
-    assert isinstance(inner, StreamingEngine) and streaming(inner) is inner
+    assert isinstance(inner, StreamingEngine)
     barrier = threading.Barrier(6)
     results: dict[int, str] = {}
 
@@ -165,10 +165,9 @@ def test_batching_engine_feeds_a_streaming_engine_continuously() -> None:
     inner.loop.close()
 
 
-def test_streaming_names_an_engine_that_cannot() -> None:
+def test_an_engine_without_submit_is_not_streaming() -> None:
     class Plain:
         def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
             return []
 
-    with pytest.raises(NotImplementedError, match="Plain does not stream"):
-        streaming(Plain())
+    assert not isinstance(Plain(), StreamingEngine)
