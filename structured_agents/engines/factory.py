@@ -6,17 +6,18 @@ needs them, so choosing an engine never loads the others::
 
     engine = create_engine(load_settings().engine)
 
-Register more with :func:`register_engine`.
+Register more with :func:`register_engine` (the engines are a :class:`~structured_agents.named.Named`
+family, as plugins and tasks are).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from structured_agents.errors import ConfigError
 from structured_agents.kernel.engine import Engine
+from structured_agents.named import Named
 from structured_agents.settings import EngineSettings
 
 __all__ = ["EngineFactory", "available_engines", "create_engine", "register_engine"]
@@ -73,37 +74,30 @@ def _scripted(settings: EngineSettings) -> Engine:
     return load_script(Path(settings.model))
 
 
-_factories: dict[str, EngineFactory] = {
-    "transformers": _transformers,
-    "vllm": _vllm,
-    "openai": _openai,
-    "scripted": _scripted,
-}
-_lock = threading.Lock()
+_ENGINES: Named[[EngineSettings], Engine] = Named(
+    "engine",
+    {
+        "transformers": "structured_agents.engines.factory:_transformers",
+        "vllm": "structured_agents.engines.factory:_vllm",
+        "openai": "structured_agents.engines.factory:_openai",
+        "scripted": "structured_agents.engines.factory:_scripted",
+    },
+    lambda name, known: ConfigError(
+        f"SA_ENGINE__NAME={name!r} is not a known engine; available: {', '.join(known)}"
+    ),
+)
 
 
 def register_engine(name: str, factory: EngineFactory, *, replace: bool = False) -> None:
     """Make ``create_engine`` build ``factory(settings)`` when ``settings.name == name``."""
-    key = name.strip().lower()
-    if not key:
-        raise ConfigError("engine name must not be empty")
-    with _lock:
-        if key in _factories and not replace:
-            raise ConfigError(f"an engine named {key!r} is already registered (pass replace=True)")
-        _factories[key] = factory
+    _ENGINES.register(name, factory, replace=replace)
 
 
 def available_engines() -> list[str]:
     """Names ``create_engine`` accepts."""
-    return sorted(_factories)
+    return _ENGINES.names()
 
 
 def create_engine(settings: EngineSettings) -> Engine:
     """The engine ``settings.name`` names, built from ``settings``."""
-    factory = _factories.get(settings.name.strip().lower())
-    if factory is None:
-        raise ConfigError(
-            f"SA_ENGINE__NAME={settings.name!r} is not a known engine; "
-            f"available: {', '.join(available_engines())}"
-        )
-    return factory(settings)
+    return _ENGINES.get(settings.name, settings)

@@ -12,7 +12,7 @@ __all__ = ["available_plugins", "get_plugin", "register_plugin"]
 
 PluginFactory = Callable[[], ModelPlugin]
 
-_PLUGINS: Named[ModelPlugin] = Named(
+_PLUGINS: Named[[], ModelPlugin] = Named(
     "plugin",
     {
         "function_gemma": "structured_agents.plugins.function_gemma.plugin:FunctionGemmaPlugin",

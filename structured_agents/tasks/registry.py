@@ -13,7 +13,7 @@ __all__ = ["available_tasks", "check_task_options", "get_task", "register_task"]
 
 TaskFactory = Callable[[], Task]
 
-_TASKS: Named[Task] = Named(
+_TASKS: Named[[], Task] = Named(
     "task",
     {
         "docstring": "structured_agents.tasks.docstring:DocstringTask",
