@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -168,3 +170,55 @@ def test_no_import_loop_through_type_checking_imports_either() -> None:
             packages[package] |= {p for t in targets if (p := package_of(t)) is not None and p != package}
     package_loops = _loops(packages)
     assert package_loops == [], "\n".join(" -> ".join(loop) for loop in package_loops)
+
+
+PLAIN = {
+    "structured_agents.types",
+    "structured_agents.status",
+    "structured_agents.errors",
+    "structured_agents.named",
+    "structured_agents.settings",
+}
+"""The bottom layer: plain types, statuses, errors, the name registry and the settings."""
+
+
+def test_the_bottom_layer_imports_only_the_bottom_layer() -> None:
+    for module in PLAIN:
+        inside = {
+            name for name in _imports(module, at_import_time=False) if name.startswith("structured_agents")
+        }
+        assert inside <= PLAIN, f"{module} imports {sorted(inside - PLAIN)}"
+
+
+def test_importing_the_layers_above_the_store_loads_no_sqlalchemy() -> None:
+    """Checked by importing (an indirect import counts too), each in a fresh interpreter."""
+    layers = ["tasks", "kernel", "plugins", "bundles", "engines", "settings", "status"]
+    code = "\n".join(
+        [
+            "import importlib, sys",
+            f"for name in {layers!r}:",
+            "    importlib.import_module('structured_agents.' + name)",
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sqlalchemy', 'alembic')))",
+            "print(sorted(m for m in sys.modules if m.startswith('structured_agents.store')))",
+        ]
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.splitlines() == ["[]", "[]"], done.stderr
+
+
+def test_wire_names_are_spelled_only_in_the_workers_constants() -> None:
+    """A Celery task name (``sa.llm.turn``) or its prefix as a string literal of its own."""
+    owner = "structured_agents.workers.constants"
+    spelled = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
+            if module != owner and text.startswith(("sa.llm.", "sa.tools.", "sa.control.")):
+                spelled.append(f"{module}: {text!r}")
+    assert spelled == []
+    assert any(
+        isinstance(node, ast.Constant) and node.value == "sa.llm."
+        for node in ast.walk(ast.parse(MODULES[owner].read_text(encoding="utf-8")))
+    )
