@@ -68,7 +68,7 @@ BUNDLE = HERE.parent / "bundles" / "docstring_calls"
 def write_script(path: Path, delay_s: float) -> Path:
     """One turn: submit a docstring (the docstring_calls bundle's ``submit_result``: its parts)."""
     reply = get_plugin("function_gemma").render_tool_calls(
-        [ToolCall("submit_result", {"description": "Return x plus a constant."})]
+        [ToolCall("submit_result", {"description": "Return x plus a constant."})], ()
     )
     path.write_text(json.dumps({"turns": [reply], "delay_s": delay_s}))
     return path

@@ -98,7 +98,7 @@ def bench_mask(tokenizer: Any, tokenizer_info: Any, vocab_size: int) -> list[dic
     for plugin_name, mode in CASES:
         plugin = get_plugin(plugin_name)
         artifact = plugin.build_grammar(tools, GrammarConfig(mode=mode, allow_parallel_calls=False))
-        text = plugin.render_tool_calls([call])
+        text = plugin.render_tool_calls([call], tools)
         compiled = GrammarCache(tokenizer_info).compile(artifact)
         token_ids = tokenizer.encode(text, add_special_tokens=False)
         matcher = xgrammar.GrammarMatcher(compiled)

@@ -73,6 +73,17 @@ class ToolSchema:
             },
         }
 
+    @classmethod
+    def from_openai_format(cls, tool: Mapping[str, Any]) -> ToolSchema:
+        """The tool an OpenAI ``tools`` array entry describes (the inverse of
+        :meth:`to_openai_format`; a bare ``{"name", "parameters"}`` object is read too)."""
+        function = tool.get("function", tool)
+        return cls(
+            name=str(function.get("name", "")),
+            description=str(function.get("description") or ""),
+            parameters=dict(function.get("parameters") or {"type": "object", "properties": {}}),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:

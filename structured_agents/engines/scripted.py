@@ -40,7 +40,7 @@ from structured_agents.grammar.artifacts import GrammarArtifact
 from structured_agents.grammar.check import grammar_problem
 from structured_agents.kernel.engine import Candidate, Completion, GenerationRequest
 from structured_agents.plugins.protocol import ModelPlugin
-from structured_agents.types import TokenUsage, ToolCall
+from structured_agents.types import TokenUsage, ToolCall, ToolSchema
 
 __all__ = ["Script", "ScriptTurn", "ScriptedEngine", "approx_token_count", "by_run_id", "request_turn"]
 
@@ -169,7 +169,8 @@ class ScriptedEngine:
                 f"ScriptedEngine: turn {index} of {key!r} returned tool calls but no plugin is set"
             )
         else:
-            text = self.plugin.render_tool_calls(list(reply))
+            tools = [ToolSchema.from_openai_format(tool) for tool in request.tools]
+            text = self.plugin.render_tool_calls(list(reply), tools)
         limit = 4 * request.sampling.max_new_tokens
         truncated = len(text) > limit
         text = text[:limit]

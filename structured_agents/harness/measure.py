@@ -54,7 +54,7 @@ def check_output(
     """
     cut = constrained and completion.finish_reason == "length"
     try:
-        _, calls = plugin.parse_response(completion.text, completion.tool_calls_raw)
+        _, calls = plugin.parse_response(completion.text, list(tools.values()), completion.tool_calls_raw)
     except Exception as exc:
         return OutputCheck("cut_off" if cut else "parse_failure", f"{type(exc).__name__}: {exc}")
     if not calls:

@@ -35,7 +35,7 @@ def _skeleton(schema: Any) -> Any:
 def call_syntax(plugin: ModelPlugin, tools: Sequence[ToolSchema]) -> str:
     """The calls of ``tools`` as ``plugin`` writes them, every argument empty."""
     calls = [ToolCall(tool.name, _skeleton({"properties": tool.properties})) for tool in tools]
-    return plugin.render_tool_calls(calls)
+    return plugin.render_tool_calls(calls, tools)
 
 
 def syntax_safe(texts: Sequence[str], plugin: ModelPlugin, tools: Sequence[ToolSchema]) -> tuple[str, ...]:

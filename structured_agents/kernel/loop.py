@@ -235,14 +235,17 @@ class AgentKernel:
         return replace(sampling, bad_words=tuple(dict.fromkeys((*sampling.bad_words, *banned))))
 
     def tools_for(self, state: RunState) -> list[ToolSchema]:
-        """The tools as the run sees them at its next turn (``KernelConfig.tool_view`` of its
-        inputs and its tool results so far); on a forced last turn the termination tool is
-        among them even where the view holds it back (until the work is done, say)."""
+        """The tools as the run sees them at its next turn, or at the turn being decoded once
+        its request is built (``KernelConfig.tool_view`` of its inputs and its tool results so
+        far); on a forced last turn the termination tool is among them even where the view
+        holds it back (until the work is done, say). The turn's output is parsed as calls of
+        these: a plugin keeps no tools of its own between requests."""
         tools = self.tools.tools()
         view = self.config.tool_view
         seen = view(tools, state.inputs, state.tool_results) if view is not None else tools
         termination = self.config.termination_tool
-        if self._forced_last(state.turn + 1) and all(schema.name != termination for schema in seen):
+        turn = state.turn + 1 if state.phase == "model" else state.turn
+        if self._forced_last(turn) and all(schema.name != termination for schema in seen):
             seen = [*seen, *(schema for schema in tools if schema.name == termination)]
         return seen
 
@@ -252,10 +255,11 @@ class AgentKernel:
         if not completion.candidates:
             state.confidence = completion.review_margin
             return completion
+        tools = self.tools_for(state)
         parsed: list[ParsedTurn | None] = []
         for candidate in completion.candidates:
             try:
-                content, calls = self.plugin.parse_response(candidate.text, ())
+                content, calls = self.plugin.parse_response(candidate.text, tools)
             except Exception:  # a candidate that does not parse is simply not chosen
                 parsed.append(None)
                 continue
@@ -304,7 +308,9 @@ class AgentKernel:
                 f"got a completion of {completion.request_id}"
             )
         try:
-            content, calls = self.plugin.parse_response(completion.text, completion.tool_calls_raw)
+            content, calls = self.plugin.parse_response(
+                completion.text, self.tools_for(state), completion.tool_calls_raw
+            )
         except Exception as exc:
             where = f"turn {state.turn} of run {state.run_id}"
             if completion.finish_reason == "length":

@@ -37,8 +37,9 @@ class ModelPlugin(Protocol):
         """The whole turn as text in the model's native format, ending where the model speaks."""
         ...
 
-    def render_tool_calls(self, calls: Sequence[ToolCall]) -> str:
-        """The calls as the model writes them (the inverse of ``parse_response``)."""
+    def render_tool_calls(self, calls: Sequence[ToolCall], tools: Sequence[ToolSchema]) -> str:
+        """The calls as the model writes them, as calls of ``tools`` (the inverse of
+        ``parse_response``)."""
         ...
 
     def build_grammar(self, tools: Sequence[ToolSchema], config: GrammarConfig) -> GrammarArtifact:
@@ -46,9 +47,11 @@ class ModelPlugin(Protocol):
         ...
 
     def parse_response(
-        self, text: str, tool_calls_raw: Sequence[JsonDict] = ()
+        self, text: str, tools: Sequence[ToolSchema], tool_calls_raw: Sequence[JsonDict] = ()
     ) -> tuple[str | None, list[ToolCall]]:
-        """Split a response into free content and tool calls (arguments typed per the schema)."""
+        """Split a response to a request offering ``tools`` into free content and tool calls
+        (arguments typed per the schema of ``tools``: a plugin keeps no tools between requests,
+        since one instance serves every job of a batch)."""
         ...
 
     def request_options(self, config: GrammarConfig | None) -> JsonDict:

@@ -254,6 +254,5 @@ def tools_from_openai(tools: list[dict[str, Any]] | None) -> list[ToolSchema]:
             raise ApiError(
                 f"tools[{i}] must be {{'type': 'function', 'function': {{'name': ...}}}}", param=f"tools[{i}]"
             )
-        parameters = function.get("parameters") or {"type": "object", "properties": {}}
-        out.append(ToolSchema(str(function["name"]), str(function.get("description", "")), parameters))
+        out.append(ToolSchema.from_openai_format(raw))
     return out

@@ -290,7 +290,7 @@ class Service:
         if not plan.parse_calls:
             return completion.text, []
         try:
-            return plugin.parse_response(completion.text)
+            return plugin.parse_response(completion.text, plan.tools)
         except ParseError as exc:
             log.warning("returning unparsed text: %s", exc)
             return completion.text, []

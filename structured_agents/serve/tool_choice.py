@@ -42,6 +42,8 @@ class ToolPlan:
     """Whether the whole output is calls (nothing of it is streamed as content)."""
     triggers: tuple[str, ...] = ()
     """Texts that open a call in free text: streamed content stops before them."""
+    tools: tuple[ToolSchema, ...] = ()
+    """The tools the output's calls are parsed as calls of."""
 
 
 def _mode(plugin: ModelPlugin) -> GrammarMode:
@@ -93,18 +95,21 @@ def plan_tools(
         raise ApiError(f"tool_choice={choice!r} needs tools", param="tool_choice")
     if choice == "auto":
         if structured is not None or not plugin.supports_structural_tags:
-            return ToolPlan(structured, parse_calls=True, calls_only=False)
+            return ToolPlan(structured, parse_calls=True, calls_only=False, tools=tuple(tools))
         config = GrammarConfig(mode="structural_tag", allow_parallel_calls=parallel, require_calls=False)
         grammar = _build(plugin, tools, config)
-        return ToolPlan(grammar, parse_calls=True, calls_only=False, triggers=_triggers(grammar))
+        return ToolPlan(
+            grammar, parse_calls=True, calls_only=False, triggers=_triggers(grammar), tools=tuple(tools)
+        )
     if structured is not None:
         raise ApiError("structured_outputs cannot be combined with a forced tool_choice", param="tool_choice")
     if choice == "required":
         config = GrammarConfig(mode=_mode(plugin), allow_parallel_calls=parallel)
-        return ToolPlan(_build(plugin, tools, config), parse_calls=True, calls_only=True)
+        return ToolPlan(_build(plugin, tools, config), parse_calls=True, calls_only=True, tools=tuple(tools))
     if isinstance(choice, dict):
         config = GrammarConfig(mode=_mode(plugin), allow_parallel_calls=False)
-        return ToolPlan(_build(plugin, [_named(choice, tools)], config), parse_calls=True, calls_only=True)
+        named = [_named(choice, tools)]
+        return ToolPlan(_build(plugin, named, config), parse_calls=True, calls_only=True, tools=tuple(named))
     raise ApiError(
         f"tool_choice must be none, auto, required or a named function, got {choice!r}", param="tool_choice"
     )

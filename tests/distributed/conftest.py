@@ -62,17 +62,19 @@ def write_script(path: Path, *, delay_s: float = 0.05) -> Path:
     docstring_team's, ask the summarizer and the style guide first, and the summarizer submits a
     summary)."""
     plugin = get_plugin("function_gemma")
-    submit = plugin.render_tool_calls([ToolCall("submit_result", {"summary": "done"})])
-    lookup = plugin.render_tool_calls([ToolCall("lookup", {"key": "abc"})])
-    slow = plugin.render_tool_calls([ToolCall("slow_lookup", {"key": "abc", "seconds": 2.5})])
-    crash = plugin.render_tool_calls([ToolCall("crashing_lookup", {"key": "abc"})])
-    counted = plugin.render_tool_calls([ToolCall("counted_lookup", {"key": "abc", "seconds": 2.5})])
-    docstring = plugin.render_tool_calls([ToolCall("submit_result", {"description": SCRIPTED_DOCSTRING})])
-    accept = plugin.render_tool_calls([ToolCall("accept_fix", {"id": 1})])
-    decided = plugin.render_tool_calls([ToolCall("submit_result", {})])
-    team = [plugin.render_tool_calls([ToolCall(name, {})]) for name in ("summarize_code", "style_rules")]
-    summary = plugin.render_tool_calls([ToolCall("submit_summary", {"summary": SCRIPTED_SUMMARY})])
-    team_submit = plugin.render_tool_calls([ToolCall("submit_result", {"description": SCRIPTED_DOCSTRING})])
+    submit = plugin.render_tool_calls([ToolCall("submit_result", {"summary": "done"})], ())
+    lookup = plugin.render_tool_calls([ToolCall("lookup", {"key": "abc"})], ())
+    slow = plugin.render_tool_calls([ToolCall("slow_lookup", {"key": "abc", "seconds": 2.5})], ())
+    crash = plugin.render_tool_calls([ToolCall("crashing_lookup", {"key": "abc"})], ())
+    counted = plugin.render_tool_calls([ToolCall("counted_lookup", {"key": "abc", "seconds": 2.5})], ())
+    docstring = plugin.render_tool_calls([ToolCall("submit_result", {"description": SCRIPTED_DOCSTRING})], ())
+    accept = plugin.render_tool_calls([ToolCall("accept_fix", {"id": 1})], ())
+    decided = plugin.render_tool_calls([ToolCall("submit_result", {})], ())
+    team = [plugin.render_tool_calls([ToolCall(name, {})], ()) for name in ("summarize_code", "style_rules")]
+    summary = plugin.render_tool_calls([ToolCall("submit_summary", {"summary": SCRIPTED_SUMMARY})], ())
+    team_submit = plugin.render_tool_calls(
+        [ToolCall("submit_result", {"description": SCRIPTED_DOCSTRING})], ()
+    )
     script = {
         "turns": [lookup, submit],
         "delay_s": delay_s,

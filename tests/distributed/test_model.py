@@ -45,7 +45,7 @@ def test_real_jobs_finish_with_the_small_model(cluster: Cluster, model_worker: W
         turns = cluster.store.turns(run.id)
         assert 1 <= len(turns) <= 2
         complete = [turn for turn in turns if turn.finish_reason != "length"]
-        assert all(plugin.parse_response(turn.raw_text)[1] for turn in complete), turns
+        assert all(plugin.parse_response(turn.raw_text, ())[1] for turn in complete), turns
         kinds = [event.type for event in cluster.store.events(run.id)]
         assert kinds[0] == "kernel_start" and kinds[-1] == "kernel_end" and kinds.count("kernel_end") == 1
     assert (

@@ -54,8 +54,8 @@ def test_plays_text_calls_and_functions_in_order() -> None:
     (third,) = engine.generate([request(turn=3)])
 
     assert first.text == "hello" and first.request_id == "run:1"
-    assert second.text == plugin.render_tool_calls([READ, SUBMIT])
-    assert plugin.parse_response(second.text)[1][1].arguments == {"summary": "all good"}
+    assert second.text == plugin.render_tool_calls([READ, SUBMIT], TOOLS)
+    assert plugin.parse_response(second.text, TOOLS)[1][1].arguments == {"summary": "all good"}
     assert third.text == "echo run:3" and seen == ["run:3"]
     assert engine.batch_sizes == [2, 1]
     assert [c.batch_size for c in (first, second, third)] == [2, 2, 1]
@@ -125,7 +125,7 @@ def test_rendered_calls_are_valid_under_the_real_plugin_grammars(plugin_name: st
     grammar = plugin.build_grammar(TOOLS, GrammarConfig(mode=mode))  # type: ignore[arg-type]
     engine = ScriptedEngine([[READ], [READ, SUBMIT]], plugin=plugin, validate_grammar=True)
     outs = engine.generate([request(turn=1, grammar=grammar), request(turn=2, grammar=grammar)])
-    assert [len(plugin.parse_response(c.text)[1]) for c in outs] == [1, 2]
+    assert [len(plugin.parse_response(c.text, TOOLS)[1]) for c in outs] == [1, 2]
 
 
 @pytest.mark.parametrize(
@@ -168,8 +168,8 @@ def test_turns_longer_than_the_token_budget_are_cut_with_finish_reason_length() 
     cut, whole = engine.generate([request(turn=1, grammar=grammar, sampling=budget)] * 2)
 
     assert (cut.finish_reason, len(cut.text), cut.usage.completion_tokens) == ("length", 120, 30)
-    assert plugin.render_tool_calls([long_submit]).startswith(cut.text)
-    assert (whole.finish_reason, whole.text) == ("stop", plugin.render_tool_calls([SUBMIT]))
+    assert plugin.render_tool_calls([long_submit], TOOLS).startswith(cut.text)
+    assert (whole.finish_reason, whole.text) == ("stop", plugin.render_tool_calls([SUBMIT], TOOLS))
     with pytest.raises(EngineError, match="rejected at character 0"):  # a cut prefix is still checked
         engine.generate([request(grammar=grammar, sampling=SamplingParams(max_new_tokens=1))])
 

@@ -281,7 +281,7 @@ def test_four_grammars_in_one_batch_give_valid_calls(engine: TransformersEngine)
         assert completion.usage.prompt_tokens > 100
         if complete:
             finished += 1
-            _, calls = plugin.parse_response(completion.text)
+            _, calls = plugin.parse_response(completion.text, TOOLS)
             assert len(calls) == 1, (name, mode, completion.text)
             assert calls[0].name in tools
             assert set(tools[calls[0].name].required) <= set(calls[0].arguments), (name, mode, calls)
@@ -316,7 +316,7 @@ def test_mixed_batch_in_chunks_with_limits_stops_and_a_bad_grammar(engine: Trans
     assert call.finish_reason in ("grammar", "length")
     assert grammar_problem(schema, call.text, complete=call.finish_reason == "grammar") is None
     if call.finish_reason == "grammar":
-        assert plugin.parse_response(call.text)[1][0].name in TOOL_NAMES
+        assert plugin.parse_response(call.text, TOOLS)[1][0].name in TOOL_NAMES
     assert (length.finish_reason, length.usage.completion_tokens) == ("length", 4)
     assert stopped.finish_reason == "stop" and stopped.metadata == {"stop": " 7"}
     assert stopped.text == " 5, 6,"
@@ -372,7 +372,9 @@ def test_a_request_joins_a_running_batch_and_both_stream(engine: TransformersEng
     streamed = "".join(delta.text for delta in call)
     completion = call.result()
     assert completion.finish_reason == "grammar" and streamed == completion.text
-    assert [c.name for c in plugin.parse_response(completion.text)[1]] in [[name] for name in TOOL_NAMES]
+    assert [c.name for c in plugin.parse_response(completion.text, TOOLS)[1]] in [
+        [name] for name in TOOL_NAMES
+    ]
     text = "".join(delta.text for delta in [*early, *deltas])
     assert text == first.result().text and first.result().usage.completion_tokens == 40
     shared = engine.stats.since(before)

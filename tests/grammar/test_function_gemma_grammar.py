@@ -472,9 +472,9 @@ def test_round_trip_render_accept_parse(
     plugin = FunctionGemmaPlugin()
     artifact = plugin.build_grammar(tools, config)
     native = config.mode != "json_schema" and config.args_format != "json"
-    text = plugin.render_tool_calls(calls) if native else render(config, calls)
+    text = plugin.render_tool_calls(calls, tools) if native else render(config, calls)
     assert accepts(artifact, text), text
-    content, parsed = plugin.parse_response(text)
+    content, parsed = plugin.parse_response(text, tools)
     assert content is None
     assert [(c.name, c.arguments) for c in parsed] == [(c.name, c.arguments) for c in calls]
 
@@ -497,9 +497,9 @@ def test_render_tool_calls_follows_the_last_grammar(mode: str, args_format: str,
     config = GrammarConfig(mode=mode, args_format=args_format, allow_parallel_calls=parallel)  # type: ignore[arg-type]
     artifact = plugin.build_grammar([tool], config)
     calls = [ToolCall("locate", {"line": 3, "path": 'a "b" {c}'})]
-    text = plugin.render_tool_calls(calls)
+    text = plugin.render_tool_calls(calls, [tool])
     assert accepts(artifact, text), text
-    _, parsed = plugin.parse_response(text)
+    _, parsed = plugin.parse_response(text, [tool])
     assert [(c.name, c.arguments) for c in parsed] == [("locate", {"line": 3, "path": 'a "b" {c}'})]
 
 

@@ -215,10 +215,10 @@ def test_refs_survive_embedding() -> None:
     ):
         plugin, artifact = _grammar(config, [tool, WEATHER])
         call = ToolCall("move", {"to": {"x": 3}, "label": "a"})
-        text = plugin.render_tool_calls([call])
+        text = plugin.render_tool_calls([call], [tool, WEATHER])
         assert _accepts(artifact, text), (config, text)
         assert not _accepts(artifact, text.replace("3", '"3"')), config
-        assert plugin.parse_response(text)[1][0].arguments == call.arguments
+        assert plugin.parse_response(text, [tool, WEATHER])[1][0].arguments == call.arguments
 
 
 def test_byte_level_tokens_follow_the_mask() -> None:
@@ -231,7 +231,7 @@ def test_byte_level_tokens_follow_the_mask() -> None:
         xgrammar.GrammarCompiler(info, cache_enabled=False).compile_grammar(artifact.parse())
     )
     bitmask = xgrammar.allocate_token_bitmask(1, info.vocab_size)
-    text = plugin.render_tool_calls([ToolCall("get_weather", {"city": "Zürich </x>", "days": 2})])
+    text = plugin.render_tool_calls([ToolCall("get_weather", {"city": "Zürich </x>", "days": 2})], TOOLS)
     for byte in text.encode():
         matcher.fill_next_token_bitmask(bitmask)
         assert (int(bitmask[0, byte // 32]) >> (byte % 32)) & 1, f"byte {byte!r} masked"
@@ -323,9 +323,9 @@ def _assert_round_trip(config: GrammarConfig, pairs: list[tuple[ToolSchema, Tool
     calls = [call for tool, call in pairs if tools.setdefault(tool.name, tool) is tool]
     plugin = QwenPlugin()
     artifact = plugin.build_grammar(list(tools.values()), config)
-    text = plugin.render_tool_calls(calls)
+    text = plugin.render_tool_calls(calls, list(tools.values()))
     assert _matcher_accepts(artifact, text), text
-    content, parsed = plugin.parse_response(text)
+    content, parsed = plugin.parse_response(text, list(tools.values()))
     assert content is None
     assert [(c.name, c.arguments) for c in parsed] == [(c.name, c.arguments) for c in calls]
     # equal as JSON and as types (1 vs 1.0 vs True)

@@ -38,11 +38,11 @@ class LinePlugin:
         for m in messages:
             body = m.content or ""
             if m.tool_calls:
-                body = self.render_tool_calls(m.tool_calls)
+                body = self.render_tool_calls(m.tool_calls, tools)
             lines.append(f"{m.role.upper()}: {body}")
         return "\n".join(lines) + "\nASSISTANT:"
 
-    def render_tool_calls(self, calls: Sequence[ToolCall]) -> str:
+    def render_tool_calls(self, calls: Sequence[ToolCall], tools: Sequence[ToolSchema]) -> str:
         return "\n".join(f"CALL {c.name} {json.dumps(c.arguments, sort_keys=True)}" for c in calls)
 
     def build_grammar(self, tools: Sequence[ToolSchema], config: GrammarConfig) -> GrammarArtifact:
@@ -54,7 +54,7 @@ class LinePlugin:
         )
 
     def parse_response(
-        self, text: str, tool_calls_raw: Sequence[JsonDict] = ()
+        self, text: str, tools: Sequence[ToolSchema], tool_calls_raw: Sequence[JsonDict] = ()
     ) -> tuple[str | None, list[ToolCall]]:
         calls: list[ToolCall] = []
         content: list[str] = []

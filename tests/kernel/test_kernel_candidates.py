@@ -146,7 +146,7 @@ async def test_a_review_is_asked_for_each_turn_and_the_kept_candidate_s_margin_i
 
     def reviewed(request: GenerationRequest, info: BatchInfo) -> Completion:
         asked.append(request)
-        call = LinePlugin().render_tool_calls([ToolCall("submit_result", {"summary": "done"})])
+        call = LinePlugin().render_tool_calls([ToolCall("submit_result", {"summary": "done"})], ())
         scores = (-5.0, -2.0, -9.0)
         candidates = tuple(Candidate(call, "stop", 3, review=score) for score in scores)
         return Completion(request.request_id, call, candidates=candidates, review=-5.0, review_baseline=-4.0)

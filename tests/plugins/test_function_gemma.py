@@ -87,16 +87,16 @@ def test_render_tool_calls_exact_format(plugin: FunctionGemmaPlugin) -> None:
         ),
         ToolCall("b-c.d", {}),
     ]
-    assert plugin.render_tool_calls(calls) == (
+    assert plugin.render_tool_calls(calls, ()) == (
         "<start_function_call>call:NAME{arr:[1,<escape>s<escape>],flag:true,key:<escape>string value<escape>,"
         "n:3,nothing:null,obj:{a:<escape>x<escape>}}<end_function_call>"
         "<start_function_call>call:b-c.d{}<end_function_call>"
     )
-    assert plugin.render_tool_calls([]) == ""
+    assert plugin.render_tool_calls([], ()) == ""
 
 
 def test_render_sorts_keys_case_insensitively_and_neutralises_escape(plugin: FunctionGemmaPlugin) -> None:
-    text = plugin.render_tool_calls([ToolCall("t", {"b": 1, "A": 2, "c": "x<escape>y", "f": 0.5})])
+    text = plugin.render_tool_calls([ToolCall("t", {"b": 1, "A": 2, "c": "x<escape>y", "f": 0.5})], ())
     assert (
         text
         == "<start_function_call>call:t{A:2,b:1,c:<escape>x&lt;escape&gt;y<escape>,f:0.5}<end_function_call>"
@@ -104,7 +104,7 @@ def test_render_sorts_keys_case_insensitively_and_neutralises_escape(plugin: Fun
 
 
 def test_parse_the_native_example(plugin: FunctionGemmaPlugin) -> None:
-    content, calls = plugin.parse_response(EXAMPLE)
+    content, calls = plugin.parse_response(EXAMPLE, ())
     assert content is None
     assert [(c.name, c.arguments) for c in calls] == [
         (
@@ -125,19 +125,18 @@ def test_parse_the_native_example(plugin: FunctionGemmaPlugin) -> None:
 def test_parse_strings_with_delimiters_and_unicode(plugin: FunctionGemmaPlugin) -> None:
     value = 'a}, b:{c}, "d"\n[e] <esc <end_function_call> é😀'
     content, calls = plugin.parse_response(
-        plugin.render_tool_calls([ToolCall("t", {"s": value, "n": -1.5e-3})])
+        plugin.render_tool_calls([ToolCall("t", {"s": value, "n": -1.5e-3})], ()), ()
     )
     assert content is None
     assert calls[0].arguments == {"s": value, "n": -1.5e-3}
 
 
 def test_parse_types_arguments_by_schema(plugin: FunctionGemmaPlugin) -> None:
-    plugin.format_tools([WEATHER])
     text = (
         "<start_function_call>call:get_weather{city:<escape>42<escape>,days:3.0,ratio:2,"
         "detail:{hours:[1.0,2],scale:1},where:{lat:5}}<end_function_call>"
     )
-    _, [call] = plugin.parse_response(text)
+    _, [call] = plugin.parse_response(text, [WEATHER])
     assert call.arguments == {
         "city": "42",
         "days": 3,
@@ -156,7 +155,7 @@ def test_parse_types_arguments_by_schema(plugin: FunctionGemmaPlugin) -> None:
 
 def test_parse_without_schema_keeps_syntactic_types(plugin: FunctionGemmaPlugin) -> None:
     _, [call] = plugin.parse_response(
-        "<start_function_call>call:x{a:3,b:3.0,c:1e3,d:false}<end_function_call>"
+        "<start_function_call>call:x{a:3,b:3.0,c:1e3,d:false}<end_function_call>", ()
     )
     assert call.arguments == {"a": 3, "b": 3.0, "c": 1000.0, "d": False}
     assert isinstance(call.arguments["a"], int) and isinstance(call.arguments["b"], float)
@@ -164,44 +163,43 @@ def test_parse_without_schema_keeps_syntactic_types(plugin: FunctionGemmaPlugin)
 
 def test_parse_json_args_format(plugin: FunctionGemmaPlugin) -> None:
     text = '<start_function_call>call:t{"s":"a\\"}","o":{"k":[1,"x"]}}<end_function_call>'
-    assert plugin.parse_response(text)[1][0].arguments == {"s": 'a"}', "o": {"k": [1, "x"]}}
+    assert plugin.parse_response(text, ())[1][0].arguments == {"s": 'a"}', "o": {"k": [1, "x"]}}
 
 
 def test_parse_several_calls_with_text_between(plugin: FunctionGemmaPlugin) -> None:
-    one = plugin.render_tool_calls([ToolCall("a", {"x": 1})])
-    two = plugin.render_tool_calls([ToolCall("b", {})])
-    content, calls = plugin.parse_response(f"Let me check.\n{one}\nand {two} done")
+    one = plugin.render_tool_calls([ToolCall("a", {"x": 1})], ())
+    two = plugin.render_tool_calls([ToolCall("b", {})], ())
+    content, calls = plugin.parse_response(f"Let me check.\n{one}\nand {two} done", ())
     assert content == "Let me check.\n\nand  done"
     assert [c.name for c in calls] == ["a", "b"]
 
 
 def test_parse_is_lenient_where_the_grammar_is_not(plugin: FunctionGemmaPlugin) -> None:
     text = "<start_function_call> call:t { a : hello world , b : [ 1 , 2 ] }"
-    assert plugin.parse_response(text)[1][0].arguments == {"a": "hello world", "b": [1, 2]}
+    assert plugin.parse_response(text, ())[1][0].arguments == {"a": "hello world", "b": [1, 2]}
 
 
 def test_parse_drops_an_imagined_function_response(plugin: FunctionGemmaPlugin) -> None:
-    call = plugin.render_tool_calls([ToolCall("a", {})])
+    call = plugin.render_tool_calls([ToolCall("a", {})], ())
     text = call + "<start_function_response>response:a{v:1}<end_function_response>" + call
-    content, calls = plugin.parse_response(text)
+    content, calls = plugin.parse_response(text, ())
     assert (content, len(calls)) == (None, 1)
 
 
 def test_known_names_win_over_braces_in_names(plugin: FunctionGemmaPlugin) -> None:
     tool = ToolSchema("odd{name", "")
-    plugin.build_grammar([tool], GrammarConfig())
-    _, [call] = plugin.parse_response("<start_function_call>call:odd{name{}<end_function_call>")
+    _, [call] = plugin.parse_response("<start_function_call>call:odd{name{}<end_function_call>", [tool])
     assert (call.name, call.arguments) == ("odd{name", {})
 
 
 @pytest.mark.parametrize("text", ["Just words.", "  padded answer \n", "a { brace } and <escape> marker"])
 def test_text_without_calls_is_content(plugin: FunctionGemmaPlugin, text: str) -> None:
-    assert plugin.parse_response(text) == (text.strip(), [])
+    assert plugin.parse_response(text, ()) == (text.strip(), [])
 
 
 def test_empty_text_is_no_content(plugin: FunctionGemmaPlugin) -> None:
-    assert plugin.parse_response("") == (None, [])
-    assert plugin.parse_response(" \n") == (None, [])
+    assert plugin.parse_response("", ()) == (None, [])
+    assert plugin.parse_response(" \n", ()) == (None, [])
 
 
 @pytest.mark.parametrize(
@@ -221,12 +219,11 @@ def test_malformed_calls_raise_parse_error_with_offset(
     plugin: FunctionGemmaPlugin, text: str, problem: str
 ) -> None:
     with pytest.raises(ParseError, match="offset") as info:
-        plugin.parse_response(text)
+        plugin.parse_response(text, ())
     assert problem in str(info.value)
 
 
 def test_parse_openai_tool_calls_raw(plugin: FunctionGemmaPlugin) -> None:
-    plugin.render_prompt([], [WEATHER])
     raw: list[dict[str, Any]] = [
         {
             "id": "call_1",
@@ -236,7 +233,7 @@ def test_parse_openai_tool_calls_raw(plugin: FunctionGemmaPlugin) -> None:
         {"id": "call_2", "type": "function", "function": {"name": "other", "arguments": {"k": [1]}}},
         {"function": {"name": "empty", "arguments": ""}},
     ]
-    content, calls = plugin.parse_response("thinking", raw)
+    content, calls = plugin.parse_response("thinking", [WEATHER], raw)
     assert content == "thinking"
     assert [(c.id, c.name, c.arguments) for c in calls[:2]] == [
         ("call_1", "get_weather", {"city": "Rome", "days": 2}),
@@ -257,7 +254,7 @@ def test_parse_openai_tool_calls_raw(plugin: FunctionGemmaPlugin) -> None:
 )
 def test_bad_tool_calls_raw_raise_parse_error(plugin: FunctionGemmaPlugin, raw: Any, problem: str) -> None:
     with pytest.raises(ParseError, match=problem) as info:
-        plugin.parse_response("", [raw])
+        plugin.parse_response("", (), [raw])
     assert "tool_calls_raw[0]" in str(info.value)
 
 
@@ -269,14 +266,14 @@ def test_parse_json_schema_mode_documents(plugin: FunctionGemmaPlugin) -> None:
             {"name": "x", "arguments": {}},
         ]
     }
-    content, calls = plugin.parse_response(json.dumps(parallel, indent=2))
+    content, calls = plugin.parse_response(json.dumps(parallel, indent=2), [WEATHER])
     assert content is None
     assert [(c.name, c.arguments) for c in calls] == [("get_weather", {"city": "a", "ratio": 1.0}), ("x", {})]
     assert isinstance(calls[0].arguments["ratio"], float)
-    single = plugin.parse_response(' {"name": "get_weather", "arguments": {"city": "b"}}')
+    single = plugin.parse_response(' {"name": "get_weather", "arguments": {"city": "b"}}', [WEATHER])
     assert [(c.name, c.arguments) for c in single[1]] == [("get_weather", {"city": "b"})]
-    assert plugin.parse_response('{"answer": 42}') == ('{"answer": 42}', [])
-    assert plugin.parse_response('{"tool_calls": [') == ('{"tool_calls": [', [])
+    assert plugin.parse_response('{"answer": 42}', ()) == ('{"answer": 42}', [])
+    assert plugin.parse_response('{"tool_calls": [', ()) == ('{"tool_calls": [', [])
 
 
 def test_request_options(plugin: FunctionGemmaPlugin) -> None:
@@ -385,7 +382,7 @@ def test_calls_in_a_prompt_parse_back(plugin: FunctionGemmaPlugin) -> None:
     prompt = plugin.render_prompt([Message.user("x"), Message.assistant(None, (call,))], [WEATHER])
     start = prompt.index("<start_function_call>")
     end = prompt.index("<end_function_call>") + len("<end_function_call>")
-    _, [parsed] = plugin.parse_response(prompt[start:end])
+    _, [parsed] = plugin.parse_response(prompt[start:end], [WEATHER])
     assert (parsed.name, parsed.arguments) == (call.name, call.arguments)
 
 
@@ -396,7 +393,7 @@ def test_render_no_calls_is_empty_in_every_mode() -> None:
     plugin = FunctionGemmaPlugin()
     for mode in ("ebnf", "structural_tag", "json_schema"):
         plugin.build_grammar([_Schema("t", "d")], _Config(mode=mode, allow_parallel_calls=False))  # type: ignore[arg-type]
-        assert plugin.render_tool_calls([]) == ""
+        assert plugin.render_tool_calls([], ()) == ""
 
 
 def test_a_declaration_leaves_a_strings_pattern_out_but_not_a_parameter_named_pattern(
@@ -412,3 +409,14 @@ def test_a_declaration_leaves_a_strings_pattern_out_but_not_a_parameter_named_pa
     )
     named = ToolSchema("find", "Find.", {"type": "object", "properties": {"pattern": {"type": "string"}}})
     assert "pattern:{type:<escape>STRING<escape>}" in plugin.render_prompt([Message.user("x")], [named])
+
+
+def test_each_response_is_typed_by_its_own_request_tools(plugin: FunctionGemmaPlugin) -> None:
+    """One instance serves every job of a batch: what another job's tools say of a name never
+    types this job's arguments."""
+    text = "<start_function_call>call:get_weather{city:<escape>Rome<escape>,days:2.0}<end_function_call>"
+    other = ToolSchema("get_weather", "", {"type": "object", "properties": {"days": {"type": "number"}}})
+    plugin.build_grammar([WEATHER], GrammarConfig())
+    [as_other] = plugin.parse_response(text, [other])[1]
+    [as_weather] = plugin.parse_response(text, [WEATHER])[1]
+    assert isinstance(as_other.arguments["days"], float) and isinstance(as_weather.arguments["days"], int)

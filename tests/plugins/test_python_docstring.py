@@ -80,7 +80,7 @@ def test_a_shaped_call_round_trips_through_the_grammar_and_the_parser() -> None:
             "returns": "The plural form",
         },
     )
-    text = plugin.render_tool_calls([call])
+    text = plugin.render_tool_calls([call], [tool])
     assert text == (
         "Return the plural form of a word\n\n    Parameters:\n        word: The word to pluralize\n"
         '        count: How many there are\n\n    Returns:\n        The plural form\n    """'
@@ -88,7 +88,7 @@ def test_a_shaped_call_round_trips_through_the_grammar_and_the_parser() -> None:
     assert accepts(grammar, text) and accepts(
         grammar, doc(call.arguments["description"], "word: W", "count: C")
     )
-    content, [parsed] = plugin.parse_response(text)
+    content, [parsed] = plugin.parse_response(text, [tool])
     assert content is None
     assert (parsed.name, parsed.arguments) == (call.name, call.arguments)
 
@@ -134,7 +134,7 @@ def test_the_unshaped_tool_takes_any_parameter_names_and_optional_sections() -> 
     plugin = PythonDocstringPlugin()
     plugin.build_grammar([LOOSE], EBNF)
     _, [call] = plugin.parse_response(
-        'Do it.\n\n    Parameters:\n        a: One\n        *rest: More\n    """'
+        'Do it.\n\n    Parameters:\n        a: One\n        *rest: More\n    """', [LOOSE]
     )
     assert call.arguments == {"description": "Do it.", "parameters": {"a": "One", "*rest": "More"}}
 
@@ -142,7 +142,7 @@ def test_the_unshaped_tool_takes_any_parameter_names_and_optional_sections() -> 
 def test_a_response_without_a_summary_is_no_call() -> None:
     plugin = PythonDocstringPlugin()
     plugin.build_grammar([LOOSE], EBNF)
-    assert plugin.parse_response('"""') == ('"""', [])
+    assert plugin.parse_response('"""', [LOOSE]) == ('"""', [])
 
 
 def test_the_prompt_is_code_ending_on_the_opened_docstring_and_a_retry_repeats_it() -> None:
@@ -184,9 +184,10 @@ def test_one_plugin_parses_the_calls_of_jobs_whose_tools_differ() -> None:
     first, second = shaped(parameter_names=["seq"], gives="returns"), shaped(parameter_names=["d"])
     plugin.build_grammar([first], EBNF)
     plugin.build_grammar([second], EBNF)  # the batch's last job, not the one whose text is parsed
+    # the text is parsed as a call of its own request's tool, whatever the instance saw last
     text = doc("Return the second item", "seq: A sequence", returns="The item")
     assert accepts(grammar_of(first), text)
-    _, [call] = plugin.parse_response(text)
+    _, [call] = plugin.parse_response(text, [first])
     assert call.arguments == {
         "description": "Return the second item",
         "parameters": {"seq": "A sequence"},

@@ -169,7 +169,7 @@ def test_render_tool_calls_in_schema_order_and_parallel(plugin: QwenPlugin) -> N
         ToolCall("get_weather", {"tags": ["a", "b"], "city": "Oslo"}),
         ToolCall("other.tool", {"x": 1}),
     ]
-    assert plugin.render_tool_calls(calls) == (
+    assert plugin.render_tool_calls(calls, [WEATHER]) == (
         "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n"
         '<parameter=tags>\n["a", "b"]\n</parameter>\n</function>\n</tool_call>\n'
         "<tool_call>\n<function=other.tool>\n<parameter=x>\n1\n</parameter>\n</function>\n</tool_call>"
@@ -194,9 +194,9 @@ def test_strings_are_raw_unless_ambiguous(schema: dict[str, Any], value: Any, wr
     tool = ToolSchema("t", "test", {"type": "object", "properties": {"v": schema}})
     qwen = QwenPlugin()
     qwen.build_grammar([tool], GrammarConfig(mode="structural_tag"))
-    text = qwen.render_tool_calls([ToolCall("t", {"v": value})])
+    text = qwen.render_tool_calls([ToolCall("t", {"v": value})], [tool])
     assert f"<parameter=v>\n{written}\n</parameter>" in text
-    assert qwen.parse_response(text)[1][0].arguments == {"v": value}
+    assert qwen.parse_response(text, [tool])[1][0].arguments == {"v": value}
 
 
 # -- parsing -----------------------------------------------------------------------------------
@@ -204,7 +204,7 @@ def test_strings_are_raw_unless_ambiguous(schema: dict[str, Any], value: Any, wr
 
 def test_parse_xml_with_content_and_types(plugin: QwenPlugin) -> None:
     text = "Let me check.\n" + _call("get_weather", city="Oslo", days="3", unit="celsius", tags='["x", "y"]')
-    content, calls = plugin.parse_response(text)
+    content, calls = plugin.parse_response(text, [WEATHER])
     assert content == "Let me check."
     assert [(c.name, c.arguments) for c in calls] == [
         ("get_weather", {"city": "Oslo", "days": 3, "unit": "celsius", "tags": ["x", "y"]})
@@ -213,7 +213,7 @@ def test_parse_xml_with_content_and_types(plugin: QwenPlugin) -> None:
 
 def test_parse_parallel_calls(plugin: QwenPlugin) -> None:
     text = _call("get_weather", city="A") + "\n" + _call("get_weather", city="B")
-    content, calls = plugin.parse_response(text)
+    content, calls = plugin.parse_response(text, [WEATHER])
     assert content is None
     assert [c.arguments["city"] for c in calls] == ["A", "B"]
     assert len({c.id for c in calls}) == 2
@@ -234,13 +234,15 @@ def test_parse_parallel_calls(plugin: QwenPlugin) -> None:
     ],
 )
 def test_quote_noise_is_stripped_from_strings_only(plugin: QwenPlugin, raw: str, value: str) -> None:
-    assert plugin.parse_response(_call("get_weather", city=raw))[1][0].arguments == {"city": value}
+    assert plugin.parse_response(_call("get_weather", city=raw), [WEATHER])[1][0].arguments == {"city": value}
 
 
 def test_enum_quote_noise_and_untyped_values(plugin: QwenPlugin) -> None:
-    calls = plugin.parse_response(_call("get_weather", city="x", unit='"celsius"'))[1]
+    calls = plugin.parse_response(_call("get_weather", city="x", unit='"celsius"'), [WEATHER])[1]
     assert calls[0].arguments["unit"] == "celsius"
-    unknown = plugin.parse_response(_call("mystery", n="42", s="text", q='"quoted"', o='{"a": [1]}'))[1]
+    unknown = plugin.parse_response(
+        _call("mystery", n="42", s="text", q='"quoted"', o='{"a": [1]}'), [WEATHER]
+    )[1]
     assert unknown[0].arguments == {"n": 42, "s": "text", "q": "quoted", "o": {"a": [1]}}
 
 
@@ -264,7 +266,7 @@ def test_enum_quote_noise_and_untyped_values(plugin: QwenPlugin) -> None:
     ],
 )
 def test_parse_tolerated_forms(plugin: QwenPlugin, text: str) -> None:
-    content, calls = plugin.parse_response(text)
+    content, calls = plugin.parse_response(text, [WEATHER])
     assert content is None
     assert [(c.name, c.arguments) for c in calls] == [("get_weather", {"city": "Oslo"})]
 
@@ -280,18 +282,20 @@ def test_parse_tolerated_forms(plugin: QwenPlugin, text: str) -> None:
     ],
 )
 def test_malformed_calls_give_the_text_back(plugin: QwenPlugin, text: str) -> None:
-    assert plugin.parse_response(text) == (text, [])
+    assert plugin.parse_response(text, [WEATHER]) == (text, [])
 
 
 def test_plain_text_and_json_that_is_no_call(plugin: QwenPlugin) -> None:
-    assert plugin.parse_response("Just an answer.") == ("Just an answer.", [])
-    assert plugin.parse_response("   ") == (None, [])
-    assert plugin.parse_response('{"answer": 42}') == ('{"answer": 42}', [])
+    assert plugin.parse_response("Just an answer.", [WEATHER]) == ("Just an answer.", [])
+    assert plugin.parse_response("   ", [WEATHER]) == (None, [])
+    assert plugin.parse_response('{"answer": 42}', [WEATHER]) == ('{"answer": 42}', [])
 
 
 def test_value_containing_markup_is_kept(plugin: QwenPlugin) -> None:
     text = _call("get_weather", city="a <parameter=x> b </function> c")
-    assert plugin.parse_response(text)[1][0].arguments == {"city": "a <parameter=x> b </function> c"}
+    assert plugin.parse_response(text, [WEATHER])[1][0].arguments == {
+        "city": "a <parameter=x> b </function> c"
+    }
 
 
 # -- server tool_calls -----------------------------------------------------------------------
@@ -310,7 +314,7 @@ def test_raw_tool_calls_are_typed_and_cleaned(plugin: QwenPlugin) -> None:
         },
         {"function": {"name": "get_weather", "arguments": ""}},
     ]
-    content, calls = plugin.parse_response("  Thinking done. ", raw)
+    content, calls = plugin.parse_response("  Thinking done. ", [WEATHER], raw)
     assert content == "Thinking done."
     assert calls[0].id == "call_1"
     assert [c.arguments for c in calls] == [
@@ -333,4 +337,4 @@ def test_raw_tool_calls_are_typed_and_cleaned(plugin: QwenPlugin) -> None:
 )
 def test_broken_raw_tool_calls_raise(plugin: QwenPlugin, raw: list[Any], message: str) -> None:
     with pytest.raises(ParseError, match=message):
-        plugin.parse_response("", raw)
+        plugin.parse_response("", [WEATHER], raw)

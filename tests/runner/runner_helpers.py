@@ -88,9 +88,10 @@ def write_docstring(request: GenerationRequest) -> str:
     [*_, qualname] = _DOCUMENTED.findall(request.prompt)
     name = _spoken(qualname).replace(".", " ")  # a summary is one sentence: no period inside
     tool = submit_tool(request)
-    plugin = PythonDocstringPlugin()  # one of its own: the bundle's has seen other jobs' tools
-    plugin.format_tools([ToolSchema(tool["name"], tool.get("description", ""), tool["parameters"])])
-    return plugin.render_tool_calls([ToolCall("submit_result", _parts(request, name))])
+    schema = ToolSchema(tool["name"], tool.get("description", ""), tool["parameters"])
+    return PythonDocstringPlugin().render_tool_calls(
+        [ToolCall("submit_result", _parts(request, name))], [schema]
+    )
 
 
 def scripted(bundle: Bundle, *turns: Callable[[GenerationRequest], list[ToolCall]]) -> ScriptedEngine:

@@ -61,7 +61,7 @@ def reply(request: GenerationRequest, info: BatchInfo) -> str:
     if request.prompt.endswith("bad-grammar"):
         raise GrammarError("unexpected token at 3")
     if request.messages:
-        return FunctionGemmaPlugin().render_tool_calls([CALL])
+        return FunctionGemmaPlugin().render_tool_calls([CALL], [READ_FILE])
     return f"echo:{request.prompt}"
 
 
@@ -151,7 +151,9 @@ def test_chat_renders_with_the_plugin_and_returns_tool_calls(server: Server) -> 
     assert seen.grammar == ARTIFACTS[0]
     assert "<end_of_turn>" in seen.sampling.stop  # the plugin's stop strings
     assert completion.text == "" and len(completion.tool_calls_raw) == 1
-    content, calls = FunctionGemmaPlugin().parse_response(completion.text, completion.tool_calls_raw)
+    content, calls = FunctionGemmaPlugin().parse_response(
+        completion.text, [READ_FILE], completion.tool_calls_raw
+    )
     assert content is None
     assert [(c.name, c.arguments) for c in calls] == [(CALL.name, CALL.arguments)]
 
@@ -284,5 +286,5 @@ def test_real_model_behind_sa_serve_returns_grammar_valid_calls() -> None:
     )
     with serve_in_thread(app) as url, OpenAICompatEngine(f"{url}/v1", endpoint="chat") as client:
         (completion,) = client.generate([request])
-    _, calls = FunctionGemmaPlugin().parse_response(completion.text, completion.tool_calls_raw)
+    _, calls = FunctionGemmaPlugin().parse_response(completion.text, [READ_FILE], completion.tool_calls_raw)
     assert [c.name for c in calls] == ["read_file"] and isinstance(calls[0].arguments["path"], str)

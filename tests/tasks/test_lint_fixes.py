@@ -133,7 +133,7 @@ def _allows(tools: list[ToolSchema]) -> Callable[..., bool]:
     grammar = plugin.build_grammar(tools, GrammarConfig(mode="ebnf", args_format="escaped_strings"))
 
     def allowed(name: str, **arguments: object) -> bool:
-        text = plugin.render_tool_calls([ToolCall(name, dict(arguments))])
+        text = plugin.render_tool_calls([ToolCall(name, dict(arguments))], tools)
         return grammar_problem(grammar, text, complete=True) is None
 
     return allowed

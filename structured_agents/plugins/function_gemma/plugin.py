@@ -107,20 +107,15 @@ class FunctionGemmaPlugin:
     supports_json_schema = True
 
     def __init__(self) -> None:
-        self._tools: dict[str, ToolSchema] = {}
         self._config: GrammarConfig | None = None
-
-    def _remember(self, tools: Sequence[ToolSchema]) -> None:
-        self._tools.update((tool.name, tool) for tool in tools)
+        """The grammar configuration of the agent this instance serves (one per kernel)."""
 
     def format_messages(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> list[JsonDict]:
         """The messages in the OpenAI chat format (the server applies FunctionGemma's template)."""
-        self._remember(tools)
         return [message.to_openai_format() for message in messages]
 
     def format_tools(self, tools: Sequence[ToolSchema]) -> list[JsonDict]:
         """The tools in the OpenAI ``tools`` format."""
-        self._remember(tools)
         return [tool.to_openai_format() for tool in tools]
 
     def render_prompt(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> str:
@@ -131,7 +126,6 @@ class FunctionGemmaPlugin:
         later system messages become developer turns of their own. The text carries no
         ``<bos>`` (the tokenizer adds it) and never ends in a space.
         """
-        self._remember(tools)
         start = 0
         while start < len(messages) and messages[start].role == "system":
             start += 1
@@ -160,7 +154,7 @@ class FunctionGemmaPlugin:
                 result = escape_string(message.content or "")
                 out.append(f"{START_RESPONSE}response:{name}{{result:{result}}}{END_RESPONSE}")
                 continue
-            out.append((message.content or "").strip() + self.render_tool_calls(message.tool_calls))
+            out.append((message.content or "").strip() + self.render_tool_calls(message.tool_calls, tools))
             if not message.tool_calls:
                 out.append(_END_TURN)
                 model_open = False
@@ -168,7 +162,7 @@ class FunctionGemmaPlugin:
             out.append(f"{_START_TURN}model\n")
         return "".join(out)
 
-    def render_tool_calls(self, calls: Sequence[ToolCall]) -> str:
+    def render_tool_calls(self, calls: Sequence[ToolCall], tools: Sequence[ToolSchema]) -> str:
         """The calls as the last grammar built by this instance accepts them.
 
         Native calls back to back (keys sorted, strings ``<escape>``-d, or JSON arguments under
@@ -179,7 +173,8 @@ class FunctionGemmaPlugin:
         if not calls:
             return ""
         if config is not None and config.mode == "json_schema":
-            items = [{"name": call.name, "arguments": self._schema_ordered(call)} for call in calls]
+            by_name = {tool.name: tool for tool in tools}
+            items = [{"name": call.name, "arguments": _schema_ordered(call, by_name)} for call in calls]
             document: Any = {"tool_calls": items} if config.allow_parallel_calls else items[0]
             return json.dumps(document, ensure_ascii=False)
         style: RenderStyle = (
@@ -187,20 +182,13 @@ class FunctionGemmaPlugin:
         )
         return "".join(render_call(call, style) for call in calls)
 
-    def _schema_ordered(self, call: ToolCall) -> JsonDict:
-        tool = self._tools.get(call.name)
-        order = list(tool.properties) if tool is not None else []
-        ranked = sorted(call.arguments, key=lambda k: order.index(k) if k in order else len(order))
-        return {key: call.arguments[key] for key in ranked}
-
     def build_grammar(self, tools: Sequence[ToolSchema], config: GrammarConfig) -> GrammarArtifact:
         """The grammar of ``config`` for calls of ``tools`` (see :mod:`function_gemma_grammar`)."""
-        self._remember(tools)
         self._config = config
         return build_function_gemma_grammar(tools, config)
 
     def parse_response(
-        self, text: str, tool_calls_raw: Sequence[JsonDict] = ()
+        self, text: str, tools: Sequence[ToolSchema], tool_calls_raw: Sequence[JsonDict] = ()
     ) -> tuple[str | None, list[ToolCall]]:
         """Content and calls of a response: OpenAI ``tool_calls_raw`` when given, else a
         json_schema-mode document, else native calls in ``text``.
@@ -208,14 +196,17 @@ class FunctionGemmaPlugin:
         Text without any call comes back as content (stripped; None when empty). Malformed
         calls raise ``ParseError`` naming the offset.
         """
+        by_name = {tool.name: tool for tool in tools}
         if tool_calls_raw:
-            calls = [self._from_mapping(raw, f"tool_calls_raw[{i}]") for i, raw in enumerate(tool_calls_raw)]
+            calls = [
+                _from_mapping(raw, f"tool_calls_raw[{i}]", by_name) for i, raw in enumerate(tool_calls_raw)
+            ]
             return text.strip() or None, calls
         document = self._json_document(text)
         if document is not None:
-            return None, [self._from_mapping(item, f"tool_calls[{i}]") for i, item in enumerate(document)]
-        content, found = parse_native_calls(text, list(self._tools))
-        return content.strip() or None, [self._typed(name, arguments) for name, arguments in found]
+            return None, [_from_mapping(item, f"tool_calls[{i}]", by_name) for i, item in enumerate(document)]
+        content, found = parse_native_calls(text, list(by_name))
+        return content.strip() or None, [_typed(name, arguments, by_name) for name, arguments in found]
 
     def request_options(self, config: GrammarConfig | None) -> JsonDict:
         """``tool_choice`` ``none`` under a grammar (it already forces calls), else ``auto``;
@@ -236,28 +227,39 @@ class FunctionGemmaPlugin:
             return list(document["tool_calls"])
         return [document] if "name" in document and "arguments" in document else None
 
-    def _typed(self, name: str, arguments: JsonDict, call_id: str | None = None) -> ToolCall:
-        tool = self._tools.get(name)
-        if tool is not None:
-            arguments = _coerce(arguments, tool.parameters, tool.parameters)
-        return ToolCall(name, arguments) if call_id is None else ToolCall(name, arguments, call_id)
 
-    def _from_mapping(self, item: Any, where: str) -> ToolCall:
-        """A call from ``{"name", "arguments"}`` or OpenAI's ``{"id", "function": {...}}``."""
-        if not isinstance(item, Mapping):
-            raise ParseError(f"{where}: a tool call must be an object, got {type(item).__name__}")
-        function = item.get("function")
-        function = function if isinstance(function, Mapping) else item
-        name = function.get("name")
-        if not isinstance(name, str) or not name:
-            raise ParseError(f"{where}: missing tool name")
-        arguments = function.get("arguments", {})
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError as exc:
-                raise ParseError(f"{where}: arguments are not JSON ({exc.msg} at offset {exc.pos})") from exc
-        if not isinstance(arguments, Mapping):
-            raise ParseError(f"{where}: arguments must be an object, got {type(arguments).__name__}")
-        call_id = item.get("id")
-        return self._typed(name, dict(arguments), call_id if isinstance(call_id, str) and call_id else None)
+def _typed(
+    name: str, arguments: JsonDict, tools: Mapping[str, ToolSchema], call_id: str | None = None
+) -> ToolCall:
+    tool = tools.get(name)
+    if tool is not None:
+        arguments = _coerce(arguments, tool.parameters, tool.parameters)
+    return ToolCall(name, arguments) if call_id is None else ToolCall(name, arguments, call_id)
+
+
+def _from_mapping(item: Any, where: str, tools: Mapping[str, ToolSchema]) -> ToolCall:
+    """A call from ``{"name", "arguments"}`` or OpenAI's ``{"id", "function": {...}}``."""
+    if not isinstance(item, Mapping):
+        raise ParseError(f"{where}: a tool call must be an object, got {type(item).__name__}")
+    function = item.get("function")
+    function = function if isinstance(function, Mapping) else item
+    name = function.get("name")
+    if not isinstance(name, str) or not name:
+        raise ParseError(f"{where}: missing tool name")
+    arguments = function.get("arguments", {})
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise ParseError(f"{where}: arguments are not JSON ({exc.msg} at offset {exc.pos})") from exc
+    if not isinstance(arguments, Mapping):
+        raise ParseError(f"{where}: arguments must be an object, got {type(arguments).__name__}")
+    call_id = item.get("id")
+    return _typed(name, dict(arguments), tools, call_id if isinstance(call_id, str) and call_id else None)
+
+
+def _schema_ordered(call: ToolCall, tools: Mapping[str, ToolSchema]) -> JsonDict:
+    tool = tools.get(call.name)
+    order = list(tool.properties) if tool is not None else []
+    ranked = sorted(call.arguments, key=lambda k: order.index(k) if k in order else len(order))
+    return {key: call.arguments[key] for key in ranked}

@@ -170,18 +170,17 @@ class DocstringForm:
             return parts[0] + CLOSE
         return "".join(parts) + f"\n{INDENT}{CLOSE}"
 
-    def parse(self, text: str, known: Mapping[str, Section] | None = None) -> ToolCall | None:
+    def parse(self, text: str) -> ToolCall | None:
         """The call ``text`` writes, None when it writes no summary. Sections are found by
-        title among this form's and ``known`` (those of other jobs' forms of the same tool,
-        whose keys may differ); an object section's keys are taken as written (the grammar
-        held them to the job's)."""
+        title; an object section's keys are taken as written (the grammar held them to the
+        job's)."""
         body = text.split(CLOSE, 1)[0]
         lines = body.split("\n")
         summary = lines[0].strip()
         if not summary:
             return None
         arguments: JsonDict = {self.summary: summary}
-        titles = {**(known or {}), **{section.title: section for section in self.sections}}
+        titles = {section.title: section for section in self.sections}
         current: Section | None = None
         for line in lines[1:]:
             stripped = line.strip()

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from structured_agents.errors import GrammarConfigError, ParseError
 from structured_agents.grammar.artifacts import GrammarArtifact
 from structured_agents.grammar.config import GrammarConfig
-from structured_agents.plugins.python_docstring.form import DocstringForm, Section
+from structured_agents.plugins.python_docstring.form import DocstringForm
 from structured_agents.plugins.python_docstring.grammar import build_docstring_grammar
 from structured_agents.types import JsonDict, Message, ToolCall, ToolSchema
 
@@ -39,41 +39,27 @@ class PythonDocstringPlugin:
     supports_structural_tags = False
     supports_json_schema = False
 
-    def __init__(self) -> None:
-        self._form: DocstringForm | None = None
-        self._sections: dict[str, Section] = {}
-        """Every section seen, by title: one plugin serves many jobs whose tools differ."""
-
-    def _remember(self, tools: Sequence[ToolSchema]) -> DocstringForm | None:
-        if tools:
-            self._form = DocstringForm.of(tuple(tools))
-            self._sections.update((section.title, section) for section in self._form.sections)
-        return self._form
-
     def format_messages(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> list[JsonDict]:
         """The messages in the OpenAI chat format (a chat server sees plain messages)."""
-        self._remember(tools)
         return [message.to_openai_format() for message in messages]
 
     def format_tools(self, tools: Sequence[ToolSchema]) -> list[JsonDict]:
         """The tools in the OpenAI ``tools`` format."""
-        self._remember(tools)
         return [tool.to_openai_format() for tool in tools]
 
     def request_options(self, config: GrammarConfig | None) -> JsonDict:
         """Nothing: the grammar ends the text at the docstring's close."""
         return {}
 
-    def render_tool_calls(self, calls: Sequence[ToolCall]) -> str:
+    def render_tool_calls(self, calls: Sequence[ToolCall], tools: Sequence[ToolSchema]) -> str:
         """The call as the docstring text the model writes."""
-        form = self._form
-        if form is None:
-            raise ParseError("plugin 'python_docstring' has seen no tool to write a call of")
+        if not tools:
+            raise ParseError("plugin 'python_docstring' got no tool to write a call of")
+        form = DocstringForm.of(tuple(tools))
         return "".join(form.render(call.arguments) for call in calls)
 
     def render_prompt(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> str:
         """Code ending on the opened docstring (see the module docstring)."""
-        self._remember(tools)
         parts: list[str] = []
         last_user = ""
         for message in messages:
@@ -84,7 +70,7 @@ class PythonDocstringPlugin:
                 last_user = text
                 parts.append(text)
             elif message.role == "assistant" and message.tool_calls:
-                parts.append(self.render_tool_calls(message.tool_calls) + "\n\n\n")
+                parts.append(self.render_tool_calls(message.tool_calls, tools) + "\n\n\n")
             elif message.role == "tool":
                 parts.append(_comment(text))
         if messages and messages[-1].role != "user":
@@ -97,16 +83,16 @@ class PythonDocstringPlugin:
             raise GrammarConfigError(
                 f"plugin 'python_docstring' does not support grammar mode {config.mode!r}; use 'ebnf'"
             )
-        form = self._remember(tools)
-        if form is None:
+        if not tools:
             raise GrammarConfigError("plugin 'python_docstring' needs the one tool a run calls")
-        return build_docstring_grammar(form)
+        return build_docstring_grammar(DocstringForm.of(tuple(tools)))
 
     def parse_response(
-        self, text: str, tool_calls_raw: Sequence[JsonDict] = ()
+        self, text: str, tools: Sequence[ToolSchema], tool_calls_raw: Sequence[JsonDict] = ()
     ) -> tuple[str | None, list[ToolCall]]:
-        """The call the docstring text writes (none when it has no summary)."""
-        if self._form is None:
-            raise ParseError("plugin 'python_docstring' has seen no tool to parse a call of")
-        call = self._form.parse(text, self._sections)
+        """The call the docstring text writes, as a call of the one tool in ``tools`` (none
+        when it has no summary)."""
+        if not tools:
+            raise ParseError("plugin 'python_docstring' got no tool to parse a call of")
+        call = DocstringForm.of(tuple(tools)).parse(text)
         return (None, [call]) if call is not None else (text or None, [])

@@ -9,13 +9,12 @@ Hermes JSON form (``<tool_call>{"name": ..., "arguments": ...}</tool_call>``) in
 tools section states the XML form with an example written by the same renderer the grammar
 is tested against; the Hermes form is still parsed.
 
-State: the plugin remembers the parameter schemas of every tool it has seen (in
-``build_grammar``, ``render_prompt``, ``format_messages`` and ``format_tools``) so that
-``parse_response``, whose signature carries no tools, can type XML argument values by schema
-(unknown tools fall back to reading values as JSON, else text). It also remembers the last
-``GrammarConfig`` it built a grammar for, so that calls in the prompt history are written in
-the form that grammar accepts (XML with raw or JSON strings, or the JSON document). Use one
-instance per agent when two agents' tools share a name but not a schema.
+Calls are parsed and rendered as calls of the tools the request offers (``parse_response``
+and ``render_tool_calls`` take them), so XML argument values are typed by that request's
+schemas (unknown tools fall back to reading values as JSON, else text) and no job's tools
+leak into another's. The one state kept is the ``GrammarConfig`` of the agent's grammar,
+so that calls in the prompt history are written in the form that grammar accepts (XML with
+raw or JSON strings, or the JSON document): one instance serves one agent.
 """
 
 from __future__ import annotations
@@ -62,23 +61,17 @@ class QwenPlugin:
     supports_json_schema: bool = True
 
     def __init__(self) -> None:
-        self._schemas: dict[str, JsonDict] = {}
         self._config = GrammarConfig(mode="structural_tag")
-
-    def _remember(self, tools: Sequence[ToolSchema]) -> None:
-        for tool in tools:
-            self._schemas[tool.name] = tool.parameters
+        """The grammar configuration of the agent this instance serves (one per kernel)."""
 
     # -- OpenAI-format requests ------------------------------------------------------------
 
     def format_messages(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> list[JsonDict]:
         """The messages in the OpenAI chat format (the server applies Qwen's template)."""
-        self._remember(tools)
         return [message.to_openai_format() for message in messages]
 
     def format_tools(self, tools: Sequence[ToolSchema]) -> list[JsonDict]:
         """The tools in the OpenAI ``tools`` format."""
-        self._remember(tools)
         return [tool.to_openai_format() for tool in tools]
 
     def request_options(self, config: GrammarConfig | None) -> JsonDict:
@@ -89,9 +82,9 @@ class QwenPlugin:
 
     # -- native text -------------------------------------------------------------------------
 
-    def render_tool_calls(self, calls: Sequence[ToolCall]) -> str:
+    def render_tool_calls(self, calls: Sequence[ToolCall], tools: Sequence[ToolSchema]) -> str:
         """The calls as the last built grammar accepts them (XML by default; the inverse of parsing)."""
-        return self._render_calls(calls, self._schemas)
+        return self._render_calls(calls, _schemas(tools))
 
     def _render_calls(self, calls: Sequence[ToolCall], schemas: dict[str, JsonDict]) -> str:
         if self._config.mode == "json_schema":
@@ -140,7 +133,6 @@ class QwenPlugin:
 
     def render_prompt(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> str:
         """The turn in Qwen3 ChatML, ending with the open assistant turn (no trailing space)."""
-        self._remember(tools)
         rest = list(messages)
         system: str | None = None
         if rest and rest[0].role == "system":
@@ -161,7 +153,7 @@ class QwenPlugin:
                 continue
             body = message.content or ""
             if message.role == "assistant" and message.tool_calls:
-                calls = self.render_tool_calls(message.tool_calls)
+                calls = self.render_tool_calls(message.tool_calls, tools)
                 body = f"{body.strip()}\n{calls}" if body.strip() else calls
             parts.append(f"{_IM_START}{message.role}\n{body}{_IM_END}\n")
         parts.append(f"{_IM_START}assistant\n")
@@ -180,12 +172,15 @@ class QwenPlugin:
             artifact = build_structural_tag(tools, config)
         else:
             artifact = build_json_schema(tools, config)
-        self._remember(tools)
         self._config = config
         return artifact
 
     def parse_response(
-        self, text: str, tool_calls_raw: Sequence[JsonDict] = ()
+        self, text: str, tools: Sequence[ToolSchema], tool_calls_raw: Sequence[JsonDict] = ()
     ) -> tuple[str | None, list[ToolCall]]:
         """Content and calls from a server's tool_calls, a JSON document or XML calls in the text."""
-        return parse_qwen_response(text, tool_calls_raw, self._schemas)
+        return parse_qwen_response(text, tool_calls_raw, _schemas(tools))
+
+
+def _schemas(tools: Sequence[ToolSchema]) -> dict[str, JsonDict]:
+    return {tool.name: tool.parameters for tool in tools}
