@@ -26,11 +26,19 @@ converted at the seam where they enter, so callers catch one root::
     │           └── PymExecutionError, PymExternalError, PymLimitError, PymOutputError
     ├── KernelError                 the agent loop cannot continue
     │   └── MaxTurnsExceeded        the run hit max_turns without the termination tool
-    ├── store.StoreError            a database operation failed (RecordNotFoundError)
+    ├── store.StoreError            a database operation failed
+    │   ├── StoreUnavailableError   the database cannot be reached (transient: retried)
+    │   └── RecordNotFoundError     no batch, run or result with that id
+    ├── workers.DistributedError    the distributed runner could not do something
+    │   ├── BrokerError             a broker operation failed (transient: retried)
+    │   ├── StepFailedError         a step failed on every attempt of its budget
+    │   └── JobInputError           (also a ConfigError) jobs given to enqueue are malformed
+    ├── tasks.TaskError             a run's output could not be turned into a result
     ├── jobs.DiscoveryError         a codebase could not be walked or parsed for jobs
     ├── patches.PatchError          a patch could not be built or applied
     ├── evaluation.EvaluationError  ``sa eval``: a package could not be fetched or evaluated
-    └── api.AccessDeniedError       an API request names a path outside what the operator allowed
+    ├── api.AccessDeniedError       an API request names a path outside what the operator allowed
+    └── serve.ApiError              ``sa serve``: a request answered with an OpenAI error body
 
 Each error carries a message that says what failed and where (file, line, field, tool,
 request index...). Tool failures during a run are *not* raised to the caller: they become

@@ -42,6 +42,7 @@ from structured_agents.api.schemas import (
 )
 from structured_agents.api.security import add_cors, route_dependencies
 from structured_agents.guard import Guard
+from structured_agents.lifecycle.batch import cancel_batch
 from structured_agents.metrics import CONTENT_TYPE, StoreCollector, scrape
 from structured_agents.report import build_report
 from structured_agents.settings import Settings, load_settings
@@ -51,7 +52,6 @@ from structured_agents.workers.celery_app import make_app
 from structured_agents.workers.constants import QUEUES
 from structured_agents.workers.dispatch import queue_length
 from structured_agents.workers.enqueue import enqueue
-from structured_agents.workers.tasks_control import cancel_batch
 
 __all__ = ["create_app"]
 

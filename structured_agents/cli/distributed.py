@@ -216,7 +216,7 @@ def events(
 
 def cancel(batch: Annotated[str, typer.Argument(help="Batch id.")]) -> None:
     """Cancel a batch: queued runs now, running ones at their next step."""
-    from structured_agents.workers.tasks_control import cancel_batch
+    from structured_agents.lifecycle.batch import cancel_batch
 
     try:
         with _store() as store:

@@ -2,12 +2,14 @@
 
 :class:`RunLifecycle` holds the steps (start, model turn, tool calls, apply, finish, fail);
 :mod:`.outcome` turns a finished run into a stored result; :mod:`.agents` holds the loaded
-bundles the steps run with. Neither driver imports the other: both drive these.
+bundles the steps run with; :mod:`.batch` what happens to a batch as a whole (cancel).
+Neither driver imports the other: both drive these.
 """
 
 from __future__ import annotations
 
 from structured_agents.lifecycle.agents import AgentCache, BatchAgent, EventBuffer
+from structured_agents.lifecycle.batch import cancel_batch
 from structured_agents.lifecycle.outcome import outcome_of, store_outcome, turn_record
 from structured_agents.lifecycle.steps import ModelTurn, NextStep, RunLifecycle, next_step
 
@@ -18,6 +20,7 @@ __all__ = [
     "ModelTurn",
     "NextStep",
     "RunLifecycle",
+    "cancel_batch",
     "next_step",
     "outcome_of",
     "store_outcome",

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from structured_agents.errors import ConfigError, GrammarError
+from structured_agents.errors import ConfigError, GrammarError, StructuredAgentsError
 from structured_agents.grammar.artifacts import GrammarArtifact, artifact_from_payload
 from structured_agents.kernel.engine import MAX_CANDIDATES, MAX_LOGPROBS, SamplingParams
 from structured_agents.types import Message, Role, ToolCall, ToolSchema
@@ -51,7 +51,7 @@ _ROLES: dict[str, Role] = {
 }
 
 
-class ApiError(Exception):
+class ApiError(StructuredAgentsError):
     """An error answered as OpenAI's ``{"error": {...}}`` body with an HTTP status."""
 
     def __init__(self, message: str, *, status: int = 400, param: str | None = None) -> None:

@@ -8,7 +8,7 @@ writes are :mod:`structured_agents.status`'s.
 
 from __future__ import annotations
 
-from structured_agents.store.engine import default_url
+from structured_agents.store.connection import default_url
 from structured_agents.store.errors import RecordNotFoundError, StoreError, StoreUnavailableError
 from structured_agents.store.migrate import current_revision, head_revision, upgrade
 from structured_agents.store.protocol import Store

@@ -16,7 +16,7 @@ from sqlalchemy import Engine
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, sessionmaker
 
-from structured_agents.store.engine import WRITE_OPTION, default_url, make_engine, normalize_url
+from structured_agents.store.connection import WRITE_OPTION, default_url, make_engine, normalize_url
 from structured_agents.store.errors import converting
 from structured_agents.store.migrate import upgrade_engine
 

@@ -15,7 +15,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, text
 
-from structured_agents.store.engine import WRITE_OPTION, make_engine, normalize_url
+from structured_agents.store.connection import WRITE_OPTION, make_engine, normalize_url
 from structured_agents.store.errors import StoreError, converting
 
 __all__ = [

@@ -11,7 +11,7 @@ database and writing it back in one transaction::
                                                     the next model turn, or finishes the run
     control  sa.control.finish_run(run, epoch)      a run whose last turn made no tool call
 
-The fan-in is a counter over the ``tool_calls`` rows (see :mod:`structured_agents.workers.tasks_tools`).
+The fan-in is a counter over the ``tool_calls`` rows (see :mod:`structured_agents.workers.tools`).
 
 Every step is idempotent: it acts only when the stored state is where the step expects it
 (phase, turn, epoch) and commits with a compare-and-set on the state's version, so a

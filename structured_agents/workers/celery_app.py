@@ -35,9 +35,9 @@ __all__ = ["SETTINGS", "app", "gpu_prefetch", "make_app", "task"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 TASK_MODULES = (
-    "structured_agents.workers.tasks_control",
-    "structured_agents.workers.tasks_llm",
-    "structured_agents.workers.tasks_tools",
+    "structured_agents.workers.control",
+    "structured_agents.workers.llm",
+    "structured_agents.workers.tools",
 )
 
 

@@ -9,7 +9,7 @@ Starts go out in chunks: one ``start_runs`` message carries up to :data:`START_C
 ids, so dispatching a batch of ten thousand runs publishes twenty messages, not ten
 thousand (each a broker round trip with its own ``fsync``). Losing one loses nothing: its runs
 stay queued and the sweep sends their starts again. A chunk is started together
-(:mod:`~structured_agents.workers.tasks_control`): a few statements for all its runs, then
+(:mod:`~structured_agents.workers.control`): a few statements for all its runs, then
 their first turns in one go, so the ``llm`` worker finds them waiting together.
 """
 

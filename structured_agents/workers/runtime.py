@@ -2,7 +2,7 @@
 
 Built lazily on first use inside the process that runs tasks (a prefork child opens its own
 database connections; nothing is inherited across ``fork``). The GPU worker's engine is
-loaded once, on first use or when the worker starts (see :mod:`structured_agents.workers.tasks_llm`).
+loaded once, on first use or when the worker starts (see :mod:`structured_agents.workers.llm`).
 """
 
 from __future__ import annotations

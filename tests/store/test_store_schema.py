@@ -19,7 +19,7 @@ from structured_agents.store import (
     head_revision,
     upgrade,
 )
-from structured_agents.store.engine import normalize_url
+from structured_agents.store.connection import normalize_url
 from structured_agents.store.models import Base
 
 TABLES = {"batches", "runs", "turns", "tool_calls", "results", "events"}

@@ -3,8 +3,8 @@
 The steps themselves are the run lifecycle's (:class:`~structured_agents.lifecycle.RunLifecycle`);
 these tasks load the run, count the attempt, call the step and send what comes next. The
 ``finish_run`` task finishes runs whose last turn ended without tool calls (and those the sweep
-finds done); the tool-call step finishes the others on the spot. :func:`cancel_batch` is called
-directly by the API and the CLI.
+finds done); the tool-call step finishes the others on the spot. Cancelling a batch needs no
+task: it is the lifecycle's (:func:`~structured_agents.lifecycle.cancel_batch`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from structured_agents.errors import StructuredAgentsError
 from structured_agents.kernel import RunState
-from structured_agents.store import Store, StoredRun
+from structured_agents.store import StoredRun
 from structured_agents.types import JsonDict
 from structured_agents.workers.attempts import begin_many, on_failure, run_step
 from structured_agents.workers.celery_app import app, task
@@ -39,7 +39,7 @@ from structured_agents.workers.dispatch import (
 from structured_agents.workers.errors import is_transient
 from structured_agents.workers.runtime import Runtime, runtime
 
-__all__ = ["cancel_batch", "delayed", "dispatch", "finish_run", "start_run", "start_runs", "sweep"]
+__all__ = ["delayed", "dispatch", "finish_run", "start_run", "start_runs", "sweep"]
 
 
 def _start(rt: Runtime, run_ids: Sequence[str]) -> dict[str, float]:
@@ -193,11 +193,3 @@ def sweep() -> int:
         send(app, DISPATCH, (batch_id,))
     starts = send_starts(app, waiting) if waiting and queue_length(app, CONTROL_QUEUE) == 0 else 0
     return len(stale) + len(batches) + starts
-
-
-def cancel_batch(store: Store, batch_id: str) -> int:
-    """Cancel a batch: queued runs at once, running ones at their next step; returns how many."""
-    cancelled = store.cancel_batch(batch_id)
-    for run in store.list_runs(batch_id, "running"):
-        cancelled += store.finish(run.id, "cancelled", "cancelled with its batch")
-    return cancelled
