@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from structured_agents import paths
+from structured_agents.engines.fast_start import fast_tokenizer_agrees
 from structured_agents.engines.tokenizer_check import TokenizerCheck, verify_tokenizer
 from structured_agents.errors import ConfigError, EngineError
 
@@ -64,8 +65,9 @@ __all__ = [
 MANIFEST_NAME = "structured-agents-model.json"
 """The file that marks a finished conversion; written after every other file."""
 _MANIFEST_FORMAT = 1
-CHECKS_VERSION = 1
-"""The manifest's ``verified`` value once ``ModelSource.verify`` passed; raised when the checks change."""
+CHECKS_VERSION = 2
+"""The manifest's ``verified`` value once ``ModelSource.verify`` passed; raised when the checks
+change (2: the fast tokenizer read is checked against ``AutoTokenizer``, ``fast_tokenizer``)."""
 logger = logging.getLogger(__name__)
 
 
@@ -225,6 +227,22 @@ class ModelStore:
         except (OSError, ValueError, AttributeError):
             return False
 
+    @staticmethod
+    def is_entry(path: Path) -> bool:
+        """Whether ``path`` is a finished conversion of a store (not a user's model directory,
+        which the engine never writes to)."""
+        return (path / MANIFEST_NAME).is_file() and ModelStore.is_complete(path)
+
+    @staticmethod
+    def fast_tokenizer(path: Path) -> bool:
+        """Whether ``path`` is a conversion whose checks found the fast tokenizer read agrees
+        with ``AutoTokenizer`` (:func:`~structured_agents.engines.fast_start.fast_tokenizer_agrees`)."""
+        try:
+            manifest = json.loads((path / MANIFEST_NAME).read_text(encoding="utf-8"))
+            return manifest.get("verified") == CHECKS_VERSION and manifest.get("fast_tokenizer") is True
+        except (OSError, ValueError, AttributeError):
+            return False
+
     def resolve(self, model: str | Path | None, dtype: str) -> Path:
         """The HF directory for ``model``: a shipped model's name (converted on first use), a
         local HF model directory (used as is), or ``None`` for :data:`DEFAULT_MODEL`."""
@@ -265,7 +283,8 @@ class ModelStore:
             shutil.rmtree(stale, ignore_errors=True)
             return False
         manifest = json.loads((entry / MANIFEST_NAME).read_text(encoding="utf-8"))
-        _write_json(entry / MANIFEST_NAME, {**manifest, "verified": CHECKS_VERSION})
+        fast = fast_tokenizer_agrees(entry)
+        _write_json(entry / MANIFEST_NAME, {**manifest, "verified": CHECKS_VERSION, "fast_tokenizer": fast})
         return True
 
     def _convert(self, source: ModelSource, dtype: str, entry: Path) -> None:
@@ -282,6 +301,7 @@ class ModelStore:
                 "dtype": dtype,
                 "files": files,
                 "verified": CHECKS_VERSION,
+                "fast_tokenizer": fast_tokenizer_agrees(partial),
             }
             (partial / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
             if entry.exists():  # an incomplete or corrupted entry: move it aside, then drop it

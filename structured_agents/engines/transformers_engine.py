@@ -45,11 +45,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import xgrammar
 
 from structured_agents.engines.bad_words import bad_word_ids
 from structured_agents.engines.candidates import decode_candidates, submit_candidates
 from structured_agents.engines.decode_stats import DecodeStats
+from structured_agents.engines.fast_start import load_tokenizer, tokenizer_info
 from structured_agents.engines.model_store import DEFAULT_MODEL, ModelStore
 from structured_agents.engines.occupancy import Occupancy
 from structured_agents.engines.review import MAX_REVIEW_TOKENS
@@ -152,9 +152,16 @@ class TransformersEngine:
         """The model as completions name it (the shipped one's name, or as given)."""
         self.tokenizer, self.model = self._load(self.model_dir)
         self._cache_kwarg = cache_kwarg(self.model)
+        vocab = self.tokenizer.get_vocab()
         self.vocab_size = self._logit_width()
-        self.stop_token_ids = self._stop_tokens()
-        info = self._tokenizer_info()
+        self.stop_token_ids = self._stop_tokens(vocab)
+        info = tokenizer_info(
+            self.tokenizer,
+            vocab,
+            vocab_size=self.vocab_size,
+            stop_token_ids=self.stop_token_ids,
+            cache_dir=self.model_dir if ModelStore.is_entry(self.model_dir) else None,
+        )
         self._isolation = (
             IsolatedCompiler(info, timeout_s=compile_timeout_s) if compile_timeout_s is not None else None
         )
@@ -174,16 +181,20 @@ class TransformersEngine:
         """Seconds the constructor took (conversion included when it ran)."""
 
     def _load(self, path: Path) -> tuple[Any, Any]:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        """The tokenizer and the model of ``path``, the tokenizer read beside the weights
+        (:mod:`.fast_start`: both take about a second, and together as long as one)."""
+        from transformers import AutoModelForCausalLM
         from transformers.utils import logging as transformers_logging
 
         transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # no "Loading weights" bar
 
         try:
-            tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-            model: Any = AutoModelForCausalLM.from_pretrained(
-                str(path), local_files_only=True, dtype=_DTYPES[self.dtype]
-            )
+            with ThreadPoolExecutor(1, thread_name_prefix="tokenizer-load") as pool:
+                reading = pool.submit(load_tokenizer, path, fast=ModelStore.fast_tokenizer(path))
+                model: Any = AutoModelForCausalLM.from_pretrained(
+                    str(path), local_files_only=True, dtype=_DTYPES[self.dtype]
+                )
+                tokenizer = reading.result()
         except Exception as exc:
             raise EngineError(f"could not load the model at {path}: {type(exc).__name__}: {exc}") from exc
         return tokenizer, model.to(self.device).eval()
@@ -193,24 +204,17 @@ class TransformersEngine:
         width = getattr(head, "out_features", None) or self.model.config.vocab_size
         return max(int(width), len(self.tokenizer))
 
-    def _stop_tokens(self) -> list[int]:
+    def _stop_tokens(self, vocab: dict[str, int]) -> list[int]:
         ids: set[int] = set()
         for source in (self.model.generation_config.eos_token_id, self.tokenizer.eos_token_id):
             if isinstance(source, int):
                 ids.add(source)
             elif source is not None:
                 ids.update(int(i) for i in source)
-        vocab = self.tokenizer.get_vocab()
         ids.update(vocab[name] for name in _END_OF_TURN_TOKENS if name in vocab)
         if not ids:
             raise EngineError(f"the tokenizer at {self.model_dir} defines no end-of-sequence token")
         return sorted(ids)
-
-    def _tokenizer_info(self) -> xgrammar.TokenizerInfo:
-        """XGrammar's view of the tokenizer."""
-        return xgrammar.TokenizerInfo.from_huggingface(
-            self.tokenizer, vocab_size=self.vocab_size, stop_token_ids=self.stop_token_ids
-        )
 
     # -- submit and generate ----------------------------------------------------------------------
 
