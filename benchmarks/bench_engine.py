@@ -17,6 +17,9 @@ What is measured, all greedy on short prompts (so decoding, not prefill, dominat
   pays too: an upper bound), over the rest of that run. On a shared CPU the first swings with
   the neighbours' load; the second needs no second run.
 * ``kinds``: ``grammar_share`` at batch 4 for each kind of grammar the plugins build.
+* ``peer``: llama.cpp on the same GGUF, run first in the same process (:mod:`peer_llamacpp`;
+  when ``llama-cpp-python`` is importable): its load time and batch-1 tokens/s, and the ratios
+  of this engine's batch 1 and batch 8 to that.
 
 Every timing is the fastest of ``--repeats`` runs. "Forced" rows run with the engine's stop
 tokens switched off (a benchmark-only tweak of the public ``stop_token_ids`` attribute), so a
@@ -32,6 +35,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
+
+from peer_llamacpp import measure_peer
 
 from structured_agents.engines.model_store import ModelStore
 from structured_agents.engines.transformers_engine import TransformersEngine, resolve_device, resolve_dtype
@@ -138,23 +143,25 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     store.resolve(args.model, dtype)
     conversion_s = time.perf_counter() - started if store.conversions else 0.0
+    threads = args.threads or os.cpu_count() or 1
+    peer = measure_peer(args.model, PROMPTS, args.tokens, threads=threads, repeats=args.repeats)
     started = time.perf_counter()
-    engine = TransformersEngine(args.model, device=args.device, dtype=dtype, num_threads=args.threads)
-    load_s = time.perf_counter() - started
-    engine.generate(requests_for(1, [2], None))  # warm-up
-    for _, plugin, mode in KINDS:  # compile every grammar once, outside the timed runs
-        engine.grammar_cache.compile(grammar_of(plugin, mode))
-    batches = [1, 4, 8]
-    free = {
-        b: timed(engine, requests_for(b, [args.tokens] * b, None), forced=True, repeats=args.repeats)
-        for b in batches
-    }
-    schema = grammar_of("function_gemma", "json_schema")
-    grammar = {b: overhead_run(engine, b, args.tokens, schema, args.repeats) for b in batches}
-    kinds = {
-        name: timed(engine, requests_for(4, [args.tokens] * 4, grammar_of(p, m)), forced=False, repeats=1)
-        for name, p, m in KINDS
-    }
+    with TransformersEngine(args.model, device=args.device, dtype=dtype, num_threads=args.threads) as engine:
+        load_s = time.perf_counter() - started
+        engine.generate(requests_for(1, [2], None))  # warm-up
+        for _, plugin, mode in KINDS:  # compile every grammar once, outside the timed runs
+            engine.grammar_cache.compile(grammar_of(plugin, mode))
+        batches = [1, 4, 8]
+        free = {
+            b: timed(engine, requests_for(b, [args.tokens] * b, None), forced=True, repeats=args.repeats)
+            for b in batches
+        }
+        schema = grammar_of("function_gemma", "json_schema")
+        grammar = {b: overhead_run(engine, b, args.tokens, schema, args.repeats) for b in batches}
+        kinds = {
+            name: timed(engine, requests_for(4, [args.tokens] * 4, grammar_of(p, m)), forced=False, repeats=1)
+            for name, p, m in KINDS
+        }
     return {
         "model_dir": str(engine.model_dir),
         "device": str(engine.device),
@@ -169,6 +176,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "grammar": grammar,
         "kinds": kinds,
         "batch8_over_batch1": free[8]["tokens_per_s"] / free[1]["tokens_per_s"],
+        "peer": peer,
+        "batch1_over_peer": free[1]["tokens_per_s"] / peer["tokens_per_s"] if peer else None,
+        "batch8_over_peer": free[8]["tokens_per_s"] / peer["tokens_per_s"] if peer else None,
     }
 
 
@@ -191,6 +201,15 @@ def table(result: dict[str, Any]) -> str:
     lines.append(
         f"batch 8 / batch 1 aggregate throughput: {result['batch8_over_batch1']:.2f}x (target >= 3x)"
     )
+    peer = result["peer"]
+    if peer is None:
+        lines.append("peer: llama-cpp-python is not importable (pip install llama-cpp-python)")
+    else:
+        lines.append(
+            f"peer llama.cpp {peer['llama_cpp']} on {peer['gguf']} ({peer['threads']} threads): "
+            f"load {peer['load_s']:.2f} s, batch 1 {peer['tokens_per_s']:.1f} tok/s; this engine's "
+            f"batch 1 {result['batch1_over_peer']:.2f}x, batch 8 {result['batch8_over_peer']:.2f}x of that"
+        )
     lines += [
         "",
         f"{'grammar kind (batch 4)':<30} {'tokens':>7} {'seconds':>8} {'grammar s':>10} {'share':>8}",
