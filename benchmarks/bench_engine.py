@@ -17,7 +17,7 @@ What is measured, all greedy on short prompts (so decoding, not prefill, dominat
   pays too: an upper bound), over the rest of that run. On a shared CPU the first swings with
   the neighbours' load; the second needs no second run.
 * ``kinds``: ``grammar_share`` at batch 4 for each kind of grammar the plugins build.
-* ``peer``: llama.cpp on the same GGUF, run first in the same process (:mod:`peer_llamacpp`;
+* ``peer``: llama.cpp on the same GGUF, run first in a child process (:mod:`peer_llamacpp`;
   when ``llama-cpp-python`` is importable): its load time and batch-1 tokens/s, and the ratios
   of this engine's batch 1 and batch 8 to that.
 
@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from peer_llamacpp import measure_peer
+from peer_llamacpp import run_peer
 
 from structured_agents.engines.model_store import ModelStore
 from structured_agents.engines.transformers_engine import TransformersEngine, resolve_device, resolve_dtype
@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     store.resolve(args.model, dtype)
     conversion_s = time.perf_counter() - started if store.conversions else 0.0
     threads = args.threads or os.cpu_count() or 1
-    peer = measure_peer(args.model, PROMPTS, args.tokens, threads=threads, repeats=args.repeats)
+    peer = run_peer(args.model, PROMPTS, args.tokens, threads=threads, repeats=args.repeats)
     started = time.perf_counter()
     with TransformersEngine(args.model, device=args.device, dtype=dtype, num_threads=args.threads) as engine:
         load_s = time.perf_counter() - started

@@ -3,6 +3,10 @@ shipped model is converted from, the same prompts, greedy, each row forced to th
 of tokens (the generator is read past any end-of-sequence token, as the engine's forced rows
 are). Batch 1 only: its Python API decodes one sequence at a time.
 
+``bench_engine.py`` runs it in a child process (:func:`run_peer`) before it loads its own
+engine: llama.cpp's threads, spinning after a decode, slowed the engine by a quarter when both
+lived in one process.
+
 ``llama-cpp-python`` is an optional benchmark dependency, never a runtime one; build it with
 ``pip install llama-cpp-python`` (from source: several minutes on 2 cores). Without it the
 peer is reported as missing.
@@ -10,6 +14,10 @@ peer is reported as missing.
 
 from __future__ import annotations
 
+import argparse
+import json
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -18,7 +26,7 @@ from typing import Any
 
 from structured_agents.engines.model_store import DEFAULT_MODEL, SHIPPED_MODELS
 
-__all__ = ["measure_peer"]
+__all__ = ["measure_peer", "run_peer"]
 
 
 def measure_peer(
@@ -61,3 +69,30 @@ def measure_peer(
         "tokens": total,
         "tokens_per_s": total / best,
     }
+
+
+def run_peer(
+    model: str | None, prompts: Sequence[str], tokens: int, *, threads: int, repeats: int
+) -> dict[str, Any] | None:
+    """:func:`measure_peer` in a child process (its threads end with it)."""
+    command = [sys.executable, __file__, "--tokens", str(tokens), "--threads", str(threads)]
+    command += ["--repeats", str(repeats), *(["--model", model] if model else []), *prompts]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    result: dict[str, Any] | None = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("prompts", nargs="+")
+    parser.add_argument("--model", default=None)
+    parser.add_argument("--tokens", type=int, required=True)
+    parser.add_argument("--threads", type=int, required=True)
+    parser.add_argument("--repeats", type=int, required=True)
+    args = parser.parse_args()
+    peer = measure_peer(args.model, args.prompts, args.tokens, threads=args.threads, repeats=args.repeats)
+    print(json.dumps(peer))
+
+
+if __name__ == "__main__":
+    main()
