@@ -222,3 +222,10 @@ def test_wire_names_are_spelled_only_in_the_workers_constants() -> None:
         isinstance(node, ast.Constant) and node.value == "sa.llm."
         for node in ast.walk(ast.parse(MODULES[owner].read_text(encoding="utf-8")))
     )
+
+
+def test_the_store_imports_nothing_above_it() -> None:
+    """It keeps the kernel's state as the JSON the kernel writes; the lifecycle decodes it."""
+    store = "structured_agents.store"
+    for above in ("kernel", "lifecycle", "tasks", "plugins", "engines", "workers", "runner", "bundles"):
+        assert _importers_of(f"structured_agents.{above}", within=store) == [], above

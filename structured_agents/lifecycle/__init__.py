@@ -11,7 +11,7 @@ from __future__ import annotations
 from structured_agents.lifecycle.agents import AgentCache, BatchAgent, EventBuffer
 from structured_agents.lifecycle.batch import cancel_batch
 from structured_agents.lifecycle.outcome import outcome_of, store_outcome, turn_record
-from structured_agents.lifecycle.steps import ModelTurn, NextStep, RunLifecycle, next_step
+from structured_agents.lifecycle.steps import ModelTurn, NextStep, RunLifecycle, next_step, state_of
 
 __all__ = [
     "AgentCache",
@@ -23,6 +23,7 @@ __all__ = [
     "cancel_batch",
     "next_step",
     "outcome_of",
+    "state_of",
     "store_outcome",
     "turn_record",
 ]

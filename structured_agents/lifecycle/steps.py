@@ -36,10 +36,18 @@ from structured_agents.status import FinalStatus
 from structured_agents.store import Store, StoredRun, ToolCallRecord
 from structured_agents.types import JsonDict, ToolCall, ToolResult
 
-__all__ = ["ModelTurn", "NextStep", "RunLifecycle", "next_step"]
+__all__ = ["ModelTurn", "NextStep", "RunLifecycle", "next_step", "state_of"]
 
 NextStep = Literal["model", "tools", "finish"]
 """What a stored state needs next: a model turn, its tool calls, or the finish."""
+
+
+def state_of(run: StoredRun) -> RunState | None:
+    """The run's state under its current claim, decoded from what the store keeps (the kernel's
+    ``RunState.to_dict()``); None when the claim has none yet. Each call decodes anew, so a
+    step's changes to it reach the store only through its commit."""
+    data = run.current_state
+    return RunState.from_dict(data) if data is not None else None
 
 
 def next_step(state: RunState) -> NextStep | None:
@@ -76,7 +84,7 @@ class RunLifecycle:
         """Store the first state of a claimed run (``KernelStart``, turn 0); None when a
         duplicate start stored one first."""
         state, events = await self.first_state(run)
-        return self.store.init_state(run, state, events)
+        return self.store.init_state(run, state.to_dict(), events)
 
     async def first_state(self, run: StoredRun) -> tuple[RunState, list[JsonDict]]:
         """The first state of a claimed run (turn 0) and its events (``KernelStart``), not yet
@@ -92,7 +100,7 @@ class RunLifecycle:
     async def model_turn(self, run: StoredRun, turn: int) -> ModelTurn | None:
         """Begin model turn ``turn`` of the run: its request (``ModelRequest``); None when the
         stored state is not waiting for that turn (a duplicate of a turn already applied)."""
-        state = run.current_state
+        state = state_of(run)
         if run.status != "running" or state is None or state.phase != "model" or state.turn != turn - 1:
             return None
         agent = await self.agent_for(run)
@@ -108,12 +116,12 @@ class RunLifecycle:
         await turn.agent.kernel.apply_completion(turn.state, completion)
         events = turn.events + turn.agent.events.take(run_id)
         row = turn_record(run_id, turn.state.turn, completion)
-        return self.store.commit_state(turn.run, turn.state, events, turn=row)
+        return self.store.commit_state(turn.run, turn.state.to_dict(), events, turn=row)
 
     async def call_tool(self, run: StoredRun, call_id: str) -> dict[str, ToolCallRecord]:
         """Run one pending call of the run's current turn and record it, unless it is recorded
         already (a call runs at least once, and is recorded once); the turn's recorded calls."""
-        state = run.current_state
+        state = state_of(run)
         if state is None or state.phase != "tools":
             return {}
         call = next((call for call in state.pending_calls if call.id == call_id), None)
@@ -146,14 +154,14 @@ class RunLifecycle:
     @staticmethod
     def tools_done(run: StoredRun, rows: Mapping[str, ToolCallRecord]) -> bool:
         """Whether every pending call of the run's current turn is recorded in ``rows``."""
-        state = run.current_state
+        state = state_of(run)
         return state is not None and state.phase == "tools" and all(c.id in rows for c in state.pending_calls)
 
     async def apply_tools(self, run: StoredRun, rows: Mapping[str, ToolCallRecord]) -> StoredRun | None:
         """Apply a turn's recorded tool results (``TurnComplete``, and ``KernelEnd`` when the
         run ends), with the turn's ``tool_call``/``tool_result`` events in call order, in one
         compare-and-set commit; None when a duplicate applied the turn first."""
-        state = run.current_state
+        state = state_of(run)
         if state is None or not self.tools_done(run, rows):
             return None
         agent = await self.agent_for(run)
@@ -162,12 +170,12 @@ class RunLifecycle:
         results = [ToolResult(row.call_id, row.name, row.output, row.is_error, row.ban) for row in calls]
         await agent.kernel.apply_results(state, results)
         events = _tool_events(run.run_id, state.turn, calls) + agent.events.take(run.run_id)
-        return self.store.commit_state(run, state, events)
+        return self.store.commit_state(run, state.to_dict(), events)
 
     async def finish(self, run: StoredRun) -> FinalStatus | None:
         """Store a finished run's outcome and give it its final status (and its batch, when it
         was the last run); None when its state is not done."""
-        state = run.current_state
+        state = state_of(run)
         if state is None or not state.done:
             return None
         if state.termination == "error":  # failed where it ended (fail); nothing to store
@@ -186,9 +194,9 @@ class RunLifecycle:
         """End ``run`` as failed: ``events`` (what the failed step emitted), then
         ``KernelEnd(reason="error")``, in its log; status ``failed`` with the error."""
         message = f"{type(error).__name__}: {error}"
-        state = run.current_state
+        state = state_of(run)
         if state is not None and not state.done:
-            ended = RunState.from_dict(state.to_dict())
+            ended = state  # decoded for this step alone: nothing else holds it
             ended.phase, ended.termination, ended.error = "done", "error", message
             end = KernelEnd(
                 run_id=run.run_id,
@@ -198,7 +206,7 @@ class RunLifecycle:
                 duration_s=time.time() - state.started_at,
                 error=message,
             )
-            self.store.commit_state(run, ended, [*events, end.to_dict()])
+            self.store.commit_state(run, ended.to_dict(), [*events, end.to_dict()])
         elif events:
             self.store.record_events(events)
         self.close(run, "failed", message)

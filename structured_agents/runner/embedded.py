@@ -37,7 +37,7 @@ from structured_agents.engines.batching import BatchingEngine
 from structured_agents.errors import KernelError, StructuredAgentsError
 from structured_agents.jobs import JobSpec
 from structured_agents.kernel import Engine
-from structured_agents.lifecycle import BatchAgent, EventBuffer, ModelTurn, RunLifecycle, next_step
+from structured_agents.lifecycle import BatchAgent, EventBuffer, ModelTurn, RunLifecycle, next_step, state_of
 from structured_agents.observer.protocol import Observer
 from structured_agents.runner.progress import RunProgress
 from structured_agents.status import FinalStatus
@@ -216,7 +216,7 @@ class EmbeddedRunner:
         turn: ModelTurn | None = None
         try:
             current = await lifecycle.start(run)
-            while current is not None and (state := current.state) is not None:
+            while current is not None and (state := state_of(current)) is not None:
                 step = next_step(state)
                 if step == "finish":
                     return await lifecycle.finish(current) or "failed"

@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, Self
 
 from structured_agents.jobs.spec import JobSpec
-from structured_agents.kernel.state import RunState
 from structured_agents.status import BatchStatus, FinalStatus, ResultStatus, RunStatus
 from structured_agents.store.records import (
     BatchCounts,
@@ -33,6 +32,7 @@ from structured_agents.store.report_records import (
     ToolStatsRecord,
 )
 from structured_agents.store.steps import StoredRun
+from structured_agents.types import JsonDict
 
 __all__ = ["Store"]
 
@@ -271,13 +271,13 @@ class Store(Protocol):
         ...
 
     def init_state(
-        self, run: StoredRun, state: RunState, events: Sequence[Mapping[str, Any]]
+        self, run: StoredRun, state: JsonDict, events: Sequence[Mapping[str, Any]]
     ) -> StoredRun | None:
         """Store the first state of the run's current claim; None when it already has one."""
         ...
 
     def init_states(
-        self, starts: Sequence[tuple[StoredRun, RunState, Sequence[Mapping[str, Any]]]]
+        self, starts: Sequence[tuple[StoredRun, JsonDict, Sequence[Mapping[str, Any]]]]
     ) -> list[StoredRun | None]:
         """``init_state`` for many runs in one transaction, in order."""
         ...
@@ -285,7 +285,7 @@ class Store(Protocol):
     def commit_state(
         self,
         run: StoredRun,
-        state: RunState,
+        state: JsonDict,
         events: Sequence[Mapping[str, Any]],
         *,
         turn: TurnRecord | None = None,

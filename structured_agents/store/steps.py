@@ -21,7 +21,6 @@ from sqlalchemy import delete, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from structured_agents.jobs.spec import JobSpec
-from structured_agents.kernel.state import RunState
 from structured_agents.status import BatchStatus
 from structured_agents.store.database import Database
 from structured_agents.store.errors import StoreError
@@ -37,6 +36,7 @@ from structured_agents.store.models import (
 )
 from structured_agents.store.records import ToolCallRecord, TurnRecord
 from structured_agents.store.runlog import event_row_values
+from structured_agents.types import JsonDict
 
 __all__ = ["RunSteps", "StoredRun"]
 
@@ -68,7 +68,9 @@ class StoredRun:
     """Epoch of the stored state (-1 when there is none)."""
     version: int
     """Version of the stored state, for the compare-and-set."""
-    state: RunState | None
+    state: JsonDict | None
+    """The stored state, as the kernel's ``RunState.to_dict()`` wrote it (the lifecycle decodes
+    it: the store keeps no kernel type)."""
 
     @property
     def job(self) -> JobSpec:
@@ -83,7 +85,7 @@ class StoredRun:
         )
 
     @property
-    def current_state(self) -> RunState | None:
+    def current_state(self) -> JsonDict | None:
         """The stored state if it belongs to the run's current claim, else None."""
         if self.claimed_at is None or self.started_at is None:
             return None
@@ -111,7 +113,7 @@ class RunSteps(Database):
             return {run.id: _stored(run, options, root, row) for run, options, root, row in rows}
 
     def init_state(
-        self, run: StoredRun, state: RunState, events: Sequence[Mapping[str, Any]]
+        self, run: StoredRun, state: JsonDict, events: Sequence[Mapping[str, Any]]
     ) -> StoredRun | None:
         """Store the first state of the run's current claim, with its events.
 
@@ -121,7 +123,7 @@ class RunSteps(Database):
         return self.init_states([(run, state, events)])[0]
 
     def init_states(
-        self, starts: Sequence[tuple[StoredRun, RunState, Sequence[Mapping[str, Any]]]]
+        self, starts: Sequence[tuple[StoredRun, JsonDict, Sequence[Mapping[str, Any]]]]
     ) -> list[StoredRun | None]:
         """:meth:`init_state` for many runs in one transaction (one ``INSERT`` for the states,
         one for the events of those stored): each run as stored now, or None for a duplicate."""
@@ -132,8 +134,8 @@ class RunSteps(Database):
         rows = []
         for run, state, _ in starts:
             values = {"run_id": run.run_id, "epoch": max(run.epoch, 0) + 1, "claimed_at": run.started_at}
-            values |= {"phase": state.phase, "turn": state.turn, "version": 0}
-            rows.append(values | {"state": state.to_dict(), "updated_at": utcnow()})
+            values |= {"phase": state["phase"], "turn": state["turn"], "version": 0}
+            rows.append(values | {"state": state, "updated_at": utcnow()})
         insert_ = self._insert(RunStateRow).values(rows)
         # A new epoch replaces the state of the claim before it (epoch - 1; a run never started
         # has no row); a state of this epoch stored already is a duplicate start's and stays.
@@ -155,7 +157,7 @@ class RunSteps(Database):
     def commit_state(
         self,
         run: StoredRun,
-        state: RunState,
+        state: JsonDict,
         events: Sequence[Mapping[str, Any]],
         *,
         turn: TurnRecord | None = None,
@@ -170,9 +172,9 @@ class RunSteps(Database):
                 RunStateRow.version == run.version,
             )
             .values(
-                state=state.to_dict(),
-                phase=state.phase,
-                turn=state.turn,
+                state=state,
+                phase=state["phase"],
+                turn=state["turn"],
                 version=run.version + 1,
                 updated_at=utcnow(),
             )
@@ -183,7 +185,7 @@ class RunSteps(Database):
                 f"turn {turn.turn} of run {turn.run_id} cannot be committed with run {run.run_id}"
             )
         try:
-            with self._write(f"commit run {run.run_id} turn {state.turn}") as session:
+            with self._write(f"commit run {run.run_id} turn {state['turn']}") as session:
                 if session.scalars(stmt).first() is None:
                     raise _Conflict
                 if turn is not None:
@@ -325,5 +327,5 @@ def _stored(run: RunRow, options: dict[str, Any], root: str, row: RunStateRow | 
         claimed_at=row.claimed_at if row is not None else None,
         epoch=row.epoch if row is not None else -1,
         version=row.version if row is not None else 0,
-        state=RunState.from_dict(row.state) if row is not None else None,
+        state=dict(row.state) if row is not None else None,
     )

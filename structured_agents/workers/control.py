@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from structured_agents.errors import StructuredAgentsError
-from structured_agents.kernel import RunState
+from structured_agents.lifecycle import state_of
 from structured_agents.store import StoredRun
 from structured_agents.types import JsonDict
 from structured_agents.workers.attempts import begin_many, on_failure, run_step
@@ -56,29 +56,31 @@ def _start(rt: Runtime, run_ids: Sequence[str]) -> dict[str, float]:
     running = [run for run in running if run.status == "running"]
     messages: list[tuple[str, tuple[Any, ...]]] = []
     for run in running:  # duplicates: make sure the first turn is on its way
-        current = run.current_state
+        current = state_of(run)
         if current is not None and current.phase == "model" and current.turn == 0:
             messages += next_messages(run.epoch, current)
     fresh = [run for run in running if run.current_state is None]
     attempts = {run_id: n for (run_id, _), n in begin_many(rt, [(run, "start") for run in fresh]).items()}
     retry: dict[str, float] = {}
-    built: list[tuple[StoredRun, RunState, list[JsonDict]]] = []
+    built: list[tuple[StoredRun, JsonDict, list[JsonDict]]] = []
     for run in fresh:
         if run.run_id in attempts:
             try:
-                built.append((run, *rt.run(rt.lifecycle.first_state(run))))
+                state, events = rt.run(rt.lifecycle.first_state(run))
+                built.append((run, state.to_dict(), events))
             except Exception as exc:
                 _retry_later(rt, run, attempts[run.run_id], exc, retry)
     for started in _store_states(rt, built, attempts, retry):
-        if started is not None and started.state is not None:
-            messages += next_messages(started.epoch, started.state)
+        first = state_of(started) if started is not None else None
+        if started is not None and first is not None:
+            messages += next_messages(started.epoch, first)
     send_many(app, messages)
     return retry
 
 
 def _store_states(
     rt: Runtime,
-    built: list[tuple[StoredRun, RunState, list[JsonDict]]],
+    built: list[tuple[StoredRun, JsonDict, list[JsonDict]]],
     attempts: dict[str, int],
     retry: dict[str, float],
 ) -> list[StoredRun | None]:
@@ -182,7 +184,7 @@ def sweep() -> int:
     older_than = rt.settings.workers.stale_after_s
     stale = rt.store.stale_runs(older_than)
     for run in stale:
-        state = run.current_state
+        state = state_of(run)
         if state is None:
             send(app, START_RUN, (run.run_id,))
         else:

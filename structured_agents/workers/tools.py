@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from structured_agents.lifecycle import state_of
 from structured_agents.store import StoredRun
 from structured_agents.workers.attempts import run_step
 from structured_agents.workers.celery_app import SETTINGS, app, task
@@ -27,7 +28,7 @@ __all__ = ["call_tool"]
 def _call(run: StoredRun, turn: int, call_id: str) -> None:
     rt = runtime()
     lifecycle = rt.lifecycle
-    state = run.current_state
+    state = state_of(run)
     if state is not None and state.done and state.turn == turn:
         rt.run(lifecycle.finish(run))  # the turn was applied and ended the run, but the finish failed
         return
@@ -37,17 +38,18 @@ def _call(run: StoredRun, turn: int, call_id: str) -> None:
     if not lifecycle.tools_done(run, rows):
         return
     applied = rt.run(lifecycle.apply_tools(run, rows))
-    if applied is None or applied.state is None:
+    after = state_of(applied) if applied is not None else None
+    if applied is None or after is None:
         return  # a duplicate already applied the turn
-    if applied.state.done:
+    if after.done:
         rt.run(lifecycle.finish(applied))
     else:
-        send_next(app, applied.epoch, applied.state)
+        send_next(app, applied.epoch, after)
 
 
 def _tool_of(run: StoredRun, call_id: str) -> str:
     """``tool NAME`` for the call's tool, so that a run failed on the call names it."""
-    state = run.current_state
+    state = state_of(run)
     calls = state.pending_calls if state is not None else []
     return next((f"tool {call.name}" for call in calls if call.id == call_id), "")
 

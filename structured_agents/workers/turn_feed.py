@@ -46,7 +46,7 @@ from celery.worker import state as worker_state
 
 from structured_agents.engines.batching import BatchingEngine
 from structured_agents.kernel.streaming import GenerationStream
-from structured_agents.lifecycle import ModelTurn
+from structured_agents.lifecycle import ModelTurn, state_of
 from structured_agents.metrics import TurnMetrics
 from structured_agents.store import StoredRun
 from structured_agents.workers.attempts import begin_many, on_failure, step_key
@@ -99,7 +99,7 @@ def _waiting(run: StoredRun | None, step: Step) -> bool:
     """Whether the stored run is waiting for the turn ``step`` (else the message is a leftover
     of an earlier claim, or a duplicate of a turn already applied)."""
     _, epoch, number = step
-    state = run.current_state if run is not None else None
+    state = state_of(run) if run is not None else None
     return (
         run is not None
         and run.status == "running"
@@ -269,8 +269,9 @@ class TurnFeed:
         try:
             completion = stream.result()
             applied = rt.run(rt.lifecycle.apply_completion(flight.turn, completion))
-            if applied is not None and applied.state is not None:
-                send_next(self._app, applied.epoch, applied.state)
+            after = state_of(applied) if applied is not None else None
+            if applied is not None and after is not None:
+                send_next(self._app, applied.epoch, after)
         except Exception as exc:
             self._fail(rt, flight, exc)
             self._metrics.turns.labels(outcome="failed").inc()

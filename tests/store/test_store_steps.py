@@ -26,21 +26,23 @@ def test_state_commits_are_compare_and_set(store: Store, tmp_path: Path) -> None
     assert run.current_state is None and run.job.job_id == "r1" and run.job.path == "a.txt"
     state = RunState(run_id="r1")
     start = {"type": "kernel_start", "run_id": "r1", "turn": 0}
-    started = store.init_state(run, state, [start])
+    started = store.init_state(run, state.to_dict(), [start])
     assert started is not None and (started.epoch, started.version) == (1, 0)
-    assert store.init_state(run, state, [start]) is None  # a duplicate start
+    assert store.init_state(run, state.to_dict(), [start]) is None  # a duplicate start
     loaded = store.load_runs(["r1"])["r1"]
     assert loaded.current_state is not None and (loaded.epoch, loaded.version) == (1, 0)
     state.turn, state.phase = 1, "tools"
     turn = TurnRecord("r1", 1, 10, 5, 0.1, 4, "stop", "text")
     response = {"type": "model_response", "run_id": "r1", "turn": 1}
-    committed = store.commit_state(loaded, state, [response], turn=turn)
-    assert committed is not None and committed.version == 1 and committed.state is state
-    assert store.commit_state(loaded, state, [response], turn=turn) is None  # stale version: nothing
+    committed = store.commit_state(loaded, state.to_dict(), [response], turn=turn)
+    assert committed is not None and committed.version == 1 and committed.state == state.to_dict()
+    assert (
+        store.commit_state(loaded, state.to_dict(), [response], turn=turn) is None
+    )  # stale version: nothing
     assert [e.type for e in store.events("r1")] == ["kernel_start", "model_response"]
     assert [t.batch_size for t in store.turns("r1")] == [4]
     again = store.load_runs(["r1"])["r1"]
-    assert again.current_state is not None and again.current_state.phase == "tools" and again.version == 1
+    assert again.current_state is not None and again.current_state["phase"] == "tools" and again.version == 1
 
 
 def test_a_chunk_of_runs_is_claimed_counted_and_started_together(store: Store, tmp_path: Path) -> None:
@@ -54,9 +56,12 @@ def test_a_chunk_of_runs_is_claimed_counted_and_started_together(store: Store, t
     assert counted == {("r2", "start"): 2, ("r3", "start"): 1, ("r2", "e1:llm:1"): 1}
     assert store.begin_steps([]) == {}
     runs = store.load_runs(["r0", "r1", "r2"])
-    first = store.init_state(runs["r1"], RunState(run_id="r1"), [])  # r1 started alone first
+    first = store.init_state(runs["r1"], RunState(run_id="r1").to_dict(), [])  # r1 started alone first
     assert first is not None
-    starts = [(runs[r], RunState(run_id=r), [{"type": "kernel_start", "run_id": r, "turn": 0}]) for r in runs]
+    starts = [
+        (runs[r], RunState(run_id=r).to_dict(), [{"type": "kernel_start", "run_id": r, "turn": 0}])
+        for r in runs
+    ]
     stored = store.init_states(starts)
     assert [run is not None for run in stored] == [True, False, True]  # r1's duplicate writes nothing
     assert [(run.epoch, run.version) for run in stored if run is not None] == [(1, 0), (1, 0)]
@@ -70,13 +75,13 @@ def test_a_chunk_of_runs_is_claimed_counted_and_started_together(store: Store, t
 def test_a_restart_replaces_the_state_of_the_claim_before_it(store: Store, tmp_path: Path) -> None:
     _claimed(store, tmp_path)
     run = store.load_runs(["r1"])["r1"]
-    assert store.init_state(run, RunState(run_id="r1"), []) is not None
+    assert store.init_state(run, RunState(run_id="r1").to_dict(), []) is not None
     assert store.requeue("r1") and store.claim("r1") is not None
     again = store.load_runs(["r1"])["r1"]
     assert again.current_state is None and again.epoch == 1  # the old claim's state
-    (restarted,) = store.init_states([(again, RunState(run_id="r1"), [])])
+    (restarted,) = store.init_states([(again, RunState(run_id="r1").to_dict(), [])])
     assert restarted is not None and restarted.epoch == 2
-    assert store.init_states([(again, RunState(run_id="r1"), [])]) == [None]  # a duplicate restart
+    assert store.init_states([(again, RunState(run_id="r1").to_dict(), [])]) == [None]  # a duplicate restart
 
 
 def test_step_attempts_count_and_remember_the_last_error(store: Store, tmp_path: Path) -> None:
@@ -92,7 +97,7 @@ def test_step_attempts_count_and_remember_the_last_error(store: Store, tmp_path:
 def test_the_sweep_finds_runs_whose_state_stopped_moving(store: Store, tmp_path: Path) -> None:
     _claimed(store, tmp_path)
     run = store.load_runs(["r1"])["r1"]
-    store.init_state(run, RunState(run_id="r1"), [])
+    store.init_state(run, RunState(run_id="r1").to_dict(), [])
     assert [r.run_id for r in store.stale_runs(-1.0)] == ["r1"]  # older than "the future"
     assert store.stale_runs(3600.0) == []
     store.touch_state("r1")
