@@ -15,7 +15,8 @@ rejected as lint-appeasing noise are not made: ``ClassVar`` on a mutable class a
 (RUF012) in untyped code, ``import x as x`` re-exports (F401), an ambiguous character written as
 its escape (RUF001), a rebound loop variable renamed ``new_k`` (PLW2901: a worse name, and the
 loop's other rebindings left), and ``%`` formatting ruff itself declines to convert (UP031). Some of
-ruff's own fixes are not offered either (:data:`DECLINED`).
+ruff's own fixes are not offered either (:data:`DECLINED`), and a few are written the way a
+reviewer asked (:mod:`~structured_agents.tasks.lint_refine`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from structured_agents.jobs.source import split_lines
+from structured_agents.tasks.lint_refine import refine
 
 __all__ = ["CANDIDATE_RULES", "DECLINED", "with_candidates"]
 
@@ -183,7 +185,8 @@ def with_candidates(
     text: str, diagnostics: Sequence[Mapping[str, Any]], path: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``diagnostics`` (ruff's JSON findings on ``text``, the file ``path``) with a fix
-    not :data:`DECLINED` and not in code its docstring says is copied
+    (refined: :func:`~structured_agents.tasks.lint_refine.refine`) not :data:`DECLINED` and not
+    in code its docstring says is copied
     (:func:`_copied_lines`), then one for each candidate of those without one (the finding,
     with the candidate as its fix); and the findings left with no fix offered."""
     try:
@@ -198,7 +201,7 @@ def with_candidates(
             left.append(dict(diagnostic))
             continue
         if _has_fix(diagnostic) and not _declined(diagnostic):
-            fixed.append(dict(diagnostic))
+            fixed.append(refine(diagnostic, text))
             continue
         if _has_fix(diagnostic):
             left.append(dict(diagnostic))

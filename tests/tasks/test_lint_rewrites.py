@@ -115,3 +115,37 @@ def test_a_text_that_does_not_parse_gets_no_candidate() -> None:
     bare = [{"code": "E722", "message": "Do not use bare `except`", "location": {"row": 4, "column": 5}}]
 
     assert with_candidates(broken, bare, "m.py") == ([], bare)
+
+
+TERNARY = 'def f(m):\n    if not m:\n        x = ""\n    else:\n        x = m.group(1)\n    return x\n'
+NESTED = "def f(c, d):\n    if not c:\n        x = 1\n    else:\n        x = 2 if d else 3\n    return x\n"
+COPY = "def f(index_v, rows):\n    return [index_v] + list(rows)\n"
+
+
+@pytest.mark.parametrize(
+    ("rule", "text", "expected"),
+    [
+        ("SIM108", TERNARY, 'def f(m):\n    x = m.group(1) if m else ""\n    return x\n'),
+        (
+            "SIM108",
+            NESTED,
+            "def f(c, d):\n    x = 1 if not c else 2 if d else 3\n    return x\n",
+        ),  # regrouped
+        ("RUF005", COPY, "def f(index_v, rows):\n    return [index_v, *rows]\n"),
+        (
+            "RUF005",
+            "list = tuple\n\n\n" + COPY,
+            "list = tuple\n\n\n" + COPY.replace("] + list(rows)", ", *list(rows)]"),
+        ),
+    ],
+)
+def test_fixes_are_written_as_the_reviewer_asked(tmp_path: Path, rule: str, text: str, expected: str) -> None:
+    """``a if not c else b`` turned around, and ``*list(rows)`` without the copy (not where the
+    file binds ``list`` itself, nor where turning the ternary would regroup it)."""
+    found, left = with_candidates(text, _diagnostics(tmp_path, "m.py", text, rule), "m.py")
+
+    [candidate] = [apply_changes(text, [change])[0] for change in fixes(text, found)]
+
+    assert candidate == expected and left == []
+    compile(candidate, "m.py", "exec")
+    assert _diagnostics(tmp_path, "m.py", candidate, rule) == []
