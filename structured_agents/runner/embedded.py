@@ -140,7 +140,7 @@ class EmbeddedRunner:
         check_task_options(self.bundle.manifest.task, task_options or {})
         options: dict[str, object] = {
             **(task_options or {}),
-            "bundle": str(self.bundle.path),
+            "bundle": str(self.bundle.directory.resolve()),  # as the workers record it
             "overwrite": overwrite,
             **self._batch_options,
         }

@@ -218,6 +218,9 @@ def test_sa_run_lint_with_a_check_keeps_what_passes_it(project: Path, db_url: st
         batch = store.list_batches()[0]
         [stored] = store.results(batch.id)
     assert batch.options["check"] == check and batch.options["check_timeout_s"] == 60.0
+    assert batch.options["bundle"] == str(
+        find_bundle("lint").parent
+    )  # the directory, as the workers record it
     assert stored.summary.startswith(
         "ruff 2 -> 1 (ruff --fix alone: 1); fixes tried: 1 proposed, 0 kept, "
         "1 failed the check (E711 line 9: exit 1)"
