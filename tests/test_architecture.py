@@ -229,3 +229,16 @@ def test_the_store_imports_nothing_above_it() -> None:
     store = "structured_agents.store"
     for above in ("kernel", "lifecycle", "tasks", "plugins", "engines", "workers", "runner", "bundles"):
         assert _importers_of(f"structured_agents.{above}", within=store) == [], above
+
+
+def test_the_store_seam_imports_nothing_of_sql() -> None:
+    """The protocol and the records it returns are plain: a double needs no database."""
+    sql = {f"structured_agents.store.{module}" for module in SQL_MODULES}
+    for module in ("protocol", "records", "report_records"):
+        imported = _imports(f"structured_agents.store.{module}", at_import_time=False, type_checking=True)
+        found = {name for name in imported if name in sql or name.split(".")[0] in ("sqlalchemy", "alembic")}
+        assert not found, module
+
+
+SQL_MODULES = ("models", "database", "connection", "sql", "queue", "runlog", "steps", "report", "rows")
+"""The store's modules that hold SQL (the seam's own are ``protocol``, ``records``, ``report_records``)."""

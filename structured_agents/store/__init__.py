@@ -11,7 +11,15 @@ from __future__ import annotations
 from structured_agents.store.connection import default_url
 from structured_agents.store.errors import RecordNotFoundError, StoreError, StoreUnavailableError
 from structured_agents.store.migrate import current_revision, head_revision, upgrade
-from structured_agents.store.protocol import Store
+from structured_agents.store.protocol import (
+    BatchStore,
+    LogStore,
+    QueueStore,
+    ReportStore,
+    ResultStore,
+    StepStore,
+    Store,
+)
 from structured_agents.store.records import (
     BatchCounts,
     BatchRecord,
@@ -19,6 +27,7 @@ from structured_agents.store.records import (
     EventRecord,
     ResultRecord,
     RunRecord,
+    StoredRun,
     ToolCallRecord,
     TurnRecord,
 )
@@ -31,22 +40,27 @@ from structured_agents.store.report_records import (
 )
 from structured_agents.store.runlog import VIEWS
 from structured_agents.store.sql import SqlStore
-from structured_agents.store.steps import StoredRun
 
 __all__ = [
     "VIEWS",
     "BatchCounts",
     "BatchRecord",
     "BatchSetupRecord",
+    "BatchStore",
     "EngineTurnRecord",
     "EnqueueResult",
     "EventRecord",
     "FailureRecord",
+    "LogStore",
+    "QueueStore",
     "RecordNotFoundError",
+    "ReportStore",
     "ResultRecord",
+    "ResultStore",
     "RunRecord",
     "RunSummaryRecord",
     "SqlStore",
+    "StepStore",
     "Store",
     "StoreError",
     "StoreUnavailableError",

@@ -1,5 +1,10 @@
 """The store seam: every read and write of batches, runs and their history goes through here.
 
+It is six small roles (:class:`BatchStore`, :class:`QueueStore`, :class:`LogStore`,
+:class:`ResultStore`, :class:`ReportStore`, :class:`StepStore`, each of a dozen methods at
+most) and :class:`Store`, all of them together. The seam imports nothing of SQL: its records
+are plain dataclasses (:mod:`~structured_agents.store.records`).
+
 Callers (the run lifecycle, the embedded runner, the Celery steps, the API, the CLI, the
 report) depend on :class:`Store` and get frozen records back, never rows; every SQL statement
 lives behind it, in :class:`~structured_agents.store.sql.SqlStore` (PostgreSQL or SQLite).
@@ -21,6 +26,7 @@ from structured_agents.store.records import (
     EventRecord,
     ResultRecord,
     RunRecord,
+    StoredRun,
     ToolCallRecord,
     TurnRecord,
 )
@@ -31,34 +37,13 @@ from structured_agents.store.report_records import (
     RunSummaryRecord,
     ToolStatsRecord,
 )
-from structured_agents.store.steps import StoredRun
 from structured_agents.types import JsonDict
 
-__all__ = ["Store"]
+__all__ = ["BatchStore", "LogStore", "QueueStore", "ReportStore", "ResultStore", "StepStore", "Store"]
 
 
-class Store(Protocol):
-    """Batches, runs, their history and their step states (see the module docstring)."""
-
-    @property
-    def url(self) -> str:
-        """Where the store is, password hidden."""
-        ...
-
-    @property
-    def dialect(self) -> str:
-        """``postgresql`` or ``sqlite``."""
-        ...
-
-    def close(self) -> None:
-        """Release every connection."""
-        ...
-
-    def __enter__(self) -> Self: ...
-
-    def __exit__(self, *exc: object) -> None: ...
-
-    # -- batches and the run queue ---------------------------------------------------------
+class BatchStore(Protocol):
+    """Batches: create, find, move and count them, and add their jobs."""
 
     def create_batch(
         self,
@@ -112,6 +97,10 @@ class Store(Protocol):
         """Queue jobs in the batch (new, or failed/cancelled before); the rest are skipped."""
         ...
 
+
+class QueueStore(Protocol):
+    """The run queue: claim runs, finish or requeue them, and list them."""
+
     def claim(self, run_id: str) -> RunRecord | None:
         """Move a queued run to running; None if it was not queued."""
         ...
@@ -146,22 +135,9 @@ class Store(Protocol):
         """Ids of the batch's runs in ``status``, oldest first."""
         ...
 
-    # -- what happened inside runs ---------------------------------------------------------
 
-    def record_turn(
-        self,
-        run_id: str,
-        turn: int,
-        *,
-        prompt_tokens: int = 0,
-        completion_tokens: int = 0,
-        latency_s: float = 0.0,
-        batch_size: int = 1,
-        finish_reason: str | None = None,
-        raw_text: str = "",
-    ) -> bool:
-        """Record one model turn; False when it is already recorded."""
-        ...
+class LogStore(Protocol):
+    """What happened inside runs: tool calls and events as they are recorded, and read back."""
 
     def record_tool_call(
         self,
@@ -177,10 +153,6 @@ class Store(Protocol):
         ban: Sequence[str] = (),
     ) -> bool:
         """Record one tool call and its output; False when ``call_id`` is already recorded."""
-        ...
-
-    def record_event(self, event: Mapping[str, Any]) -> None:
-        """Append one observer event."""
         ...
 
     def record_events(self, events: Iterable[Mapping[str, Any]]) -> int:
@@ -203,7 +175,9 @@ class Store(Protocol):
         """The recorded tool calls of one turn, by call id."""
         ...
 
-    # -- results -----------------------------------------------------------------------------
+
+class ResultStore(Protocol):
+    """The changes runs propose, their review status, and the SQL views."""
 
     def save_result(
         self,
@@ -234,7 +208,9 @@ class Store(Protocol):
         """Rows of a reporting view."""
         ...
 
-    # -- one batch's figures, for the report ------------------------------------------------
+
+class ReportStore(Protocol):
+    """One batch's figures, for the report."""
 
     def run_summaries(self, batch_id: str) -> list[RunSummaryRecord]:
         """Every run of the batch (the ``run_summary`` view), in the order they finished."""
@@ -264,7 +240,10 @@ class Store(Protocol):
         """Up to ``limit`` results of the batch that change something, by file then run."""
         ...
 
-    # -- runs driven step by step ------------------------------------------------------------
+
+class StepStore(Protocol):
+    """Runs driven step by step: their states (compare-and-set), step attempts, and what the
+    sweep finds stopped."""
 
     def load_runs(self, run_ids: Iterable[str]) -> dict[str, StoredRun]:
         """The runs that exist, with their stored states, by id."""
@@ -297,10 +276,6 @@ class Store(Protocol):
         """Mark the run's state as moving without changing it."""
         ...
 
-    def begin_step(self, run_id: str, step: str) -> int:
-        """Count an attempt of a step; returns the attempts so far."""
-        ...
-
     def begin_steps(self, steps: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
         """Count an attempt of each ``(run id, step)``, in one statement; the attempts so far."""
         ...
@@ -324,3 +299,28 @@ class Store(Protocol):
     def undispatched(self, older_than_s: float, limit: int = 1000) -> tuple[list[str], list[str]]:
         """Batches still queued, and queued runs of running batches, older than ``older_than_s``."""
         ...
+
+
+class Store(BatchStore, QueueStore, LogStore, ResultStore, ReportStore, StepStore, Protocol):
+    """Every role together, as :class:`~structured_agents.store.sql.SqlStore` implements them
+    (see the module docstring); a caller that needs one role can ask for that role alone."""
+
+    """Batches, runs, their history and their step states (see the module docstring)."""
+
+    @property
+    def url(self) -> str:
+        """Where the store is, password hidden."""
+        ...
+
+    @property
+    def dialect(self) -> str:
+        """``postgresql`` or ``sqlite``."""
+        ...
+
+    def close(self) -> None:
+        """Release every connection."""
+        ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exc: object) -> None: ...

@@ -27,6 +27,7 @@ from structured_agents.store.database import Database
 from structured_agents.store.errors import RecordNotFoundError, StoreError
 from structured_agents.store.models import BatchRow, ResultRow, RunRow, ToolCallRow, TurnRow, utcnow
 from structured_agents.store.records import BatchCounts, BatchRecord, EnqueueResult, RunRecord
+from structured_agents.store.rows import batch_record, run_record
 
 __all__ = ["RunQueue"]
 
@@ -61,18 +62,18 @@ class RunQueue(Database):
         with self._write(f"create batch {row.id}") as session:
             session.add(row)
             session.flush()
-            return BatchRecord.of(row)
+            return batch_record(row)
 
     def get_batch(self, batch_id: str) -> BatchRecord:
         """The batch ``batch_id``; :class:`RecordNotFoundError` if there is none."""
         with self._read(f"read batch {batch_id}") as session:
-            return BatchRecord.of(self._batch_row(session, batch_id))
+            return batch_record(self._batch_row(session, batch_id))
 
     def list_batches(self, limit: int = 50) -> list[BatchRecord]:
         """The newest batches first."""
         with self._read("list batches") as session:
             rows = session.scalars(select(BatchRow).order_by(BatchRow.created_at.desc()).limit(limit))
-            return [BatchRecord.of(row) for row in rows]
+            return [batch_record(row) for row in rows]
 
     def set_batch_status(self, batch_id: str, status: BatchStatus) -> None:
         """Set the status of a batch."""
@@ -207,7 +208,7 @@ class RunQueue(Database):
             row = session.get(RunRow, run_id)
             if row is None:
                 raise RecordNotFoundError(f"no run with id {run_id!r}")
-            return RunRecord.of(row)
+            return run_record(row)
 
     def list_runs(
         self, batch_id: str, status: RunStatus | None = None, *, limit: int | None = None, offset: int = 0
@@ -218,7 +219,7 @@ class RunQueue(Database):
             query = query.where(RunRow.status == status)
         query = query.order_by(RunRow.created_at, RunRow.id).offset(offset).limit(limit)
         with self._read(f"list runs of batch {batch_id}") as session:
-            return [RunRecord.of(row) for row in session.scalars(query)]
+            return [run_record(row) for row in session.scalars(query)]
 
     def run_ids(self, batch_id: str, status: RunStatus) -> list[str]:
         """Ids of the batch's runs in ``status``, oldest first (no row is loaded)."""
@@ -264,7 +265,7 @@ class RunQueue(Database):
             if ids:
                 for table in (TurnRow, ToolCallRow, ResultRow):
                     session.execute(delete(table).where(table.run_id.in_(ids)))
-            return [RunRecord.of(row) for row in rows]
+            return [run_record(row) for row in rows]
 
     def _transition(self, run_id: str, allowed: tuple[str, ...], **values: Any) -> bool:
         stmt = update(RunRow).where(RunRow.id == run_id, RunRow.status.in_(allowed)).values(**values)

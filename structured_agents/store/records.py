@@ -1,7 +1,8 @@
-"""What the store returns: frozen, detached copies of rows (safe to pass between threads).
+"""What the store returns: frozen, detached records (safe to pass between threads), plain
+dataclasses that import nothing of SQL (:mod:`~structured_agents.store.rows` makes them
+from rows).
 
-Timestamps are timezone-aware UTC on both dialects (SQLite gives naive values back; they are
-marked UTC here).
+Timestamps are timezone-aware UTC on both dialects.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from structured_agents.jobs.spec import JobSpec
 from structured_agents.status import RunStatus
-from structured_agents.store.models import BatchRow, EventRow, ResultRow, RunRow, ToolCallRow, TurnRow
+from structured_agents.types import JsonDict
 
 __all__ = [
     "BatchCounts",
@@ -20,17 +22,10 @@ __all__ = [
     "EventRecord",
     "ResultRecord",
     "RunRecord",
+    "StoredRun",
     "ToolCallRecord",
     "TurnRecord",
 ]
-
-
-def _utc(value: datetime) -> datetime:
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
-def _utc_or_none(value: datetime | None) -> datetime | None:
-    return None if value is None else _utc(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,19 +39,6 @@ class BatchRecord:
     status: str
     created_at: datetime
     options: dict[str, Any]
-
-    @classmethod
-    def of(cls, row: BatchRow) -> BatchRecord:
-        """Copy of an ORM row."""
-        return cls(
-            row.id,
-            row.bundle_name,
-            row.bundle_version,
-            row.root_path,
-            row.status,
-            _utc(row.created_at),
-            dict(row.options),
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,25 +59,6 @@ class RunRecord:
     finished_at: datetime | None
     inputs: dict[str, Any]
 
-    @classmethod
-    def of(cls, row: RunRow) -> RunRecord:
-        """Copy of an ORM row."""
-        return cls(
-            row.id,
-            row.batch_id,
-            row.kind,
-            row.target_path,
-            row.qualname,
-            row.source_hash,
-            row.status,
-            row.attempts,
-            row.error,
-            _utc(row.created_at),
-            _utc_or_none(row.started_at),
-            _utc_or_none(row.finished_at),
-            dict(row.inputs),
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class TurnRecord:
@@ -109,20 +72,6 @@ class TurnRecord:
     batch_size: int
     finish_reason: str | None
     raw_text: str
-
-    @classmethod
-    def of(cls, row: TurnRow) -> TurnRecord:
-        """Copy of an ORM row."""
-        return cls(
-            row.run_id,
-            row.turn,
-            row.prompt_tokens,
-            row.completion_tokens,
-            row.latency_s,
-            row.batch_size,
-            row.finish_reason,
-            row.raw_text,
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,22 +90,6 @@ class ToolCallRecord:
     """When the call was recorded (its end)."""
     ban: tuple[str, ...] = ()
     """Texts the tool banned from the run's next turns (``ToolResult.ban``)."""
-
-    @classmethod
-    def of(cls, row: ToolCallRow) -> ToolCallRecord:
-        """Copy of an ORM row."""
-        return cls(
-            row.run_id,
-            row.turn,
-            row.call_id,
-            row.name,
-            dict(row.arguments),
-            row.output,
-            row.is_error,
-            row.duration_s,
-            _utc(row.created_at),
-            tuple(row.ban or ()),
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,20 +112,6 @@ class ResultRecord:
         """Whether the change needs review (``sa apply`` leaves it unless asked)."""
         return bool(self.flags)
 
-    @classmethod
-    def of(cls, row: ResultRow) -> ResultRecord:
-        """Copy of an ORM row."""
-        return cls(
-            row.run_id,
-            row.target_path,
-            row.original_hash,
-            row.diff,
-            row.status,
-            row.summary,
-            _utc(row.updated_at),
-            tuple(row.flags or ()),
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class EventRecord:
@@ -204,11 +123,6 @@ class EventRecord:
     type: str
     ts: datetime
     payload: dict[str, Any]
-
-    @classmethod
-    def of(cls, row: EventRow) -> EventRecord:
-        """Copy of an ORM row."""
-        return cls(row.id, row.run_id, row.turn, row.type, _utc(row.ts), dict(row.payload))
 
     def to_dict(self) -> dict[str, Any]:
         """``{"type", "run_id", "turn", "timestamp", **payload}`` as the observer emitted it."""
@@ -250,3 +164,58 @@ class BatchCounts:
 
     def __getitem__(self, status: RunStatus) -> int:
         return self.by_status.get(status, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRun:
+    """A run as a step sees it: its row, its batch's bundle, and its kernel state (if started)."""
+
+    run_id: str
+    batch_id: str
+    status: str
+    """``runs.status``: steps act only on ``running`` runs."""
+    attempts: int
+    """``runs.attempts``: the epoch a (re)start gives the run's state."""
+    kind: str
+    target_path: str
+    qualname: str
+    source_hash: str
+    inputs: dict[str, Any]
+    options: dict[str, Any]
+    """The batch's options (``bundle``: the bundle directory)."""
+    root_path: str
+    """The batch's codebase root: the runs' workspace."""
+    started_at: datetime | None
+    """When the current claim of the run began (``runs.started_at``)."""
+    claimed_at: datetime | None
+    """The claim the stored state belongs to; the state is current when it equals ``started_at``."""
+    epoch: int
+    """Epoch of the stored state (-1 when there is none)."""
+    version: int
+    """Version of the stored state, for the compare-and-set."""
+    state: JsonDict | None
+    """The stored state, as the kernel's ``RunState.to_dict()`` wrote it (the lifecycle decodes
+    it: the store keeps no kernel type)."""
+
+    @property
+    def job(self) -> JobSpec:
+        """The run's job, as discovery or the client gave it."""
+        return JobSpec(
+            job_id=self.run_id,
+            kind=self.kind,
+            path=self.target_path,
+            qualname=self.qualname,
+            source_hash=self.source_hash,
+            inputs=dict(self.inputs),
+        )
+
+    @property
+    def current_state(self) -> JsonDict | None:
+        """The stored state if it belongs to the run's current claim, else None."""
+        if self.claimed_at is None or self.started_at is None:
+            return None
+        return self.state if _utc(self.claimed_at) == _utc(self.started_at) else None
+
+
+def _utc(value: datetime) -> datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)

@@ -18,7 +18,7 @@ from sqlalchemy.sql.expression import TableClause
 
 from structured_agents.store.database import Database
 from structured_agents.store.models import EventRow, JsonType, ResultRow, RunRow, ToolCallRow
-from structured_agents.store.records import ResultRecord, _utc, _utc_or_none
+from structured_agents.store.records import ResultRecord
 from structured_agents.store.report_records import (
     BatchSetupRecord,
     EngineTurnRecord,
@@ -26,6 +26,7 @@ from structured_agents.store.report_records import (
     RunSummaryRecord,
     ToolStatsRecord,
 )
+from structured_agents.store.rows import result_record, utc, utc_or_none
 
 __all__ = ["ReportQueries"]
 
@@ -72,8 +73,8 @@ class ReportQueries(Database):
                     qualname=row.qualname,
                     status=row.status,
                     attempts=row.attempts,
-                    started_at=_utc_or_none(row.started_at),
-                    finished_at=_utc_or_none(row.finished_at),
+                    started_at=utc_or_none(row.started_at),
+                    finished_at=utc_or_none(row.finished_at),
                     duration_s=row.duration_s,
                     turns=row.turns,
                     prompt_tokens=row.prompt_tokens,
@@ -104,7 +105,7 @@ class ReportQueries(Database):
         )
         with self._read(f"read engine turns of batch {batch_id}") as session:
             return [
-                EngineTurnRecord(_utc(ts), size or 1, latency or 0.0, tokens or 0, reason)
+                EngineTurnRecord(utc(ts), size or 1, latency or 0.0, tokens or 0, reason)
                 for ts, size, latency, tokens, reason in session.execute(query)
             ]
 
@@ -147,7 +148,7 @@ class ReportQueries(Database):
                     row.qualname,
                     row.attempts,
                     row.error or "",
-                    _utc_or_none(row.finished_at),
+                    utc_or_none(row.finished_at),
                     row.turns,
                     row.last_event,
                 )
@@ -218,4 +219,4 @@ class ReportQueries(Database):
             .limit(limit)
         )
         with self._read(f"read a sample of the results of batch {batch_id}") as session:
-            return [ResultRecord.of(row) for row in session.scalars(query)]
+            return [result_record(row) for row in session.scalars(query)]

@@ -19,6 +19,7 @@ from structured_agents.store.database import Database
 from structured_agents.store.errors import StoreError
 from structured_agents.store.models import BatchRow, EventRow, ResultRow, RunRow, ToolCallRow, TurnRow, utcnow
 from structured_agents.store.records import EventRecord, ResultRecord, ToolCallRecord, TurnRecord
+from structured_agents.store.rows import event_record, result_record, tool_call_record, turn_record
 
 __all__ = ["SHARED_SUMMARY", "VIEWS", "RunLog", "event_row_values"]
 
@@ -144,19 +145,19 @@ class RunLog(Database):
             .limit(limit)
         )
         with self._read(f"read events of run {run_id}") as session:
-            return [EventRecord.of(row) for row in session.scalars(query)]
+            return [event_record(row) for row in session.scalars(query)]
 
     def turns(self, run_id: str) -> list[TurnRecord]:
         """Turns of a run, in order."""
         query = select(TurnRow).where(TurnRow.run_id == run_id).order_by(TurnRow.turn)
         with self._read(f"read turns of run {run_id}") as session:
-            return [TurnRecord.of(row) for row in session.scalars(query)]
+            return [turn_record(row) for row in session.scalars(query)]
 
     def tool_calls(self, run_id: str) -> list[ToolCallRecord]:
         """Tool calls of a run, in the order they were recorded."""
         query = select(ToolCallRow).where(ToolCallRow.run_id == run_id).order_by(ToolCallRow.id)
         with self._read(f"read tool calls of run {run_id}") as session:
-            return [ToolCallRecord.of(row) for row in session.scalars(query)]
+            return [tool_call_record(row) for row in session.scalars(query)]
 
     def save_result(
         self,
@@ -233,7 +234,7 @@ class RunLog(Database):
             query = query.where(ResultRow.status == status)
         query = query.order_by(ResultRow.target_path, ResultRow.run_id)
         with self._read(f"read results of batch {batch_id}") as session:
-            return [ResultRecord.of(row) for row in session.scalars(query)]
+            return [result_record(row) for row in session.scalars(query)]
 
     def set_result_status(self, run_ids: Iterable[str], status: ResultStatus) -> int:
         """Mark results applied, rejected or stale (after ``patches.apply_patches``); returns how many."""

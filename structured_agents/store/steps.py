@@ -13,14 +13,13 @@ recorded twice, events included.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
-from datetime import UTC, datetime, timedelta
+from dataclasses import asdict, replace
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import delete, insert, or_, select, update
 from sqlalchemy.orm import Session
 
-from structured_agents.jobs.spec import JobSpec
 from structured_agents.status import BatchStatus
 from structured_agents.store.database import Database
 from structured_agents.store.errors import StoreError
@@ -34,62 +33,12 @@ from structured_agents.store.models import (
     TurnRow,
     utcnow,
 )
-from structured_agents.store.records import ToolCallRecord, TurnRecord
+from structured_agents.store.records import StoredRun, ToolCallRecord, TurnRecord
+from structured_agents.store.rows import tool_call_record
 from structured_agents.store.runlog import event_row_values
 from structured_agents.types import JsonDict
 
-__all__ = ["RunSteps", "StoredRun"]
-
-
-@dataclass(frozen=True, slots=True)
-class StoredRun:
-    """A run as a step sees it: its row, its batch's bundle, and its kernel state (if started)."""
-
-    run_id: str
-    batch_id: str
-    status: str
-    """``runs.status``: steps act only on ``running`` runs."""
-    attempts: int
-    """``runs.attempts``: the epoch a (re)start gives the run's state."""
-    kind: str
-    target_path: str
-    qualname: str
-    source_hash: str
-    inputs: dict[str, Any]
-    options: dict[str, Any]
-    """The batch's options (``bundle``: the bundle directory)."""
-    root_path: str
-    """The batch's codebase root: the runs' workspace."""
-    started_at: datetime | None
-    """When the current claim of the run began (``runs.started_at``)."""
-    claimed_at: datetime | None
-    """The claim the stored state belongs to; the state is current when it equals ``started_at``."""
-    epoch: int
-    """Epoch of the stored state (-1 when there is none)."""
-    version: int
-    """Version of the stored state, for the compare-and-set."""
-    state: JsonDict | None
-    """The stored state, as the kernel's ``RunState.to_dict()`` wrote it (the lifecycle decodes
-    it: the store keeps no kernel type)."""
-
-    @property
-    def job(self) -> JobSpec:
-        """The run's job, as discovery or the client gave it."""
-        return JobSpec(
-            job_id=self.run_id,
-            kind=self.kind,
-            path=self.target_path,
-            qualname=self.qualname,
-            source_hash=self.source_hash,
-            inputs=dict(self.inputs),
-        )
-
-    @property
-    def current_state(self) -> JsonDict | None:
-        """The stored state if it belongs to the run's current claim, else None."""
-        if self.claimed_at is None or self.started_at is None:
-            return None
-        return self.state if _utc(self.claimed_at) == _utc(self.started_at) else None
+__all__ = ["RunSteps"]
 
 
 class _Conflict(Exception):
@@ -263,7 +212,7 @@ class RunSteps(Database):
         """The recorded tool calls of one turn, by call id."""
         query = select(ToolCallRow).where(ToolCallRow.run_id == run_id, ToolCallRow.turn == turn)
         with self._read(f"read tool calls of run {run_id}") as session:
-            return {row.call_id: ToolCallRecord.of(row) for row in session.scalars(query)}
+            return {row.call_id: tool_call_record(row) for row in session.scalars(query)}
 
     def stale_runs(self, older_than_s: float, limit: int = 1000) -> list[StoredRun]:
         """Runs claimed ``older_than_s`` seconds ago or more whose state has not moved since."""
@@ -304,10 +253,6 @@ class RunSteps(Database):
 def _add_events(session: Session, events: Sequence[Mapping[str, Any]]) -> None:
     if events:
         session.execute(insert(EventRow), [event_row_values(event) for event in events])
-
-
-def _utc(value: datetime) -> datetime:
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def _stored(run: RunRow, options: dict[str, Any], root: str, row: RunStateRow | None) -> StoredRun:
