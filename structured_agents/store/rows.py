@@ -7,13 +7,23 @@ they are marked UTC here.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
-from structured_agents.store.models import BatchRow, EventRow, ResultRow, RunRow, ToolCallRow, TurnRow
+from structured_agents.store.models import (
+    BatchRow,
+    EventRow,
+    ResultRow,
+    RunRow,
+    RunStateRow,
+    ToolCallRow,
+    TurnRow,
+)
 from structured_agents.store.records import (
     BatchRecord,
     EventRecord,
     ResultRecord,
     RunRecord,
+    StoredRun,
     ToolCallRecord,
     TurnRecord,
 )
@@ -23,6 +33,7 @@ __all__ = [
     "event_record",
     "result_record",
     "run_record",
+    "stored_run",
     "tool_call_record",
     "turn_record",
     "utc",
@@ -119,3 +130,25 @@ def result_record(row: ResultRow) -> ResultRecord:
 def event_record(row: EventRow) -> EventRecord:
     """A detached copy of ``row``."""
     return EventRecord(row.id, row.run_id, row.turn, row.type, utc(row.ts), dict(row.payload))
+
+
+def stored_run(run: RunRow, options: dict[str, Any], root: str, row: RunStateRow | None) -> StoredRun:
+    """The run as a step sees it: its row, its batch's options and root, and its state row."""
+    return StoredRun(
+        run_id=run.id,
+        batch_id=run.batch_id,
+        status=run.status,
+        attempts=run.attempts,
+        kind=run.kind,
+        target_path=run.target_path,
+        qualname=run.qualname,
+        source_hash=run.source_hash,
+        inputs=dict(run.inputs),
+        options=dict(options),
+        root_path=root,
+        started_at=run.started_at,
+        claimed_at=row.claimed_at if row is not None else None,
+        epoch=row.epoch if row is not None else -1,
+        version=row.version if row is not None else 0,
+        state=dict(row.state) if row is not None else None,
+    )

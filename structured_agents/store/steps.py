@@ -34,7 +34,7 @@ from structured_agents.store.models import (
     utcnow,
 )
 from structured_agents.store.records import StoredRun, ToolCallRecord, TurnRecord
-from structured_agents.store.rows import tool_call_record
+from structured_agents.store.rows import stored_run, tool_call_record
 from structured_agents.store.runlog import event_row_values
 from structured_agents.types import JsonDict
 
@@ -59,7 +59,7 @@ class RunSteps(Database):
         )
         with self._read(f"load {len(ids)} runs") as session:
             rows = session.execute(query)
-            return {run.id: _stored(run, options, root, row) for run, options, root, row in rows}
+            return {run.id: stored_run(run, options, root, row) for run, options, root, row in rows}
 
     def init_state(
         self, run: StoredRun, state: JsonDict, events: Sequence[Mapping[str, Any]]
@@ -253,24 +253,3 @@ class RunSteps(Database):
 def _add_events(session: Session, events: Sequence[Mapping[str, Any]]) -> None:
     if events:
         session.execute(insert(EventRow), [event_row_values(event) for event in events])
-
-
-def _stored(run: RunRow, options: dict[str, Any], root: str, row: RunStateRow | None) -> StoredRun:
-    return StoredRun(
-        run_id=run.id,
-        batch_id=run.batch_id,
-        status=run.status,
-        attempts=run.attempts,
-        kind=run.kind,
-        target_path=run.target_path,
-        qualname=run.qualname,
-        source_hash=run.source_hash,
-        inputs=dict(run.inputs),
-        options=dict(options),
-        root_path=root,
-        started_at=run.started_at,
-        claimed_at=row.claimed_at if row is not None else None,
-        epoch=row.epoch if row is not None else -1,
-        version=row.version if row is not None else 0,
-        state=dict(row.state) if row is not None else None,
-    )
