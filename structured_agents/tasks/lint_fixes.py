@@ -146,14 +146,17 @@ def _fix_edits(text: str, raw: Mapping[str, Any]) -> tuple[Edit, ...]:
 
 
 def fixes(text: str, diagnostics: Sequence[Mapping[str, Any]]) -> list[Change]:
-    """Every fix of ``diagnostics`` (ruff's JSON findings on ``text``), as a change, in line order."""
+    """Every fix of ``diagnostics`` (ruff's JSON findings on ``text``), as a change, in the
+    order of their findings' lines; the fixes of one line keep their given order, so of two
+    forms of one candidate (B904's ``from err`` and ``from None``) the preferred comes first
+    and is the one kept where both hold."""
     found = []
     for raw in diagnostics:
         edits = _fix_edits(text, raw)
         if edits:
             line = int((raw.get("location") or {}).get("row", 1))
-            found.append(Change(f"{raw.get('code') or 'syntax-error'} line {line}", edits))
-    return sorted(found, key=lambda change: min(start for start, _, _ in change.edits))
+            found.append((line, Change(f"{raw.get('code') or 'syntax-error'} line {line}", edits)))
+    return [change for _, change in sorted(found, key=lambda item: item[0])]
 
 
 def candidates(text: str, diagnostics: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -5,7 +5,9 @@ that does what the rule asks and nothing else:
 
 - ``E722`` (bare ``except:``): ``except Exception:``;
 - ``B904`` (``raise`` in an ``except`` without ``from``): ``from`` the handled exception (bound
-  as ``err`` when the handler binds none), or ``from None``.
+  as ``err`` when the handler binds none), or ``from None``; ``from None`` first where the
+  handler catches only a lookup miss (``KeyError``, ``IndexError``, ``StopIteration``...), whose
+  traceback a reviewer called noise.
 
 :func:`with_candidates` gives them to the lint task as ruff-shaped findings with a fix, so each
 is offered, decided and verified as ruff's unsafe fixes are. A finding of any other rule gets
@@ -107,9 +109,21 @@ def _b904(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
             bound = module.end(handler.type)
             edits = ((bound, bound, f" as {name}"), (end, end, f" from {name}"))
             found.append((f"Bind the exception as `{name}` and raise from it", edits))
-        found.append(("Raise it `from None` (its context is not shown)", ((end, end, " from None"),)))
-        return found
+        quiet: Candidate = ("Raise it `from None` (its context is not shown)", ((end, end, " from None"),))
+        return [quiet, *found] if _caught_lookups(handler) else [*found, quiet]
     return []
+
+
+_LOOKUPS = frozenset({"KeyError", "IndexError", "LookupError", "StopIteration", "AttributeError"})
+"""Exceptions a handler turns into its own error as a matter of course (a missing key, an
+exhausted iterator): their traceback is an implementation detail, so ``from None`` comes first."""
+
+
+def _caught_lookups(handler: ast.ExceptHandler) -> bool:
+    """Whether ``handler`` catches only :data:`_LOOKUPS` (by name, alone or in a tuple)."""
+    caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    names = [node.id if isinstance(node, ast.Name) else getattr(node, "attr", None) for node in caught]
+    return bool(names) and all(name in _LOOKUPS for name in names)
 
 
 def _offset(text: str, location: Mapping[str, Any], starts: Sequence[int] | None = None) -> int:

@@ -29,6 +29,7 @@ RAISES_ANY = (
     .replace("ValueError(e)", "ValueError('é')")
 )
 BOUND = RAISES_ANY.replace("IndexError):", "IndexError) as err:")
+PARSED = RAISES.replace("return d['k']", "return int(d)").replace("KeyError as e", "ValueError as e")
 LOOP = (
     "def f(lines):\n    out = []\n    for line in lines:\n        line = line.strip()\n"
     "        if line:\n            out.append(line)\n    return out\n"
@@ -44,8 +45,9 @@ LOOP = (
             "def f(job):\n    try:\n        job()\n    except:  # noisy\n        pass\n",
             ["def f(job):\n    try:\n        job()\n    except Exception:  # noisy\n        pass\n"],
         ),
-        ("m.py", "B904", RAISES + "\n", [RAISES + " from e\n", RAISES + " from None\n"]),
-        ("m.py", "B904", RAISES_ANY + "\n", [BOUND + " from err\n", RAISES_ANY + " from None\n"]),
+        ("m.py", "B904", RAISES + "\n", [RAISES + " from None\n", RAISES + " from e\n"]),  # a lookup miss
+        ("m.py", "B904", RAISES_ANY + "\n", [RAISES_ANY + " from None\n", BOUND + " from err\n"]),
+        ("m.py", "B904", PARSED + "\n", [PARSED + " from e\n", PARSED + " from None\n"]),  # a real cause
     ],
 )
 def test_each_candidate_clears_its_finding_and_compiles(
