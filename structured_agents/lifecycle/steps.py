@@ -50,6 +50,11 @@ def state_of(run: StoredRun) -> RunState | None:
     return RunState.from_dict(data) if data is not None else None
 
 
+def _recorded(state: RunState | None, rows: Mapping[str, ToolCallRecord]) -> bool:
+    """Whether ``state`` waits on tool calls that ``rows`` all record."""
+    return state is not None and state.phase == "tools" and all(c.id in rows for c in state.pending_calls)
+
+
 def next_step(state: RunState) -> NextStep | None:
     """The step ``state`` needs next (None while a model turn is being decoded)."""
     if state.phase == "model":
@@ -154,15 +159,14 @@ class RunLifecycle:
     @staticmethod
     def tools_done(run: StoredRun, rows: Mapping[str, ToolCallRecord]) -> bool:
         """Whether every pending call of the run's current turn is recorded in ``rows``."""
-        state = state_of(run)
-        return state is not None and state.phase == "tools" and all(c.id in rows for c in state.pending_calls)
+        return _recorded(state_of(run), rows)
 
     async def apply_tools(self, run: StoredRun, rows: Mapping[str, ToolCallRecord]) -> StoredRun | None:
         """Apply a turn's recorded tool results (``TurnComplete``, and ``KernelEnd`` when the
         run ends), with the turn's ``tool_call``/``tool_result`` events in call order, in one
         compare-and-set commit; None when a duplicate applied the turn first."""
         state = state_of(run)
-        if state is None or not self.tools_done(run, rows):
+        if state is None or not _recorded(state, rows):
             return None
         agent = await self.agent_for(run)
         agent.events.take(run.run_id)
