@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from fastapi import Path, Query
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from structured_agents.nesting import too_deep, walk
 from structured_agents.workers.enqueue import JobInput
 
 __all__ = [
@@ -81,21 +82,11 @@ serialization depth, and deeper still the enqueue on Python's recursion limit)."
 def _unstorable(data: Any) -> str | None:
     """What in ``data`` (parsed JSON) cannot be stored, and where: a string PostgreSQL cannot
     hold, or nesting deeper than :data:`MAX_DEPTH`; None when all of it can."""
-    stack: list[tuple[str, Any, int]] = [("(body)", data, 0)]
-    while stack:  # not recursive: a deeply nested body must not exhaust the stack
-        where, item, depth = stack.pop()
+    for where, item, depth in walk(data):  # not recursive: see structured_agents.nesting
         if depth > MAX_DEPTH:
-            head = ".".join(where.split(".")[:4])  # the field, not the whole (deep) path
-            return f"{head}...: nested deeper than {MAX_DEPTH} levels"
-        if isinstance(item, str):
-            if "\x00" in item or (not item.isascii() and _unpaired_surrogate(item)):
-                return f"{where}: text must not hold a NUL character or an unpaired surrogate"
-        elif isinstance(item, dict):
-            for key, value in item.items():
-                inner = f"{where}.{str(key)[:100]}"
-                stack += [(inner, key, depth + 1), (inner, value, depth + 1)]
-        elif isinstance(item, list):
-            stack += [(f"{where}.{number}", value, depth + 1) for number, value in enumerate(item)]
+            return too_deep(where, MAX_DEPTH)
+        if isinstance(item, str) and ("\x00" in item or (not item.isascii() and _unpaired_surrogate(item))):
+            return f"{where}: text must not hold a NUL character or an unpaired surrogate"
     return None
 
 

@@ -14,11 +14,12 @@ import json
 import logging
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from structured_agents.errors import ConfigError, GrammarError, StructuredAgentsError
 from structured_agents.grammar.artifacts import GrammarArtifact, artifact_from_payload
 from structured_agents.kernel.engine import MAX_CANDIDATES, MAX_LOGPROBS, SamplingParams
+from structured_agents.nesting import too_deep, walk
 from structured_agents.types import Message, Role, ToolCall, ToolSchema
 
 __all__ = [
@@ -67,8 +68,22 @@ class StreamOptions(BaseModel):
     include_usage: bool = False
 
 
+MAX_DEPTH = 64
+"""Deepest nesting of objects and lists a request body may hold (a tool's JSON schema is a few
+levels deep): the plugins walk a tool's parameters recursively, and a body nested hundreds
+deep ended that walk in a RecursionError, a 500."""
+
+
 class _Body(BaseModel):
     model_config = ConfigDict(extra="allow")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded(cls, data: Any) -> Any:
+        for where, _, depth in walk(data):
+            if depth > MAX_DEPTH:
+                raise ValueError(too_deep(where, MAX_DEPTH))
+        return data
 
     model: str | None = None
     max_tokens: int | None = Field(default=None, ge=1)

@@ -288,3 +288,17 @@ def test_real_model_behind_sa_serve_returns_grammar_valid_calls() -> None:
         (completion,) = client.generate([request])
     _, calls = FunctionGemmaPlugin().parse_response(completion.text, [READ_FILE], completion.tool_calls_raw)
     assert [c.name for c in calls] == ["read_file"] and isinstance(calls[0].arguments["path"], str)
+
+
+def test_a_body_nested_hundreds_deep_is_a_400_and_the_next_request_is_served(server: Server) -> None:
+    """A tool schema nested 300 deep ended the plugin's recursive walk of it in a 500."""
+    schema: dict[str, object] = {}
+    for _ in range(300):
+        schema = {"type": "object", "properties": {"p": schema}}
+    tool = {"type": "function", "function": {"name": "deep", "parameters": schema}}
+    body = {"messages": [{"role": "user", "content": "hi"}], "tools": [tool]}
+    response = httpx.post(f"{server.url}/v1/chat/completions", json=body)
+    assert response.status_code == 400, response.text
+    assert "(body).tools.0.function" in response.text and "nested deeper than 64 levels" in response.text
+    ordinary = {"messages": [{"role": "user", "content": "hi"}], "tools": [READ_FILE.to_openai_format()]}
+    assert httpx.post(f"{server.url}/v1/chat/completions", json=ordinary, timeout=30).status_code == 200
