@@ -19,7 +19,7 @@ from structured_agents.evaluation.failures import COPY_REFUSED, failure_reason, 
 from structured_agents.jobs import JobSpec
 from structured_agents.patches import apply_patches
 from structured_agents.runner import EmbeddedRunner, RunSummary
-from structured_agents.store import RunRecord, SqlStore, ToolCallRecord
+from structured_agents.store import Run, SqlStore, ToolCallRecord
 
 __all__ = ["AgentRun", "JobRecord", "run_agent"]
 
@@ -28,7 +28,7 @@ __all__ = ["AgentRun", "JobRecord", "run_agent"]
 class JobRecord:
     """One job of an agent run, as the store and the patch application saw it."""
 
-    run: RunRecord
+    run: Run
     """The run: target, status, error, timing."""
     tool_calls: tuple[ToolCallRecord, ...]
     """Its tool calls, in order."""

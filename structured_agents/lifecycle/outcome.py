@@ -37,7 +37,7 @@ def store_outcome(store: Store, run: StoredRun, outcome: Outcome) -> None:
     change = outcome.change
     if change is not None and change.diff:
         store.save_result(
-            run.run_id,
+            run.id,
             target_path=change.target_path,
             original_hash=change.original_hash,
             diff=change.diff,
@@ -48,7 +48,7 @@ def store_outcome(store: Store, run: StoredRun, outcome: Outcome) -> None:
         )
     elif change is None and outcome.succeeded:
         store.save_result(
-            run.run_id,
+            run.id,
             target_path=run.target_path,
             original_hash=run.source_hash,
             diff="",

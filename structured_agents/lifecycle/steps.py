@@ -46,7 +46,7 @@ def state_of(run: StoredRun) -> RunState | None:
     """The run's state under its current claim, decoded from what the store keeps (the kernel's
     ``RunState.to_dict()``); None when the claim has none yet. Each call decodes anew, so a
     step's changes to it reach the store only through its commit."""
-    data = run.current_state
+    data = run.state
     return RunState.from_dict(data) if data is not None else None
 
 
@@ -96,11 +96,11 @@ class RunLifecycle:
         stored: :meth:`start` stores one, a driver starting many stores them together
         (:meth:`Store.init_states`)."""
         agent = await self.agent_for(run)
-        agent.events.take(run.run_id)
+        agent.events.take(run.id)
         workspace = Path(run.root_path)
         messages = await agent.bundle.initial_messages(run.inputs, workspace)
-        state = await agent.kernel.start(messages, run_id=run.run_id, workspace=workspace, inputs=run.inputs)
-        return state, agent.events.take(run.run_id)
+        state = await agent.kernel.start(messages, run_id=run.id, workspace=workspace, inputs=run.inputs)
+        return state, agent.events.take(run.id)
 
     async def model_turn(self, run: StoredRun, turn: int) -> ModelTurn | None:
         """Begin model turn ``turn`` of the run: its request (``ModelRequest``); None when the
@@ -109,14 +109,14 @@ class RunLifecycle:
         if run.status != "running" or state is None or state.phase != "model" or state.turn != turn - 1:
             return None
         agent = await self.agent_for(run)
-        agent.events.take(run.run_id)
+        agent.events.take(run.id)
         request = await agent.kernel.build_request(state)
-        return ModelTurn(run, agent, state, request, agent.events.take(run.run_id))
+        return ModelTurn(run, agent, state, request, agent.events.take(run.id))
 
     async def apply_completion(self, turn: ModelTurn, completion: Completion) -> StoredRun | None:
         """Parse the decoded turn (the candidate the kernel keeps, when it has several) into the
         history and commit it with its ``turns`` row; None when a duplicate committed it first."""
-        run_id = turn.run.run_id
+        run_id = turn.run.id
         completion = turn.agent.kernel.select_candidate(turn.state, completion)
         await turn.agent.kernel.apply_completion(turn.state, completion)
         events = turn.events + turn.agent.events.take(run_id)
@@ -132,14 +132,14 @@ class RunLifecycle:
         call = next((call for call in state.pending_calls if call.id == call_id), None)
         if call is None:
             return {}
-        rows = self.store.turn_tool_calls(run.run_id, state.turn)
+        rows = self.store.turn_tool_calls(run.id, state.turn)
         if call_id in rows:
             return rows
         agent = await self.agent_for(run)
         started = time.perf_counter()
         result = await agent.kernel.tools.execute(call, state.context())
         recorded = self.store.record_tool_call(
-            run.run_id,
+            run.id,
             state.turn,
             call.id,
             call.name,
@@ -149,10 +149,10 @@ class RunLifecycle:
             duration_s=time.perf_counter() - started,
             ban=result.ban,
         )
-        rows = self.store.turn_tool_calls(run.run_id, state.turn)
+        rows = self.store.turn_tool_calls(run.id, state.turn)
         if not recorded and call_id not in rows:
             raise ToolError(
-                f"tool call id {call_id!r} of run {run.run_id} is already recorded for another run"
+                f"tool call id {call_id!r} of run {run.id} is already recorded for another run"
             )
         return rows
 
@@ -169,11 +169,11 @@ class RunLifecycle:
         if state is None or not _recorded(state, rows):
             return None
         agent = await self.agent_for(run)
-        agent.events.take(run.run_id)
+        agent.events.take(run.id)
         calls = [rows[call.id] for call in state.pending_calls]
         results = [ToolResult(row.call_id, row.name, row.output, row.is_error, row.ban) for row in calls]
         await agent.kernel.apply_results(state, results)
-        events = _tool_events(run.run_id, state.turn, calls) + agent.events.take(run.run_id)
+        events = _tool_events(run.id, state.turn, calls) + agent.events.take(run.id)
         return self.store.commit_state(run, state.to_dict(), events)
 
     async def finish(self, run: StoredRun) -> FinalStatus | None:
@@ -203,7 +203,7 @@ class RunLifecycle:
             ended = state  # decoded for this step alone: nothing else holds it
             ended.phase, ended.termination, ended.error = "done", "error", message
             end = KernelEnd(
-                run_id=run.run_id,
+                run_id=run.id,
                 turn=state.turn,
                 reason="error",
                 usage=state.usage,
@@ -218,8 +218,8 @@ class RunLifecycle:
     def close(self, run: StoredRun, status: FinalStatus, error: str | None = None) -> None:
         """Give the run its final status (the store finishes its batch with its last run) and
         forget its step attempts."""
-        if self.store.finish(run.run_id, status, error):
-            self.store.clear_steps(run.run_id)
+        if self.store.finish(run.id, status, error):
+            self.store.clear_steps(run.id)
 
 
 def _tool_events(run_id: str, turn: int, calls: list[ToolCallRecord]) -> list[JsonDict]:

@@ -236,7 +236,7 @@ class EmbeddedRunner:
         except StoreError:
             raise
         except StructuredAgentsError as exc:
-            events = (turn.events if turn is not None else []) + agent.events.take(run.run_id)
+            events = (turn.events if turn is not None else []) + agent.events.take(run.id)
             lifecycle.fail(current or run, exc, events=events)
             return "failed"
-        raise KernelError(f"run {run.run_id} was moved by someone else while this runner drove it")
+        raise KernelError(f"run {run.id} was moved by someone else while this runner drove it")

@@ -25,7 +25,7 @@ from structured_agents.store.records import (
     EnqueueResult,
     EventRecord,
     ResultRecord,
-    RunRecord,
+    Run,
     StoredRun,
     ToolCallRecord,
     TurnRecord,
@@ -101,15 +101,15 @@ class BatchStore(Protocol):
 class QueueStore(Protocol):
     """The run queue: claim runs, finish or requeue them, and list them."""
 
-    def claim(self, run_id: str) -> RunRecord | None:
+    def claim(self, run_id: str) -> Run | None:
         """Move a queued run to running; None if it was not queued."""
         ...
 
-    def claim_runs(self, run_ids: Iterable[str]) -> list[RunRecord]:
+    def claim_runs(self, run_ids: Iterable[str]) -> list[Run]:
         """Move every queued run of ``run_ids`` to running, in one transaction; those moved."""
         ...
 
-    def claim_next(self, batch_id: str | None = None) -> RunRecord | None:
+    def claim_next(self, batch_id: str | None = None) -> Run | None:
         """Claim the oldest queued run; None when none is left."""
         ...
 
@@ -121,13 +121,13 @@ class QueueStore(Protocol):
         """Put a running or failed run back in the queue."""
         ...
 
-    def get_run(self, run_id: str) -> RunRecord:
+    def get_run(self, run_id: str) -> Run:
         """The run; ``RecordNotFoundError`` if there is none."""
         ...
 
     def list_runs(
         self, batch_id: str, status: RunStatus | None = None, *, limit: int | None = None, offset: int = 0
-    ) -> list[RunRecord]:
+    ) -> list[Run]:
         """Runs of a batch, optionally of one status, oldest first."""
         ...
 

@@ -26,7 +26,7 @@ from structured_agents.store.bulk import CHUNK, insert_new_runs
 from structured_agents.store.database import Database
 from structured_agents.store.errors import RecordNotFoundError, StoreError
 from structured_agents.store.models import BatchRow, ResultRow, RunRow, ToolCallRow, TurnRow, utcnow
-from structured_agents.store.records import BatchCounts, BatchRecord, EnqueueResult, RunRecord
+from structured_agents.store.records import BatchCounts, BatchRecord, EnqueueResult, Run
 from structured_agents.store.rows import batch_record, run_record
 
 __all__ = ["RunQueue"]
@@ -108,16 +108,16 @@ class RunQueue(Database):
             skipped=tuple(job.job_id for job in unique if job.job_id not in queued),
         )
 
-    def claim(self, run_id: str) -> RunRecord | None:
+    def claim(self, run_id: str) -> Run | None:
         """Move the run from queued to running and count the attempt; None if it was not queued."""
         return next(iter(self._claim(RunRow.id == run_id, f"claim run {run_id}")), None)
 
-    def claim_runs(self, run_ids: Iterable[str]) -> list[RunRecord]:
+    def claim_runs(self, run_ids: Iterable[str]) -> list[Run]:
         """:meth:`claim` every run of ``run_ids`` that is queued, in one transaction; those claimed."""
         ids = sorted(set(run_ids))
         return self._claim(RunRow.id.in_(ids), f"claim {len(ids)} runs") if ids else []
 
-    def claim_next(self, batch_id: str | None = None) -> RunRecord | None:
+    def claim_next(self, batch_id: str | None = None) -> Run | None:
         """Claim the oldest queued run (of ``batch_id``, or of any batch); None when none is left."""
         candidate = select(RunRow.id).where(RunRow.status == "queued")
         if batch_id is not None:
@@ -202,7 +202,7 @@ class RunQueue(Database):
             )
             return len(session.scalars(stmt).all())
 
-    def get_run(self, run_id: str) -> RunRecord:
+    def get_run(self, run_id: str) -> Run:
         """The run ``run_id``; :class:`RecordNotFoundError` if there is none."""
         with self._read(f"read run {run_id}") as session:
             row = session.get(RunRow, run_id)
@@ -212,7 +212,7 @@ class RunQueue(Database):
 
     def list_runs(
         self, batch_id: str, status: RunStatus | None = None, *, limit: int | None = None, offset: int = 0
-    ) -> list[RunRecord]:
+    ) -> list[Run]:
         """Runs of a batch, optionally of one status, oldest first."""
         query = select(RunRow).where(RunRow.batch_id == batch_id)
         if status is not None:
@@ -245,7 +245,7 @@ class RunQueue(Database):
             counts = {cast(RunStatus, status): int(n) for status, n in session.execute(query)}
             return BatchCounts(batch_id=batch_id, by_status=counts)
 
-    def _claim(self, which: ColumnElement[bool], action: str) -> list[RunRecord]:
+    def _claim(self, which: ColumnElement[bool], action: str) -> list[Run]:
         stmt = (
             update(RunRow)
             .where(which, RunRow.status == "queued")

@@ -8,7 +8,7 @@ Timestamps are timezone-aware UTC on both dialects.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from structured_agents.jobs.spec import JobSpec
@@ -21,7 +21,7 @@ __all__ = [
     "EnqueueResult",
     "EventRecord",
     "ResultRecord",
-    "RunRecord",
+    "Run",
     "StoredRun",
     "ToolCallRecord",
     "TurnRecord",
@@ -42,8 +42,9 @@ class BatchRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class RunRecord:
-    """One job and the state of its latest execution; ``id`` is the stable job id."""
+class Run:
+    """One job and the state of its latest execution; ``id`` is the stable job id (the run's
+    one record: :class:`StoredRun` is this record with what a step needs besides)."""
 
     id: str
     batch_id: str
@@ -52,12 +53,27 @@ class RunRecord:
     qualname: str
     source_hash: str
     status: str
+    """``runs.status``: steps act only on ``running`` runs."""
     attempts: int
+    """``runs.attempts``: the epoch a (re)start gives the run's state."""
     error: str | None
     created_at: datetime
     started_at: datetime | None
+    """When the current claim of the run began."""
     finished_at: datetime | None
     inputs: dict[str, Any]
+
+    @property
+    def job(self) -> JobSpec:
+        """The run's job, as discovery or the client gave it."""
+        return JobSpec(
+            job_id=self.id,
+            kind=self.kind,
+            path=self.target_path,
+            qualname=self.qualname,
+            source_hash=self.source_hash,
+            inputs=dict(self.inputs),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,55 +183,19 @@ class BatchCounts:
 
 
 @dataclass(frozen=True, slots=True)
-class StoredRun:
-    """A run as a step sees it: its row, its batch's bundle, and its kernel state (if started)."""
+class StoredRun(Run):
+    """A :class:`Run` as a step sees it: also its batch's bundle and root, and its state under
+    the current claim."""
 
-    run_id: str
-    batch_id: str
-    status: str
-    """``runs.status``: steps act only on ``running`` runs."""
-    attempts: int
-    """``runs.attempts``: the epoch a (re)start gives the run's state."""
-    kind: str
-    target_path: str
-    qualname: str
-    source_hash: str
-    inputs: dict[str, Any]
     options: dict[str, Any]
     """The batch's options (``bundle``: the bundle directory)."""
     root_path: str
     """The batch's codebase root: the runs' workspace."""
-    started_at: datetime | None
-    """When the current claim of the run began (``runs.started_at``)."""
-    claimed_at: datetime | None
-    """The claim the stored state belongs to; the state is current when it equals ``started_at``."""
     epoch: int
-    """Epoch of the stored state (-1 when there is none)."""
+    """Epoch of the stored state row (-1 when there is none), for the compare-and-set."""
     version: int
-    """Version of the stored state, for the compare-and-set."""
+    """Version of the stored state row, for the compare-and-set."""
     state: JsonDict | None
-    """The stored state, as the kernel's ``RunState.to_dict()`` wrote it (the lifecycle decodes
-    it: the store keeps no kernel type)."""
-
-    @property
-    def job(self) -> JobSpec:
-        """The run's job, as discovery or the client gave it."""
-        return JobSpec(
-            job_id=self.run_id,
-            kind=self.kind,
-            path=self.target_path,
-            qualname=self.qualname,
-            source_hash=self.source_hash,
-            inputs=dict(self.inputs),
-        )
-
-    @property
-    def current_state(self) -> JsonDict | None:
-        """The stored state if it belongs to the run's current claim, else None."""
-        if self.claimed_at is None or self.started_at is None:
-            return None
-        return self.state if _utc(self.claimed_at) == _utc(self.started_at) else None
-
-
-def _utc(value: datetime) -> datetime:
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    """The state of the run's current claim, as the kernel's ``RunState.to_dict()`` wrote it
+    (the lifecycle decodes it: the store keeps no kernel type); None when this claim has none
+    yet (a state stored under an earlier claim is not the run's state)."""

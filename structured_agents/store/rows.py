@@ -22,7 +22,7 @@ from structured_agents.store.records import (
     BatchRecord,
     EventRecord,
     ResultRecord,
-    RunRecord,
+    Run,
     StoredRun,
     ToolCallRecord,
     TurnRecord,
@@ -64,9 +64,9 @@ def batch_record(row: BatchRow) -> BatchRecord:
     )
 
 
-def run_record(row: RunRow) -> RunRecord:
+def run_record(row: RunRow) -> Run:
     """A detached copy of ``row``."""
-    return RunRecord(
+    return Run(
         row.id,
         row.batch_id,
         row.kind,
@@ -133,22 +133,27 @@ def event_record(row: EventRow) -> EventRecord:
 
 
 def stored_run(run: RunRow, options: dict[str, Any], root: str, row: RunStateRow | None) -> StoredRun:
-    """The run as a step sees it: its row, its batch's options and root, and its state row."""
+    """The run as a step sees it: its row, its batch's options and root, and its state row's
+    state when that belongs to the run's current claim."""
+    started = utc_or_none(run.started_at)
+    current = row is not None and row.claimed_at is not None and utc(row.claimed_at) == started
     return StoredRun(
-        run_id=run.id,
-        batch_id=run.batch_id,
-        status=run.status,
-        attempts=run.attempts,
-        kind=run.kind,
-        target_path=run.target_path,
-        qualname=run.qualname,
-        source_hash=run.source_hash,
-        inputs=dict(run.inputs),
+        run.id,
+        run.batch_id,
+        run.kind,
+        run.target_path,
+        run.qualname,
+        run.source_hash,
+        run.status,
+        run.attempts,
+        run.error,
+        utc(run.created_at),
+        started,
+        utc_or_none(run.finished_at),
+        dict(run.inputs),
         options=dict(options),
         root_path=root,
-        started_at=run.started_at,
-        claimed_at=row.claimed_at if row is not None else None,
         epoch=row.epoch if row is not None else -1,
         version=row.version if row is not None else 0,
-        state=dict(row.state) if row is not None else None,
+        state=dict(row.state) if current and row is not None else None,
     )

@@ -76,13 +76,13 @@ class RunSteps(Database):
     ) -> list[StoredRun | None]:
         """:meth:`init_state` for many runs in one transaction (one ``INSERT`` for the states,
         one for the events of those stored): each run as stored now, or None for a duplicate."""
-        if len({run.run_id for run, _, _ in starts}) != len(starts):
+        if len({run.id for run, _, _ in starts}) != len(starts):
             raise StoreError("init_states got the same run twice")
         if not starts:
             return []
         rows = []
         for run, state, _ in starts:
-            values = {"run_id": run.run_id, "epoch": max(run.epoch, 0) + 1, "claimed_at": run.started_at}
+            values = {"run_id": run.id, "epoch": max(run.epoch, 0) + 1, "claimed_at": run.started_at}
             values |= {"phase": state["phase"], "turn": state["turn"], "version": 0}
             rows.append(values | {"state": state, "updated_at": utcnow()})
         insert_ = self._insert(RunStateRow).values(rows)
@@ -95,10 +95,10 @@ class RunSteps(Database):
         ).returning(RunStateRow.run_id)
         with self._write(f"start {len(starts)} runs") as session:
             stored = set(session.scalars(stmt))
-            _add_events(session, [e for run, _, events in starts if run.run_id in stored for e in events])
+            _add_events(session, [e for run, _, events in starts if run.id in stored for e in events])
         return [
-            replace(run, claimed_at=run.started_at, epoch=max(run.epoch, 0) + 1, version=0, state=state)
-            if run.run_id in stored
+            replace(run, epoch=max(run.epoch, 0) + 1, version=0, state=state)
+            if run.id in stored
             else None
             for run, state, _ in starts
         ]
@@ -116,7 +116,7 @@ class RunSteps(Database):
         stmt = (
             update(RunStateRow)
             .where(
-                RunStateRow.run_id == run.run_id,
+                RunStateRow.run_id == run.id,
                 RunStateRow.epoch == run.epoch,
                 RunStateRow.version == run.version,
             )
@@ -129,12 +129,12 @@ class RunSteps(Database):
             )
             .returning(RunStateRow.run_id)
         )
-        if turn is not None and turn.run_id != run.run_id:
+        if turn is not None and turn.run_id != run.id:
             raise StoreError(
-                f"turn {turn.turn} of run {turn.run_id} cannot be committed with run {run.run_id}"
+                f"turn {turn.turn} of run {turn.run_id} cannot be committed with run {run.id}"
             )
         try:
-            with self._write(f"commit run {run.run_id} turn {state['turn']}") as session:
+            with self._write(f"commit run {run.id} turn {state['turn']}") as session:
                 if session.scalars(stmt).first() is None:
                     raise _Conflict
                 if turn is not None:

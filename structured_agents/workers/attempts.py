@@ -40,7 +40,7 @@ def _named(key: str, what: str) -> str:
 def begin(rt: Runtime, run: StoredRun, key: str, what: str = "") -> int | None:
     """Count a delivery of step ``key``: its attempt number, or None (run failed) past the budget.
     ``what`` names what the step runs (``tool NAME``) in the run's error."""
-    return begin_many(rt, [(run, key)], what).get((run.run_id, key))
+    return begin_many(rt, [(run, key)], what).get((run.id, key))
 
 
 def begin_many(
@@ -48,14 +48,14 @@ def begin_many(
 ) -> dict[tuple[str, str], int]:
     """:func:`begin` for many ``(run, step key)`` with one write: the attempt number of each
     step still within the budget, by ``(run id, key)`` (the runs of the others are failed)."""
-    attempts = rt.store.begin_steps((run.run_id, key) for run, key in steps)
+    attempts = rt.store.begin_steps((run.id, key) for run, key in steps)
     within: dict[tuple[str, str], int] = {}
     for run, key in steps:
-        attempt = attempts[run.run_id, key]
+        attempt = attempts[run.id, key]
         if attempt <= rt.settings.workers.max_attempts:
-            within[run.run_id, key] = attempt
+            within[run.id, key] = attempt
             continue
-        last = rt.store.step_error(run.run_id, key) or WORKER_LOST
+        last = rt.store.step_error(run.id, key) or WORKER_LOST
         step = _named(key, what)
         rt.lifecycle.fail(
             run, StepFailedError(f"step {step} was begun {attempt - 1} times without finishing; {last}")
@@ -70,10 +70,10 @@ def on_failure(
     None when that was the last attempt of the budget and the run was failed (its error names
     ``what`` the step runs, when given)."""
     text = f"{type(error).__name__}: {error}"
-    logger.warning("run %s step %s attempt %d failed: %s", run.run_id, key, attempt, text)
+    logger.warning("run %s step %s attempt %d failed: %s", run.id, key, attempt, text)
     if is_transient(error):
         return rt.backoff(attempt)
-    rt.store.fail_step(run.run_id, key, text)
+    rt.store.fail_step(run.id, key, text)
     if attempt >= rt.settings.workers.max_attempts:
         step = _named(key, what)
         rt.lifecycle.fail(run, StepFailedError(f"step {step} failed {attempt} times; last error: {text}"))
@@ -101,7 +101,7 @@ def run_step(
     key = step_key(epoch, *parts)
     try:
         run = rt.store.load_runs([run_id]).get(run_id)
-        if run is None or run.status != "running" or run.current_state is None or run.epoch != epoch:
+        if run is None or run.status != "running" or run.state is None or run.epoch != epoch:
             return
         what = describe(run) if describe is not None else ""
         attempt = begin(rt, run, key, what)

@@ -50,7 +50,7 @@ def _start(rt: Runtime, run_ids: Sequence[str]) -> dict[str, float]:
     started only makes sure its first turn is on its way. Lost connections raise."""
     runs = rt.store.load_runs(run_ids)
     if any(run.status == "queued" for run in runs.values()):
-        rt.store.claim_runs(run.run_id for run in runs.values() if run.status == "queued")
+        rt.store.claim_runs(run.id for run in runs.values() if run.status == "queued")
         runs = rt.store.load_runs(run_ids)
     running = [runs[run_id] for run_id in dict.fromkeys(run_ids) if run_id in runs]
     running = [run for run in running if run.status == "running"]
@@ -59,17 +59,17 @@ def _start(rt: Runtime, run_ids: Sequence[str]) -> dict[str, float]:
         current = state_of(run)
         if current is not None and current.phase == "model" and current.turn == 0:
             messages += next_messages(run.epoch, current)
-    fresh = [run for run in running if run.current_state is None]
+    fresh = [run for run in running if run.state is None]
     attempts = {run_id: n for (run_id, _), n in begin_many(rt, [(run, "start") for run in fresh]).items()}
     retry: dict[str, float] = {}
     built: list[tuple[StoredRun, JsonDict, list[JsonDict]]] = []
     for run in fresh:
-        if run.run_id in attempts:
+        if run.id in attempts:
             try:
                 state, events = rt.run(rt.lifecycle.first_state(run))
                 built.append((run, state.to_dict(), events))
             except Exception as exc:
-                _retry_later(rt, run, attempts[run.run_id], exc, retry)
+                _retry_later(rt, run, attempts[run.id], exc, retry)
     for started in _store_states(rt, built, attempts, retry):
         first = state_of(started) if started is not None else None
         if started is not None and first is not None:
@@ -98,14 +98,14 @@ def _store_states(
         except StructuredAgentsError as exc:
             if is_transient(exc):
                 raise
-            _retry_later(rt, run, attempts[run.run_id], exc, retry)
+            _retry_later(rt, run, attempts[run.id], exc, retry)
     return stored
 
 
 def _retry_later(rt: Runtime, run: StoredRun, attempt: int, exc: Exception, retry: dict[str, float]) -> None:
     delay = on_failure(rt, run, "start", attempt, exc)
     if delay is not None:
-        retry[run.run_id] = delay
+        retry[run.id] = delay
 
 
 @task(START_RUN, bind=True)
@@ -186,10 +186,10 @@ def sweep() -> int:
     for run in stale:
         state = state_of(run)
         if state is None:
-            send(app, START_RUN, (run.run_id,))
+            send(app, START_RUN, (run.id,))
         else:
             send_next(app, run.epoch, state)
-            rt.store.touch_state(run.run_id)
+            rt.store.touch_state(run.id)
     batches, waiting = rt.store.undispatched(older_than)
     for batch_id in batches:
         send(app, DISPATCH, (batch_id,))

@@ -216,7 +216,7 @@ class TurnFeed:
             return
         flights: list[_Flight] = []
         for run, step in due:
-            attempt = attempts.get((run.run_id, _key(step)))
+            attempt = attempts.get((run.id, _key(step)))
             if attempt is None:  # the budget is spent: the run was failed
                 continue
             turn = self._build(rt, run, step, attempt)
@@ -304,7 +304,7 @@ class TurnFeed:
             if delay is not None:
                 send(self._app, LLM_TURN, step, countdown=delay)
         except Exception:  # the database or the broker is gone: the sweep sends the step again
-            logger.exception("run %s: could not record the failure of %s", run.run_id, key)
+            logger.exception("run %s: could not record the failure of %s", run.id, key)
 
     def _land(self, flight: _Flight) -> None:
         """The turn is over here: forget it and acknowledge its messages."""

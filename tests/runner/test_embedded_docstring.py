@@ -22,7 +22,7 @@ from scripted_docstrings import opening_of
 from structured_agents.bundles import Bundle
 from structured_agents.engines import GenerationRequest
 from structured_agents.patches import apply_patches
-from structured_agents.store import RunRecord, Store
+from structured_agents.store import Run, Store
 from structured_agents.tasks.docstring import (
     code_without_docstrings,
     discover_docstring_jobs,
@@ -116,7 +116,7 @@ def _empty(request: GenerationRequest) -> list[ToolCall]:
     return [ToolCall("submit_result", {**docstring_parts(request), "description": ""})]
 
 
-def _quiet(store: Store, batch_id: str) -> list[RunRecord]:
+def _quiet(store: Store, batch_id: str) -> list[Run]:
     """The runs of targets that hand nothing back."""
     return [run for run in store.list_runs(batch_id) if not run.inputs.get("gives")]
 

@@ -11,7 +11,7 @@ from store_helpers import make_jobs
 
 from structured_agents.jobs import JobSpec
 from structured_agents.status import FinalStatus
-from structured_agents.store import RecordNotFoundError, RunRecord, Store, StoreError
+from structured_agents.store import RecordNotFoundError, Run, Store, StoreError
 
 
 def test_bulk_insert_10000_jobs(store: Store) -> None:
@@ -57,7 +57,7 @@ def test_claim_finish_and_requeue(store: Store) -> None:
     (job,) = make_jobs(1)
     store.add_jobs(batch.id, [job])
     run = store.claim(job.job_id)
-    assert isinstance(run, RunRecord)
+    assert isinstance(run, Run)
     assert (run.status, run.attempts, run.inputs["start_line"]) == ("running", 1, 0)
     assert run.started_at is not None and run.started_at.tzinfo is not None
     assert store.claim(job.job_id) is None
@@ -116,10 +116,10 @@ def test_batches_counts_listing_and_cancel(store: Store) -> None:
         store.add_jobs("nope", jobs)
 
 
-def race_claim(store: Store, run_id: str) -> list[RunRecord | None]:
+def race_claim(store: Store, run_id: str) -> list[Run | None]:
     """Two threads claim ``run_id`` at the same moment; what each got."""
     barrier = threading.Barrier(2)
-    results: list[RunRecord | None] = []
+    results: list[Run | None] = []
 
     def contend() -> None:
         barrier.wait()

@@ -23,14 +23,14 @@ def _claimed(store: Store, tmp_path: Path, run_id: str = "r1") -> None:
 def test_state_commits_are_compare_and_set(store: Store, tmp_path: Path) -> None:
     _claimed(store, tmp_path)
     run = store.load_runs(["r1"])["r1"]
-    assert run.current_state is None and run.job.job_id == "r1" and run.job.path == "a.txt"
+    assert run.state is None and run.job.job_id == "r1" and run.job.path == "a.txt"
     state = RunState(run_id="r1")
     start = {"type": "kernel_start", "run_id": "r1", "turn": 0}
     started = store.init_state(run, state.to_dict(), [start])
     assert started is not None and (started.epoch, started.version) == (1, 0)
     assert store.init_state(run, state.to_dict(), [start]) is None  # a duplicate start
     loaded = store.load_runs(["r1"])["r1"]
-    assert loaded.current_state is not None and (loaded.epoch, loaded.version) == (1, 0)
+    assert loaded.state is not None and (loaded.epoch, loaded.version) == (1, 0)
     state.turn, state.phase = 1, "tools"
     turn = TurnRecord("r1", 1, 10, 5, 0.1, 4, "stop", "text")
     response = {"type": "model_response", "run_id": "r1", "turn": 1}
@@ -42,7 +42,7 @@ def test_state_commits_are_compare_and_set(store: Store, tmp_path: Path) -> None
     assert [e.type for e in store.events("r1")] == ["kernel_start", "model_response"]
     assert [t.batch_size for t in store.turns("r1")] == [4]
     again = store.load_runs(["r1"])["r1"]
-    assert again.current_state is not None and again.current_state["phase"] == "tools" and again.version == 1
+    assert again.state is not None and again.state["phase"] == "tools" and again.version == 1
 
 
 def test_a_chunk_of_runs_is_claimed_counted_and_started_together(store: Store, tmp_path: Path) -> None:
@@ -66,7 +66,7 @@ def test_a_chunk_of_runs_is_claimed_counted_and_started_together(store: Store, t
     assert [run is not None for run in stored] == [True, False, True]  # r1's duplicate writes nothing
     assert [(run.epoch, run.version) for run in stored if run is not None] == [(1, 0), (1, 0)]
     assert [len(store.events(r)) for r in ("r0", "r1", "r2")] == [1, 0, 1]
-    assert all(run.current_state is not None for run in store.load_runs(["r0", "r1", "r2"]).values())
+    assert all(run.state is not None for run in store.load_runs(["r0", "r1", "r2"]).values())
     assert store.init_states([]) == []
     with pytest.raises(StoreError, match="same run twice"):
         store.init_states([starts[0], starts[0]])
@@ -78,7 +78,7 @@ def test_a_restart_replaces_the_state_of_the_claim_before_it(store: Store, tmp_p
     assert store.init_state(run, RunState(run_id="r1").to_dict(), []) is not None
     assert store.requeue("r1") and store.claim("r1") is not None
     again = store.load_runs(["r1"])["r1"]
-    assert again.current_state is None and again.epoch == 1  # the old claim's state
+    assert again.state is None and again.epoch == 1  # the old claim's state
     (restarted,) = store.init_states([(again, RunState(run_id="r1").to_dict(), [])])
     assert restarted is not None and restarted.epoch == 2
     assert store.init_states([(again, RunState(run_id="r1").to_dict(), [])]) == [None]  # a duplicate restart
@@ -98,7 +98,7 @@ def test_the_sweep_finds_runs_whose_state_stopped_moving(store: Store, tmp_path:
     _claimed(store, tmp_path)
     run = store.load_runs(["r1"])["r1"]
     store.init_state(run, RunState(run_id="r1").to_dict(), [])
-    assert [r.run_id for r in store.stale_runs(-1.0)] == ["r1"]  # older than "the future"
+    assert [r.id for r in store.stale_runs(-1.0)] == ["r1"]  # older than "the future"
     assert store.stale_runs(3600.0) == []
     store.touch_state("r1")
     batches, waiting = store.undispatched(-1.0)
