@@ -151,9 +151,7 @@ class RunLifecycle:
         )
         rows = self.store.turn_tool_calls(run.id, state.turn)
         if not recorded and call_id not in rows:
-            raise ToolError(
-                f"tool call id {call_id!r} of run {run.id} is already recorded for another run"
-            )
+            raise ToolError(f"tool call id {call_id!r} of run {run.id} is already recorded for another run")
         return rows
 
     @staticmethod

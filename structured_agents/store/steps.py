@@ -97,9 +97,7 @@ class RunSteps(Database):
             stored = set(session.scalars(stmt))
             _add_events(session, [e for run, _, events in starts if run.id in stored for e in events])
         return [
-            replace(run, epoch=max(run.epoch, 0) + 1, version=0, state=state)
-            if run.id in stored
-            else None
+            replace(run, epoch=max(run.epoch, 0) + 1, version=0, state=state) if run.id in stored else None
             for run, state, _ in starts
         ]
 
@@ -130,9 +128,7 @@ class RunSteps(Database):
             .returning(RunStateRow.run_id)
         )
         if turn is not None and turn.run_id != run.id:
-            raise StoreError(
-                f"turn {turn.turn} of run {turn.run_id} cannot be committed with run {run.id}"
-            )
+            raise StoreError(f"turn {turn.turn} of run {turn.run_id} cannot be committed with run {run.id}")
         try:
             with self._write(f"commit run {run.id} turn {state['turn']}") as session:
                 if session.scalars(stmt).first() is None:
