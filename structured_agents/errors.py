@@ -11,7 +11,8 @@ converted at the seam where they enter, so callers catch one root::
     │   ├── bundles.BundleError     malformed bundle manifest (file:line:col, field, expected)
     │   ├── registry.RegistryError   malformed registry document (file, line, JSON path)
     │   │   └── VersionError, SchemaRefError, SchemaCycleError, RoutingError, MigrationError
-    │   └── report.QualityFileError     malformed quality file of ``sa report`` (file, field)
+    │   ├── report.QualityFileError     malformed quality file of ``sa report`` (file, field)
+    │   └── jobs.JobInputError      jobs a client gave are malformed (each bad job and field)
     ├── GrammarError                a grammar artifact failed to build or compile
     ├── ParseError                  model output could not be parsed into tool calls
     ├── EngineError                 an engine failed to generate (load, decode, transport)
@@ -31,8 +32,7 @@ converted at the seam where they enter, so callers catch one root::
     │   └── RecordNotFoundError     no batch, run or result with that id
     ├── workers.DistributedError    the distributed runner could not do something
     │   ├── BrokerError             a broker operation failed (transient: retried)
-    │   ├── StepFailedError         a step failed on every attempt of its budget
-    │   └── JobInputError           (also a ConfigError) jobs given to enqueue are malformed
+    │   └── StepFailedError         a step failed on every attempt of its budget
     ├── tasks.TaskError             a run's output could not be turned into a result
     ├── jobs.DiscoveryError         a codebase could not be walked or parsed for jobs
     ├── patches.PatchError          a patch could not be built or applied

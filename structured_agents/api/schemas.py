@@ -14,8 +14,8 @@ from typing import Annotated, Any
 from fastapi import Path, Query
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from structured_agents.jobs import JobInput
 from structured_agents.nesting import too_deep, walk
-from structured_agents.workers.enqueue import JobInput
 
 __all__ = [
     "BIGINT_MAX",

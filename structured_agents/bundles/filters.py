@@ -7,6 +7,10 @@ definition's docstring right after it. Text that does not parse as one definitio
 returned dedented, as it is.
 ``outline``: a definition's source as a prompt shows it, bounded
 (:func:`structured_agents.jobs.outline.outline`).
+
+Each takes text: an input the job does not have fails as an undefined name does, and one that
+is not a string fails naming the filter, both as template errors (so a batch's check names the
+job and template instead of crashing on a ``TypeError``).
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from __future__ import annotations
 import ast
 import textwrap
 from collections.abc import Callable
+
+from jinja2 import TemplateRuntimeError, Undefined
 
 from structured_agents.jobs.outline import outline
 
@@ -39,8 +45,18 @@ def signature(source: str) -> str:
     return head.rstrip() + "\n"
 
 
-FILTERS: dict[str, Callable[[str], str]] = {
-    "dedent": textwrap.dedent,
-    "outline": outline,
-    "signature": signature,
+def _on_text(name: str, function: Callable[[str], str]) -> Callable[[object], str]:
+    def on_text(value: object) -> str:
+        if isinstance(value, Undefined):
+            value = str(value)  # StrictUndefined raises UndefinedError; a context placeholder is ""
+        if not isinstance(value, str):
+            raise TemplateRuntimeError(f"filter {name} takes text, got {type(value).__name__}")
+        return function(value)
+
+    return on_text
+
+
+FILTERS: dict[str, Callable[[object], str]] = {
+    name: _on_text(name, function)
+    for name, function in {"dedent": textwrap.dedent, "outline": outline, "signature": signature}.items()
 }

@@ -63,9 +63,9 @@ def enqueue(
     check_timeout: CheckTimeoutOption = DEFAULT_TIMEOUT_S,
 ) -> None:
     """Queue a batch of jobs for the workers; prints the batch id."""
+    from structured_agents.jobs import read_jobs_file
     from structured_agents.workers.celery_app import app
     from structured_agents.workers.enqueue import enqueue as enqueue_jobs
-    from structured_agents.workers.enqueue import read_jobs_file
 
     try:
         options = task_options(check, check_timeout)

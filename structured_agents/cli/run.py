@@ -33,7 +33,6 @@ from structured_agents.cli.engine_option import EngineOption, settings_with_engi
 from structured_agents.errors import StructuredAgentsError
 from structured_agents.status import ResultStatus
 from structured_agents.store import BatchRecord, RecordNotFoundError, ResultRecord, SqlStore, Store
-from structured_agents.tasks import check_task_options
 from structured_agents.tasks.check import DEFAULT_TIMEOUT_S
 
 if TYPE_CHECKING:
@@ -87,15 +86,19 @@ def run(
     """Run a bundle over a codebase on this machine; results are stored as diffs."""
     from structured_agents.bundles import load_bundle
     from structured_agents.engines.factory import create_engine
+    from structured_agents.lifecycle import prepare_batch
     from structured_agents.runner import EmbeddedRunner, RunProgress
 
     try:
         settings = settings_with_engine(engine)
         loaded = load_bundle(bundle)
+        recorded = {
+            "overwrite": overwrite,
+            "engine": settings.engine.name,
+            "model": settings.engine.model or _default_model(settings.engine.name),
+        }
         options = task_options(check, check_timeout)
-        check_task_options(loaded.manifest.task, options)
-        root = path.resolve()
-        jobs = loaded.discover_jobs(root, overwrite=overwrite, options=options)
+        prepared = prepare_batch(loaded, path, task_options=options, overwrite=overwrite, extra=recorded)
         store = SqlStore(db or settings.database_url)
     except StructuredAgentsError as exc:
         raise fail("run", exc) from exc
@@ -108,12 +111,8 @@ def run(
                     store,
                     concurrency=concurrency,
                     progress=progress,
-                    batch_options={
-                        "engine": settings.engine.name,
-                        "model": settings.engine.model or _default_model(settings.engine.name),
-                    },
                 )
-                summary = asyncio.run(runner.run(root, jobs, overwrite=overwrite, task_options=options))
+                summary = asyncio.run(runner.run_prepared(prepared))
             _print_summary(store, summary, db)
     except KeyboardInterrupt:
         console.print("[yellow]interrupted:[/yellow] running jobs went back to the queue.")

@@ -3,9 +3,8 @@
 ::
 
     bundle = load_bundle("docstring")
-    jobs = bundle.discover_jobs(root)
     with SqlStore(url) as store:
-        summary = asyncio.run(EmbeddedRunner(bundle, engine, store, concurrency=8).run(root, jobs))
+        summary = asyncio.run(EmbeddedRunner(bundle, engine, store, concurrency=8).run(root))
 
 ``concurrency`` runs are driven at once through the run lifecycle
 (:class:`~structured_agents.lifecycle.RunLifecycle`), the same steps the Celery workers drive:
@@ -14,6 +13,10 @@ turns go through one :class:`~structured_agents.engines.batching.BatchingEngine`
 decoded together. Every job's outcome is stored as a result with a unified diff (never applied
 to the user's files here), and the run finishes as succeeded or failed; a step that raises
 fails its run at once (there is no one else to retry it).
+
+The batch is checked, created or resumed, and given its jobs by the lifecycle
+(:func:`~structured_agents.lifecycle.prepare_batch`, :func:`~structured_agents.lifecycle.open_batch`),
+as ``sa enqueue`` does for the workers.
 
 Resuming: a batch is reused while it is unfinished (same bundle, version, root and options),
 and jobs that already succeeded, in any batch, are skipped. Cancelling :meth:`run` (Ctrl-C)
@@ -37,12 +40,21 @@ from structured_agents.engines.batching import BatchingEngine
 from structured_agents.errors import KernelError, StructuredAgentsError
 from structured_agents.jobs import JobSpec
 from structured_agents.kernel import Engine
-from structured_agents.lifecycle import BatchAgent, EventBuffer, ModelTurn, RunLifecycle, next_step, state_of
+from structured_agents.lifecycle import (
+    BatchAgent,
+    EventBuffer,
+    ModelTurn,
+    PreparedBatch,
+    RunLifecycle,
+    next_step,
+    open_batch,
+    prepare_batch,
+    state_of,
+)
 from structured_agents.observer.protocol import Observer
 from structured_agents.runner.progress import RunProgress
 from structured_agents.status import FinalStatus
-from structured_agents.store import BatchRecord, Store, StoredRun, StoreError
-from structured_agents.tasks import check_task_options
+from structured_agents.store import Store, StoredRun, StoreError
 
 __all__ = ["EmbeddedRunner", "RunSummary"]
 
@@ -79,8 +91,7 @@ class EmbeddedRunner:
 
     ``engine`` may be a function returning the engine: it is called only when there is work.
     An engine that is not a ``BatchingEngine`` is wrapped in one (batches of ``concurrency``,
-    waiting ``batch_wait_s`` for more requests) and closed at the end. ``batch_options`` are
-    recorded with the batch (``sa run`` records the engine and model there, for ``sa report``).
+    waiting ``batch_wait_s`` for more requests) and closed at the end.
     """
 
     def __init__(
@@ -93,7 +104,6 @@ class EmbeddedRunner:
         progress: RunProgress | None = None,
         observers: Iterable[Observer] = (),
         batch_wait_s: float = 0.2,
-        batch_options: Mapping[str, object] | None = None,
     ) -> None:
         if concurrency < 1:
             raise StructuredAgentsError(f"EmbeddedRunner.concurrency must be >= 1, got {concurrency}")
@@ -105,47 +115,37 @@ class EmbeddedRunner:
         self.progress = progress
         self._observers: list[Observer] = [*([progress] if progress else []), *observers]
         self._batch_wait_s = batch_wait_s
-        self._batch_options = dict(batch_options or {})
         self._tokens = 0
-
-    def _batch(self, root: Path, options: dict[str, object]) -> BatchRecord:
-        """The unfinished batch of the same work to resume, or a new one."""
-        manifest = self.bundle.manifest
-        for batch in self.store.list_batches():
-            same = (batch.bundle_name, batch.bundle_version, batch.root_path, batch.options) == (
-                manifest.name,
-                manifest.version,
-                str(root),
-                options,
-            )
-            if same and batch.status in ("queued", "running"):
-                for run in self.store.list_runs(batch.id, "running"):  # left by a killed process
-                    self.store.requeue(run.id, "interrupted")
-                return batch
-        return self.store.create_batch(manifest.name, manifest.version, str(root), options)
 
     async def run(
         self,
         root: Path,
-        jobs: list[JobSpec],
+        jobs: list[JobSpec] | None = None,
         *,
         overwrite: bool = False,
         task_options: Mapping[str, object] | None = None,
     ) -> RunSummary:
-        """Queue ``jobs`` (found under ``root``) and run every queued job of the batch;
-        ``task_options`` (the lint task's ``check``...) are stored with the batch for its task."""
+        """Queue ``jobs`` (by default those the bundle's task discovers under ``root``; with
+        ``overwrite``, targets that have one too) and run every queued job of the batch, taking
+        up an unfinished batch of the same work if there is one. ``task_options`` (the lint
+        task's ``check``...) are stored with the batch for its task."""
+        prepared = prepare_batch(
+            self.bundle,
+            root,
+            jobs,
+            task_options=task_options,
+            overwrite=overwrite,
+            extra={"overwrite": overwrite},
+        )
+        return await self.run_prepared(prepared)
+
+    async def run_prepared(self, prepared: PreparedBatch) -> RunSummary:
+        """:meth:`run` for a batch checked already (:func:`~structured_agents.lifecycle.prepare_batch`
+        with this runner's bundle: ``sa run`` checks it before it opens the store)."""
         started = time.monotonic()
         self._tokens = 0
-        root = root.resolve()
-        check_task_options(self.bundle.manifest.task, task_options or {})
-        options: dict[str, object] = {
-            **(task_options or {}),
-            "bundle": str(self.bundle.directory.resolve()),  # as the workers record it
-            "overwrite": overwrite,
-            **self._batch_options,
-        }
-        batch = self._batch(root, options)
-        self.store.add_jobs(batch.id, jobs)
+        jobs = prepared.jobs
+        batch = open_batch(self.store, prepared, resume=True).batch
         queued = {run.id for run in self.store.list_runs(batch.id, "queued")}
         self.store.set_batch_status(batch.id, "running")
         if not queued:

@@ -18,6 +18,7 @@ from typing import Any
 
 from structured_agents.errors import StructuredAgentsError
 from structured_agents.store import StoredRun
+from structured_agents.types import JsonDict
 from structured_agents.workers.errors import StepFailedError, is_transient
 from structured_agents.workers.runtime import Runtime, runtime
 
@@ -64,11 +65,19 @@ def begin_many(
 
 
 def on_failure(
-    rt: Runtime, run: StoredRun, key: str, attempt: int, error: BaseException, what: str = ""
+    rt: Runtime,
+    run: StoredRun,
+    key: str,
+    attempt: int,
+    error: BaseException,
+    what: str = "",
+    *,
+    events: Sequence[JsonDict] = (),
 ) -> float | None:
     """Record that attempt ``attempt`` of step ``key`` failed: the delay before the next one, or
     None when that was the last attempt of the budget and the run was failed (its error names
-    ``what`` the step runs, when given)."""
+    ``what`` the step runs, when given; ``events``, what the failed step emitted, go in its log
+    before the end, as the embedded runner records them)."""
     text = f"{type(error).__name__}: {error}"
     logger.warning("run %s step %s attempt %d failed: %s", run.id, key, attempt, text)
     if is_transient(error):
@@ -76,7 +85,8 @@ def on_failure(
     rt.store.fail_step(run.id, key, text)
     if attempt >= rt.settings.workers.max_attempts:
         step = _named(key, what)
-        rt.lifecycle.fail(run, StepFailedError(f"step {step} failed {attempt} times; last error: {text}"))
+        failed = StepFailedError(f"step {step} failed {attempt} times; last error: {text}")
+        rt.lifecycle.fail(run, failed, events=events)
         return None
     return rt.backoff(attempt)
 

@@ -5,8 +5,7 @@
     StructuredAgentsError
     └── DistributedError            the distributed runner could not do something
         ├── BrokerError             a broker operation failed (Redis down, connection lost)
-        ├── StepFailedError         a step of a run used up its retry budget
-        └── JobInputError           malformed jobs, refused at enqueue (also a ConfigError)
+        └── StepFailedError         a step of a run used up its retry budget
 
 Database errors arrive as :class:`~structured_agents.store.StoreError` (the store converts
 SQLAlchemy's; a database that is down or a lost connection is a ``StoreUnavailableError``);
@@ -23,13 +22,12 @@ from celery.exceptions import CeleryError
 from kombu.exceptions import KombuError
 from redis.exceptions import RedisError
 
-from structured_agents.errors import ConfigError, StructuredAgentsError
+from structured_agents.errors import StructuredAgentsError
 from structured_agents.store import StoreUnavailableError
 
 __all__ = [
     "BrokerError",
     "DistributedError",
-    "JobInputError",
     "StepFailedError",
     "converting_broker",
     "is_transient",
@@ -46,10 +44,6 @@ class BrokerError(DistributedError):
 
 class StepFailedError(DistributedError):
     """A step of a run failed on every attempt of its budget; the run is marked failed."""
-
-
-class JobInputError(DistributedError, ConfigError):
-    """Jobs given to enqueue are malformed; the message names each bad job and field."""
 
 
 _TRANSIENT = (BrokerError, StoreUnavailableError, ConnectionError, TimeoutError)

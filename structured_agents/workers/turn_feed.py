@@ -37,7 +37,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +49,7 @@ from structured_agents.kernel.streaming import GenerationStream
 from structured_agents.lifecycle import ModelTurn, state_of
 from structured_agents.metrics import TurnMetrics
 from structured_agents.store import StoredRun
+from structured_agents.types import JsonDict
 from structured_agents.workers.attempts import begin_many, on_failure, step_key
 from structured_agents.workers.constants import LLM_TURN
 from structured_agents.workers.dispatch import send, send_next
@@ -293,14 +294,23 @@ class TurnFeed:
         self._land(flight)
 
     def _fail(self, rt: Runtime, flight: _Flight, error: Exception) -> None:
-        self._retry(rt, flight.turn.run, flight.key, flight.attempt, flight.deliveries[0].step, error)
+        turn = flight.turn
+        self._retry(rt, turn.run, flight.key, flight.attempt, flight.deliveries[0].step, error, turn.events)
 
     def _retry(
-        self, rt: Runtime, run: StoredRun, key: str, attempt: int, step: Step, error: Exception
+        self,
+        rt: Runtime,
+        run: StoredRun,
+        key: str,
+        attempt: int,
+        step: Step,
+        error: Exception,
+        events: Sequence[JsonDict] = (),
     ) -> None:
-        """Record the failure; send the turn again after its backoff unless the budget is spent."""
+        """Record the failure; send the turn again after its backoff unless the budget is spent
+        (then the run fails with ``events``, what the turn's start emitted, in its log)."""
         try:
-            delay = on_failure(rt, run, key, attempt, error)
+            delay = on_failure(rt, run, key, attempt, error, events=events)
             if delay is not None:
                 send(self._app, LLM_TURN, step, countdown=delay)
         except Exception:  # the database or the broker is gone: the sweep sends the step again

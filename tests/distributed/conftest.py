@@ -30,12 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # cluster.py and the b
 from cluster import WORKER_SETTINGS, RedisServer, WorkerProcess, wait_for
 from services import PostgresServer, create_database, start_postgres
 
+from structured_agents.jobs import parse_jobs
 from structured_agents.plugins.registry import get_plugin
 from structured_agents.settings import Settings
 from structured_agents.store import SqlStore, Store
 from structured_agents.types import ToolCall
 from structured_agents.workers.celery_app import make_app
-from structured_agents.workers.enqueue import enqueue, parse_jobs
+from structured_agents.workers.enqueue import enqueue
 
 HERE = Path(__file__).resolve().parent
 BUNDLE = HERE / "bundle"

@@ -13,7 +13,7 @@ import redis
 from cluster import RedisServer, wait_for
 from conftest import BUNDLE, Cluster
 
-from structured_agents.jobs import JobSpec
+from structured_agents.jobs import JobSpec, parse_jobs
 from structured_agents.settings import Settings
 from structured_agents.store import SqlStore
 from structured_agents.workers.celery_app import make_app
@@ -26,7 +26,6 @@ from structured_agents.workers.dispatch import (
     send,
     send_starts,
 )
-from structured_agents.workers.enqueue import parse_jobs
 
 
 @pytest.fixture

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from conftest import BUNDLE
 
+from structured_agents.jobs import JobInputError, parse_jobs
 from structured_agents.settings import Settings
 from structured_agents.store import SqlStore
 from structured_agents.workers.celery_app import make_app
-from structured_agents.workers.enqueue import enqueue, parse_jobs
-from structured_agents.workers.errors import JobInputError
+from structured_agents.workers.enqueue import enqueue
 
 
 def test_every_job_of_a_bad_shape_is_named_and_nothing_is_written(tmp_path: Path) -> None:

@@ -8,8 +8,9 @@ import pytest
 from cluster import WorkerProcess
 from conftest import HERE, Cluster
 
+from structured_agents.jobs import parse_jobs
 from structured_agents.plugins.registry import get_plugin
-from structured_agents.workers.enqueue import enqueue, parse_jobs
+from structured_agents.workers.enqueue import enqueue
 
 MODEL_BUNDLE = HERE / "model_bundle"
 

@@ -14,9 +14,10 @@ from conftest import BUNDLE, Cluster, write_script
 
 from structured_agents.bundles import load_bundle
 from structured_agents.engines.script_file import load_script
+from structured_agents.jobs import parse_jobs
 from structured_agents.runner import EmbeddedRunner
 from structured_agents.store import SqlStore, Store
-from structured_agents.workers.enqueue import enqueue, parse_jobs
+from structured_agents.workers.enqueue import enqueue
 
 
 def _embedded(tmp_path: Path, root: Path, jobs_input: list[dict[str, object]]) -> tuple[Store, str]:

@@ -6,8 +6,8 @@ import pytest
 from cluster import wait_for
 from conftest import BUNDLE, Cluster
 
-from structured_agents.workers.enqueue import enqueue, parse_jobs
-from structured_agents.workers.errors import JobInputError
+from structured_agents.jobs import JobInputError, parse_jobs
+from structured_agents.workers.enqueue import enqueue
 
 EXPECTED_EVENTS = [
     "kernel_start",
