@@ -56,7 +56,12 @@ def _on_text(name: str, function: Callable[[str], str]) -> Callable[[object], st
     return on_text
 
 
+_TEXT_FILTERS: dict[str, Callable[[str], str]] = {
+    "dedent": textwrap.dedent,
+    "outline": outline,
+    "signature": signature,
+}
+
 FILTERS: dict[str, Callable[[object], str]] = {
-    name: _on_text(name, function)
-    for name, function in {"dedent": textwrap.dedent, "outline": outline, "signature": signature}.items()
+    name: _on_text(name, function) for name, function in _TEXT_FILTERS.items()
 }

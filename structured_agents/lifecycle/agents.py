@@ -51,6 +51,22 @@ class BatchAgent:
     events: EventBuffer
     """Where the kernel's events wait until a step writes them."""
 
+    @classmethod
+    async def connect(
+        cls,
+        bundle: Bundle,
+        engine: Engine,
+        *,
+        observers: Iterable[Observer] = (),
+        agent_engine: Engine | None = None,
+    ) -> BatchAgent:
+        """The agent of ``bundle`` (its MCP servers, if any, connected on this event loop): a
+        kernel over ``engine`` whose events go to a fresh buffer and to ``observers``."""
+        await bundle.connect()
+        events = EventBuffer()
+        kernel = bundle.kernel(engine, observers=[events, *observers], agent_engine=agent_engine)
+        return cls(bundle, kernel, events)
+
 
 class AgentCache:
     """The agents of the most recently used bundles of one process.
@@ -86,12 +102,9 @@ class AgentCache:
 
     async def _load(self, path: str) -> BatchAgent:
         bundle = load_bundle(path)
-        await bundle.connect()
-        events = EventBuffer()
-        kernel = bundle.kernel(
-            self.engine, observers=[events, *self._observers], agent_engine=self.agent_engine
+        return await BatchAgent.connect(
+            bundle, self.engine, observers=self._observers, agent_engine=self.agent_engine
         )
-        return BatchAgent(bundle, kernel, events)
 
     @staticmethod
     async def _close(agent: BatchAgent) -> None:

@@ -42,7 +42,6 @@ from structured_agents.jobs import JobSpec
 from structured_agents.kernel import Engine
 from structured_agents.lifecycle import (
     BatchAgent,
-    EventBuffer,
     ModelTurn,
     PreparedBatch,
     RunLifecycle,
@@ -159,10 +158,7 @@ class EmbeddedRunner:
             inner, max_batch_size=self.concurrency, max_wait_s=self._batch_wait_s
         )
         sizes_before = len(engine.batch_sizes)
-        events = EventBuffer()
-        await self.bundle.connect()  # its MCP servers, if any: started for this run
-        kernel = self.bundle.kernel(engine, observers=[events, *self._observers])
-        agent = BatchAgent(self.bundle, kernel, events)
+        agent = await BatchAgent.connect(self.bundle, engine, observers=self._observers)
 
         async def agent_for(_run: StoredRun) -> BatchAgent:
             return agent
@@ -181,8 +177,8 @@ class EmbeddedRunner:
                 raise exc.exceptions[0] from None
             raise
         finally:
-            kernel.close()
-            await self.bundle.disconnect()
+            agent.kernel.close()
+            await self.bundle.disconnect()  # its MCP servers: started for this run
         if batching is None:
             engine.close()
         return RunSummary(

@@ -2,14 +2,16 @@
 
 The schema lives in :mod:`~structured_agents.store.models`, its migrations in
 ``migrations/``; :class:`Store` is the protocol everything else uses, and :class:`SqlStore`
-(PostgreSQL or SQLite) the implementation that owns every SQL statement. The statuses it
-writes are :mod:`structured_agents.status`'s.
+(PostgreSQL or SQLite) the implementation that owns every SQL statement. :class:`MemoryStore`
+is the same contract kept in Python dicts, for tests where SQL is not under test. The statuses
+they write are :mod:`structured_agents.status`'s.
 """
 
 from __future__ import annotations
 
 from structured_agents.store.connection import default_url
 from structured_agents.store.errors import RecordNotFoundError, StoreError, StoreUnavailableError
+from structured_agents.store.memory import MemoryStore
 from structured_agents.store.migrate import current_revision, head_revision, upgrade
 from structured_agents.store.protocol import (
     BatchStore,
@@ -52,6 +54,7 @@ __all__ = [
     "EventRecord",
     "FailureRecord",
     "LogStore",
+    "MemoryStore",
     "QueueStore",
     "RecordNotFoundError",
     "ReportStore",

@@ -37,7 +37,9 @@ def test_prepare_refuses_inputs_the_templates_cannot_render_naming_job_and_templ
     bundle = load_bundle("docstring")
     with pytest.raises(JobInputError) as refused:
         prepare_batch(bundle, SAMPLE, [_job("j1", **inputs)])
-    assert "job 1 (shapes.py area)" in str(refused.value) and "docstring/prompts/user.j2:2" in str(refused.value)
+    assert "job 1 (shapes.py area)" in str(refused.value) and "docstring/prompts/user.j2:2" in str(
+        refused.value
+    )
     assert why in str(refused.value)
 
 
@@ -60,7 +62,9 @@ def test_open_resumes_only_an_unfinished_batch_of_the_same_work(tmp_path: Path) 
         assert claimed is not None
         again = open_batch(store, prepared, resume=True)
         assert again.resumed and again.batch.id == first.batch.id
-        assert store.get_run(claimed.id).status == "queued" and store.get_run(claimed.id).error == "interrupted"
+        assert (
+            store.get_run(claimed.id).status == "queued" and store.get_run(claimed.id).error == "interrupted"
+        )
         assert open_batch(store, prepared).batch.id != first.batch.id  # no resume: a new batch
         store.set_batch_status(first.batch.id, "finished")
         other = prepare_batch(load_bundle("docstring"), SAMPLE, extra={"engine": "other"})

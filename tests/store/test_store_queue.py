@@ -1,4 +1,5 @@
-"""Batches and the run queue: bulk enqueue, claims (also under threads), status transitions."""
+"""Batches and the run queue: bulk enqueue, claims (also under threads), status transitions; on
+SQLite, PostgreSQL and in memory."""
 
 from __future__ import annotations
 

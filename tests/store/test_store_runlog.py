@@ -1,4 +1,5 @@
-"""Turns, tool calls, events, results and the report views, on SQLite and PostgreSQL."""
+"""Turns, tool calls, events, results and the report views, on SQLite, PostgreSQL and in memory
+(the README's SQL on SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from store_helpers import make_jobs, start_run
 
 from structured_agents.jobs import JobSpec
 from structured_agents.observer.events import KernelEnd, KernelStart, ToolResultEvent
-from structured_agents.store import Store, StoreError
+from structured_agents.store import BatchSetupRecord, SqlStore, Store, StoreError
 from structured_agents.store.runlog import SHARED_SUMMARY
 from structured_agents.types import TokenUsage
 
@@ -129,14 +130,105 @@ def test_views_report_a_synthetic_batch(store: Store) -> None:
         store.view("runs; DROP TABLE runs")
 
 
-def test_the_readme_queries_run(store: Store) -> None:
+def test_the_report_figures_of_one_batch(store: Store) -> None:
+    ok, bad = synthetic_batches(store)
+    late, early, noop = (make_jobs(1, prefix=prefix)[0].job_id for prefix in ("z", "m", "n"))
+    for run_id in (late, early, noop):  # one add each: created in an order that is not the ids'
+        store.add_jobs("batch-1", make_jobs(1, prefix=run_id[:1]))
+        assert store.claim(run_id) is not None
+    store.record_tool_call(early, 1, "c4", "submit", {}, "bad", is_error=True, duration_s=0.75)
+    store.save_result(early, target_path="a.py", original_hash="h", diff="d2")
+    store.save_result(late, target_path="c.py", original_hash="h", diff="d3", flags=["vacuous: x"])
+    store.save_result(noop, target_path="b.py", original_hash="h", diff="")
+    assert store.set_result_status([late], "rejected") == 1
+    usage = {"prompt_tokens": 130, "completion_tokens": 10}
+    store.record_events(
+        [
+            {"type": "kernel_start", "run_id": ok, "timestamp": 1.0, "plugin": "qwen", "max_turns": 4}
+            | {"tools": ["read_file", "submit"]},
+            {"type": "kernel_start", "run_id": early, "timestamp": 1.5, "plugin": "other"},
+            {"type": "model_request", "run_id": ok, "turn": 1, "timestamp": 2.0, "grammar": "ebnf"},
+            {
+                "type": "model_request",
+                "run_id": early,
+                "turn": 1,
+                "timestamp": 2.0,
+                "grammar": "structural_tag",
+            },
+            {"type": "model_request", "run_id": early, "turn": 2, "timestamp": 2.0, "grammar": "ebnf"},
+            {"type": "model_request", "run_id": early, "turn": 3, "timestamp": 2.0},
+            {"type": "model_response", "run_id": ok, "turn": 2, "timestamp": 4.0, "batch_size": 3}
+            | {"latency_s": 0.25, "usage": usage, "finish_reason": "stop", "model": "gemma"},
+            {"type": "model_response", "run_id": ok, "turn": 1, "timestamp": 3.0, "model": "later"},
+        ]
+    )
+    (worse,) = make_jobs(1, prefix="worse")
+    store.add_jobs("batch-2", [worse])
+    assert store.claim(worse.job_id) is not None
+    assert store.finish(worse.job_id, "failed", error="Timeout")
+
+    summaries = store.run_summaries("batch-1")
+    assert [row.run_id for row in summaries] == [ok, early, noop, late]  # finished first, then by id
+    first, *_, last = summaries
+    assert (first.status, first.turns, first.prompt_tokens, first.completion_tokens) == (
+        "succeeded",
+        2,
+        230,
+        30,
+    )
+    assert (first.tool_calls, first.tool_errors, first.result_status, first.result_flags) == (
+        2,
+        0,
+        "proposed",
+        (),
+    )
+    assert first.model_latency_s == pytest.approx(0.75) and first.duration_s is not None
+    assert first.finished_at is not None and first.finished_at.tzinfo is not None
+    assert (last.status, last.finished_at, last.duration_s) == ("running", None, None)
+    assert (last.result_status, last.result_flags, last.turns) == ("rejected", ("vacuous: x",), 0)
+
+    turns = store.engine_turns("batch-1")  # in time order, not in the order recorded
+    assert [(t.ts.timestamp(), t.batch_size, t.completion_tokens, t.finish_reason) for t in turns] == [
+        (3.0, 1, 0, None),
+        (4.0, 3, 10, "stop"),
+    ]
+    assert [t.latency_s for t in turns] == [0.0, 0.25] and store.engine_turns("batch-2") == []
+
+    stats = [(s.name, s.calls, s.errors, s.runs) for s in store.batch_tool_stats("batch-1")]
+    assert stats == [("submit", 2, 1, 2), ("read_file", 1, 0, 1)]  # most called first
+    submit, read = store.batch_tool_stats("batch-1")
+    assert (submit.error_rate, submit.avg_duration_s, submit.max_duration_s) == pytest.approx(
+        (0.5, 0.5, 0.75)
+    )
+    assert (read.error_rate, read.avg_duration_s, read.max_duration_s) == pytest.approx((0.0, 0.5, 0.5))
+
+    failures = store.batch_failures("batch-2")  # the last finished first
+    assert [(f.run_id, f.error, f.attempts, f.turns, f.last_event) for f in failures] == [
+        (worse.job_id, "Timeout", 1, 0, None),
+        (bad, "ParseError: no tool call", 1, 1, "kernel_end"),
+    ]
+    assert all(f.finished_at is not None for f in failures) and store.batch_failures("batch-1") == []
+
+    setup = store.batch_setup("batch-1")  # the first run's start, every grammar, the first answer's model
+    assert setup == BatchSetupRecord("qwen", ("read_file", "submit"), 4, ("ebnf", "structural_tag"), "gemma")
+    assert store.batch_setup("batch-2") == BatchSetupRecord(None, (), None, (), None)
+
+    assert store.result_counts("batch-1") == {"proposed": 3, "rejected": 1}
+    assert store.result_counts("batch-2") == {}
+    sample = store.result_sample("batch-1", 10)  # the first of each file, then the second...
+    assert [(r.run_id, r.target_path) for r in sample] == [(early, "a.py"), (late, "c.py"), (ok, "a.py")]
+    assert [r.run_id for r in store.result_sample("batch-1", 2)] == [early, late]
+    assert store.run_summaries("nope") == [] and store.result_sample("nope", 3) == []
+
+
+def test_the_readme_queries_run(sql_store: SqlStore) -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     block = readme.split("```sql\n", 1)[1].split("```", 1)[0]
     queries = [q.strip() for q in block.split(";") if q.strip()]
-    synthetic_batches(store)
+    synthetic_batches(sql_store)
 
     answers = []
-    with store.engine.connect() as conn:
+    with sql_store.engine.connect() as conn:
         for query in queries:
             params = {"batch": "batch-1"} if ":batch" in query else {}
             answers.append(list(conn.execute(text(query), params)))

@@ -1,5 +1,5 @@
 """Runs driven step by step: state commits are compare-and-set, step attempts are counted, the
-sweep finds what stopped moving; on SQLite and PostgreSQL alike."""
+sweep finds what stopped moving; on SQLite, PostgreSQL and in memory alike."""
 
 from __future__ import annotations
 
