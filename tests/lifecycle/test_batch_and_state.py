@@ -1,5 +1,6 @@
-"""The lifecycle's batch step (cancel) and how it reads a run's stored state, on a real SQLite
-store: the same calls both drivers, the API and the CLI make."""
+"""The lifecycle's batch step (cancel) and how it reads a run's stored state, on the in-memory
+store (tests/store holds the SQL stores to the same contract): the calls both drivers, the API
+and the CLI make."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from pathlib import Path
 from structured_agents.jobs import JobSpec
 from structured_agents.kernel import RunState
 from structured_agents.lifecycle import cancel_batch, state_of
-from structured_agents.store import SqlStore
+from structured_agents.store import MemoryStore
 
 
-def _store(tmp_path: Path, runs: int) -> tuple[SqlStore, str]:
-    store = SqlStore(f"sqlite:///{tmp_path / 'store.db'}")
+def _store(tmp_path: Path, runs: int) -> tuple[MemoryStore, str]:
+    store = MemoryStore()
     batch = store.create_batch("b", "1", str(tmp_path), {"bundle": str(tmp_path)})
     store.add_jobs(batch.id, [JobSpec(f"r{i}", "lookup", "a.txt", f"f{i}", "") for i in range(runs)])
     return store, batch.id

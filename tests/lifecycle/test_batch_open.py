@@ -15,7 +15,7 @@ from structured_agents.errors import StructuredAgentsError
 from structured_agents.jobs import JobInputError, JobSpec
 from structured_agents.lifecycle import open_batch, prepare_batch
 from structured_agents.runner import EmbeddedRunner
-from structured_agents.store import SqlStore
+from structured_agents.store import MemoryStore
 
 SAMPLE = Path(__file__).parents[1] / "fixtures" / "sample_project"
 
@@ -55,7 +55,7 @@ def test_prepare_discovers_jobs_and_records_the_bundle_directory_and_driver_opti
 
 def test_open_resumes_only_an_unfinished_batch_of_the_same_work(tmp_path: Path) -> None:
     prepared = prepare_batch(load_bundle("docstring"), SAMPLE)
-    with SqlStore(f"sqlite:///{tmp_path / 'store.db'}") as store:
+    with MemoryStore() as store:
         first = open_batch(store, prepared, resume=True)
         assert not first.resumed and len(first.added.queued) == len(prepared.jobs)
         claimed = store.claim_next(first.batch.id)  # left running by a killed process
@@ -74,7 +74,7 @@ def test_open_resumes_only_an_unfinished_batch_of_the_same_work(tmp_path: Path) 
 def test_the_embedded_runner_refuses_bad_inputs_before_storing_anything(tmp_path: Path) -> None:
     bundle = load_bundle("docstring")
     engine = ScriptedEngine(lambda _key: [])
-    with SqlStore(f"sqlite:///{tmp_path / 'store.db'}") as store:
+    with MemoryStore() as store:
         with pytest.raises(JobInputError, match="'source' is undefined"):
             asyncio.run(EmbeddedRunner(bundle, engine, store).run(SAMPLE, [_job("j1", path="shapes.py")]))
         assert store.list_batches() == []

@@ -1,4 +1,5 @@
-"""Fixtures of the runner tests: one sandbox for the session, a project copy and a store per test."""
+"""Fixtures of the runner tests: one sandbox for the session, a project copy and a store per test
+(in memory; ``db_url`` a SQLite database for ``sa run`` itself)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from runner_helpers import copy_sample_project
 
 from structured_agents.bundles import Bundle, load_bundle
 from structured_agents.pym import PymRunner
-from structured_agents.store import SqlStore, Store
+from structured_agents.store import MemoryStore, Store
 
 
 @pytest.fixture(scope="session")
@@ -33,8 +34,10 @@ def db_url(tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def store(db_url: str) -> Iterator[Store]:
-    with SqlStore(db_url) as opened:
+def store() -> Iterator[Store]:
+    """An in-memory store: these tests are about the runner, not SQL (``sa run`` through the
+    CLI, in test_cli_run.py, keeps its SQLite database)."""
+    with MemoryStore() as opened:
         yield opened
 
 

@@ -21,7 +21,7 @@ from structured_agents.context import RunContext
 from structured_agents.engines import GenerationRequest, ScriptedEngine
 from structured_agents.patches import apply_patches
 from structured_agents.runner import EmbeddedRunner, RunSummary
-from structured_agents.store import Store
+from structured_agents.store import SqlStore, Store
 from structured_agents.tasks.check import CheckCommand
 from structured_agents.tasks.lint_fixes import MAX_CANDIDATES, Change, fixes
 from structured_agents.tasks.lint_verdict import judge
@@ -327,13 +327,14 @@ def test_the_tools_refuse_what_the_job_does_not_offer(lint_bundle: Bundle, proje
 
 
 def test_sa_show_prints_code_in_brackets_as_it_is(
-    lint_bundle: Bundle, store: Store, tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
+    lint_bundle: Bundle, tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Rich markup once ate ``[math.nan]`` out of a shown diff (a ``[name]`` reads as a style)."""
     text = "import math\n\n\ndef f(data):\n    unused = data[math.nan]\n"
     engine = scripted(lint_bundle, _call("accept_fix", id=1), _call("submit_result"))
-    summary = _run(lint_bundle, engine, store, _codebase(tmp_path / "code", jobs=text))
-    [run] = store.list_runs(summary.batch_id)
+    with SqlStore(db_url) as store:  # sa show reads it
+        summary = _run(lint_bundle, engine, store, _codebase(tmp_path / "code", jobs=text))
+        [run] = store.list_runs(summary.batch_id)
     monkeypatch.setenv("SA_DATABASE_URL", db_url)
 
     shown = CliRunner().invoke(app, ["show", run.id], terminal_width=200)
