@@ -1,17 +1,18 @@
-"""Words of prose and code, compared loosely: what tells a text written about some code from a
-text copied from elsewhere.
+"""Words of prose and code, the one tokenizer of the package: identifiers split
+(``snake_case``, ``camelCase``, ``HTTPServer``), lowercased, three letters or more.
 
-:func:`words` splits identifiers (``snake_case``, ``camelCase``) and stems lightly, so
-``formatExponent`` and "formats the exponent" share ``format`` and ``exponent``;
-:func:`content_words` leaves out the words too common to say anything; :func:`word_grams`
-gives the runs of consecutive words a copy keeps.
+:func:`words` also stems lightly, so ``formatExponent`` and "formats the exponent" share
+``format`` and ``exponent``; :func:`content_words` leaves out the words too common to say
+where a text came from (:data:`STOP_WORDS`); :func:`word_grams` gives the runs of consecutive
+words a copy keeps. :func:`plain_words` are the words as written, less the words any docstring
+may use (:data:`DOCSTRING_WORDS`): what :mod:`structured_agents.borrowed` compares.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["GRAM", "STOP_WORDS", "content_words", "word_grams", "words"]
+__all__ = ["DOCSTRING_WORDS", "GRAM", "STOP_WORDS", "content_words", "plain_words", "word_grams", "words"]
 
 STOP_WORDS = frozenset(
     (  # noqa: SIM905 (a word list reads best as words)
@@ -23,6 +24,18 @@ STOP_WORDS = frozenset(
     ).split()
 )
 """Words too common in docstrings to say where a text came from."""
+DOCSTRING_WORDS = frozenset(
+    (  # noqa: SIM905 (a word list reads best as words)
+        "the and for with this that from are was were not but all any can has have had its into "
+        "one two may will when which who what where than then them they their there these those "
+        "also only each other such some more most does did should would could been being over "
+        "under after before about here how out you your via per etc our "
+        "args arg arguments argument param params parameter parameters returns return rtype raises "
+        "raise yields yield note notes example examples attributes attribute keyword optional "
+        "default none true false self cls"
+    ).split()
+)
+"""English function words and docstring section words: every docstring may use them."""
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 GRAM = 4
@@ -47,15 +60,25 @@ def _stem(word: str) -> str:
 _STOPPED = frozenset(_stem(word) for word in STOP_WORDS)
 
 
-def words(text: str) -> list[str]:
-    """The words of ``text``, identifiers split (``snake_case``, ``camelCase``), lowercased and
-    stemmed lightly (:func:`_stem`), so that forms of one word compare equal."""
+def _parts(text: str) -> list[str]:
+    """The words of ``text`` as written: identifiers split, lowercased, three letters or more."""
     found = []
     for token in _WORD.findall(text):
         for part in _CAMEL.findall(token) or [token]:
             if len(part) >= 3:
-                found.append(_stem(part.lower()))
+                found.append(part.lower())
     return found
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text`` (see the module docstring), stemmed lightly (:func:`_stem`), so
+    that forms of one word compare equal."""
+    return [_stem(part) for part in _parts(text)]
+
+
+def plain_words(text: str) -> set[str]:
+    """The words of ``text`` as written, less :data:`DOCSTRING_WORDS`."""
+    return {part for part in _parts(text) if part not in DOCSTRING_WORDS}
 
 
 def word_grams(text: str, size: int = GRAM) -> set[tuple[str, ...]]:

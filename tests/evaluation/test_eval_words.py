@@ -5,9 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from structured_agents.borrowed import words
 from structured_agents.bundles import find_bundle, load_bundle
 from structured_agents.evaluation.words import bundle_vocabulary, leaked_words
+from structured_agents.words import plain_words as words
 
 
 def test_words_split_identifiers_drop_short_and_stop_words() -> None:

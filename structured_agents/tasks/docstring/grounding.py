@@ -32,12 +32,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from structured_agents.borrowed import file_text, file_words, vocabulary
-from structured_agents.borrowed import words as borrowable_words
 from structured_agents.context import RunContext
 from structured_agents.kernel.config import ParsedTurn
 from structured_agents.tasks.docstring.verify import Parts, Target, verify
 from structured_agents.types import ToolResult, ToolSchema
-from structured_agents.words import content_words, word_grams, words
+from structured_agents.words import content_words, plain_words, word_grams, words
 
 __all__ = ["PROSE", "Grounding", "narrow", "opening"]
 
@@ -181,9 +180,7 @@ class Grounding:
         """The words a job's docstring may use although the prompts show them: its file's (read
         from the run's workspace) and its code's."""
         inputs = context.inputs
-        return set(file_words(context.workspace, str(inputs.get("path") or ""))) | borrowable_words(
-            _code(inputs)
-        )
+        return set(file_words(context.workspace, str(inputs.get("path") or ""))) | plain_words(_code(inputs))
 
     def score(
         self,
@@ -206,7 +203,7 @@ class Grounding:
         texts = list(_strings(call.arguments))
         every = " ".join(texts)
         leaked = {word for word in words(every) if word in self.fixed_words and word not in code}
-        borrowed = (borrowable_words(every) & self.borrowable) - (own or set())
+        borrowed = (plain_words(every) & self.borrowable) - (own or set())
         copied = any(gram in self.fixed_grams for gram in word_grams(every))
         markup = any(_MARKUP.search(text) or _BROKEN.search(text) for text in texts) or any(
             char.isalpha() and not char.isascii() and char not in code for char in every
