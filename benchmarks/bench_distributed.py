@@ -44,7 +44,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent / "tests"
-sys.path[:0] = [str(TESTS), str(TESTS / "distributed")]  # services.py, cluster.py
+sys.path[:0] = [str(TESTS), str(TESTS / "workers")]  # services.py, cluster.py, the bundle's dist_tools
 
 from cluster import WORKER_SETTINGS, RedisServer, WorkerProcess, wait_for  # noqa: E402
 from codebase import make_codebase  # noqa: E402

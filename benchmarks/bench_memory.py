@@ -48,11 +48,11 @@ import psycopg
 
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent / "tests"
-sys.path[:0] = [str(TESTS / "distributed"), str(TESTS)]  # the distributed conftest first, then services.py
+sys.path[:0] = [str(TESTS)]  # cluster.py, cluster_fixtures.py, services.py
 
 from cluster import WORKER_SETTINGS, RedisServer, WorkerProcess, free_port, wait_for  # noqa: E402
+from cluster_fixtures import write_script  # noqa: E402
 from codebase import make_codebase  # noqa: E402
-from conftest import write_script  # noqa: E402  (tests/distributed/conftest.py)
 from services import PostgresServer, create_database, start_postgres  # noqa: E402
 
 from structured_agents.settings import Settings  # noqa: E402

@@ -13,7 +13,9 @@ package) the model tests skip, except under ``CI=true`` where they fail.
 
 ``pg_server`` is a PostgreSQL server for the session, started only when a test asks for it; a
 missing PostgreSQL fails the tests (see ``tests/services.py``). ``pg_url`` is a new, empty
-database on it, dropped after the test.
+database on it, dropped after the test. ``cluster`` is the distributed cluster of
+tests/workers, tests/api and tests/cli (``tests/cluster_fixtures.py``), started once for the
+session when a test asks for it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
+from cluster_fixtures import cluster  # noqa: F401  (a fixture, shared by the session)
 from services import PostgresServer, create_database, drop_database, require_model_stack, start_postgres
 
 if TYPE_CHECKING:

@@ -242,3 +242,17 @@ def test_the_store_seam_imports_nothing_of_sql() -> None:
 
 SQL_MODULES = ("models", "database", "connection", "sql", "queue", "runlog", "steps", "report", "rows")
 """The store's modules that hold SQL (the seam's own are ``protocol``, ``records``, ``report_records``)."""
+
+
+NO_TEST_FOLDER = {"harness": "its tests drive the embedded runner's scripted helpers, in tests/runner"}
+"""Subpackages whose tests live elsewhere, and why."""
+
+
+def test_the_tests_mirror_the_package() -> None:
+    """Each subpackage's tests are in the tests folder of its name (the distributed cluster they
+    share is ``tests/cluster_fixtures.py``), so a maintainer finds them where the code is."""
+    tests = PACKAGE.parent / "tests"
+    subpackages = {path.parent.name for path in PACKAGE.glob("*/__init__.py")}
+    missing = sorted(name for name in subpackages - set(NO_TEST_FOLDER) if not (tests / name).is_dir())
+    assert missing == [], missing
+    assert set(NO_TEST_FOLDER) <= subpackages

@@ -29,6 +29,7 @@ from typing import Any
 
 import httpx
 import pytest
+from cluster import free_port, wait_for
 from compose_stack import (
     PROJECT_PREFIX,
     REPO,
@@ -38,7 +39,6 @@ from compose_stack import (
     docker_problem,
     remove_abandoned,
 )
-from distributed.cluster import free_port, wait_for
 
 pytestmark = pytest.mark.compose
 

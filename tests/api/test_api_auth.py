@@ -11,7 +11,7 @@ import sys
 
 import pytest
 from api_helpers import AUTH, JSON, TOKEN, api_app, authorized, lookup_jobs
-from conftest import BUNDLE, Cluster
+from cluster_fixtures import BUNDLE, Cluster
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from cluster import free_port, wait_for
-from conftest import Cluster
+from cluster_fixtures import Cluster
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from collections import Counter
 import pytest
 import redis
 from cluster import pg_start, pg_stop, wait_for
-from conftest import WORKER_SETTINGS, Cluster
+from cluster_fixtures import WORKER_SETTINGS, Cluster
 from dist_tools import EXECUTIONS_LOG
 from test_faults import assert_exactly_once, progress
 

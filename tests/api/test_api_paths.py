@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from api_helpers import api_app, authorized, lookup_jobs
-from conftest import BUNDLE, SCRIPTED_DOCSTRING, Cluster
+from cluster_fixtures import BUNDLE, SCRIPTED_DOCSTRING, Cluster
 from fastapi.testclient import TestClient
 
 SECRET = "hunter2-do-not-leak"

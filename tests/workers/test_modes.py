@@ -10,7 +10,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from conftest import BUNDLE, Cluster, write_script
+from cluster_fixtures import BUNDLE, Cluster, write_script
 
 from structured_agents.bundles import load_bundle
 from structured_agents.engines.script_file import load_script

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from celery import Celery
-from conftest import BUNDLE, Cluster
+from cluster_fixtures import BUNDLE, Cluster
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from cluster import wait_for
-from conftest import BUNDLE, Cluster
+from cluster_fixtures import BUNDLE, Cluster
 
 from structured_agents.jobs import JobInputError, parse_jobs
 from structured_agents.workers.enqueue import enqueue

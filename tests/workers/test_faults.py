@@ -9,7 +9,7 @@ from __future__ import annotations
 import signal
 
 from cluster import wait_for
-from conftest import BUNDLE, Cluster
+from cluster_fixtures import BUNDLE, Cluster
 from sqlalchemy import text
 
 from structured_agents.jobs import parse_jobs

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import BUNDLE
+from cluster_fixtures import BUNDLE
 
 from structured_agents.jobs import JobInputError, parse_jobs
 from structured_agents.settings import Settings

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import SCRIPTED_DOCSTRING, SCRIPTED_SUMMARY, Cluster
+from cluster_fixtures import SCRIPTED_DOCSTRING, SCRIPTED_SUMMARY, Cluster
 from team_project import write_team_project
 
 from structured_agents.tasks.docstring import discover_docstring_jobs

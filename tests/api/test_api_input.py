@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import pytest
 from api_helpers import AUTH, JSON, TOKEN, api_app, authorized, lookup_jobs
-from conftest import BUNDLE, Cluster
+from cluster_fixtures import BUNDLE, Cluster
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from cluster import SA
-from conftest import BUNDLE, Cluster
+from cluster_fixtures import BUNDLE, Cluster
 
 
 def sa(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:

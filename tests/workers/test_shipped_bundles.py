@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import SCRIPTED_DOCSTRING, Cluster
+from cluster_fixtures import SCRIPTED_DOCSTRING, Cluster
 
 from structured_agents.patches import apply_patches
 from structured_agents.tasks.check import CheckCommand

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 from cluster import WorkerProcess
-from conftest import HERE, Cluster
+from cluster_fixtures import HERE, Cluster
 
 from structured_agents.jobs import parse_jobs
 from structured_agents.plugins.registry import get_plugin

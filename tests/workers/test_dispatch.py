@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import redis
 from cluster import RedisServer, wait_for
-from conftest import BUNDLE, Cluster
+from cluster_fixtures import BUNDLE, Cluster
 
 from structured_agents.jobs import JobSpec, parse_jobs
 from structured_agents.settings import Settings

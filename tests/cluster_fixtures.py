@@ -1,6 +1,8 @@
-"""The distributed cluster of the tests: PostgreSQL, redis-server, one GPU and one CPU worker.
+"""The distributed cluster of the tests (tests/workers, tests/api, tests/cli): PostgreSQL,
+redis-server, one GPU and one CPU worker. The root conftest imports the ``cluster`` fixture, so
+one cluster serves the whole session, whichever of those folders run.
 
-One cluster serves the whole module run (starting it takes a few seconds); each test works in
+One cluster serves the whole run (starting it takes a few seconds); each test works in
 its own batch. Tests that kill a worker or restart Redis start it again before they return.
 The GPU worker plays a turn-keyed script (``SA_ENGINE__NAME=scripted``): every run looks a key
 up, then submits; prompts with ``SLOW`` use a tool that sleeps, prompts with ``POISON`` get an
@@ -24,11 +26,10 @@ from typing import Any
 import pytest
 from celery import Celery
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for services.py
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # cluster.py and the bundle's dist_tools
+sys.path.insert(0, str(Path(__file__).resolve().parent / "workers"))  # the bundle's dist_tools
 
 from cluster import WORKER_SETTINGS, RedisServer, WorkerProcess, wait_for
-from services import PostgresServer, create_database, start_postgres
+from services import PostgresServer, create_database
 
 from structured_agents.jobs import parse_jobs
 from structured_agents.plugins.registry import get_plugin
@@ -38,7 +39,8 @@ from structured_agents.types import ToolCall
 from structured_agents.workers.celery_app import make_app
 from structured_agents.workers.enqueue import enqueue
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent / "workers"
+"""tests/workers: the cluster's bundles and the tools they import."""
 BUNDLE = HERE / "bundle"
 
 
@@ -125,14 +127,6 @@ class Cluster:
 
         with self.store.engine.connect() as conn:
             return list(conn.execute(text(sql), params))
-
-
-@pytest.fixture(scope="session")
-def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServer]:
-    """A PostgreSQL server for the session."""
-    server = start_postgres(tmp_path_factory.mktemp("postgres"))
-    yield server
-    server.stop()
 
 
 def _free_port() -> int:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from cluster import WorkerProcess, wait_for
-from conftest import Cluster
+from cluster_fixtures import Cluster
 from test_faults import assert_exactly_once, progress
 
 

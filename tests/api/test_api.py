@@ -8,7 +8,7 @@ import httpx
 import pytest
 from api_helpers import JSON, api_app, authorized, lookup_jobs
 from cluster import wait_for
-from conftest import BUNDLE, Cluster
+from cluster_fixtures import BUNDLE, Cluster
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
