@@ -24,6 +24,7 @@ from typing import Any
 from structured_agents.errors import ParseError
 from structured_agents.grammar.artifacts import GrammarArtifact
 from structured_agents.grammar.config import GrammarConfig
+from structured_agents.grammar.refs import resolve_ref
 from structured_agents.plugins.function_gemma.format import (
     END_DECLARATION,
     END_RESPONSE,
@@ -36,7 +37,6 @@ from structured_agents.plugins.function_gemma.format import (
     render_value,
 )
 from structured_agents.plugins.function_gemma.grammar import build_function_gemma_grammar
-from structured_agents.plugins.function_gemma.values import resolve_ref
 from structured_agents.types import JsonDict, Message, ToolCall, ToolSchema
 
 __all__ = ["DEVELOPER_PROMPT", "STOP_STRINGS", "FunctionGemmaPlugin"]

@@ -39,6 +39,7 @@ from structured_agents.grammar.ebnf import (
     text_excluding,
 )
 from structured_agents.grammar.patterns import none_of
+from structured_agents.grammar.refs import resolve_ref
 from structured_agents.plugins.function_gemma.format import (
     ESCAPE,
     MARKERS_IN_STRINGS,
@@ -47,25 +48,7 @@ from structured_agents.plugins.function_gemma.format import (
     sorted_keys,
 )
 
-__all__ = ["ValueGrammar", "resolve_ref"]
-
-
-def resolve_ref(root: Any, ref: str) -> Any:
-    """The part of ``root`` a local JSON pointer ``ref`` (``#`` or ``#/...``) names, or None."""
-    if ref == "#":
-        return root
-    if not ref.startswith("#/"):
-        return None
-    node = root
-    for raw in ref[2:].split("/"):
-        part = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, Mapping) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
+__all__ = ["ValueGrammar"]
 
 
 def _seq(*parts: str) -> str:

@@ -24,6 +24,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from structured_agents.grammar.refs import resolve_ref
 from structured_agents.types import JsonDict, json_type_of
 
 __all__ = [
@@ -59,16 +60,9 @@ def _resolve(schema: Any, root: Mapping[str, Any]) -> Any:
     for _ in range(_MAX_REF_DEPTH):
         if not isinstance(schema, Mapping) or not isinstance(schema.get("$ref"), str):
             return schema
-        ref: str = schema["$ref"]
-        if not ref.startswith("#"):
+        schema = resolve_ref(root, schema["$ref"])
+        if schema is None:
             return {}
-        target: Any = root
-        for part in filter(None, ref[1:].split("/")):
-            key = part.replace("~1", "/").replace("~0", "~")
-            if not isinstance(target, Mapping) or key not in target:
-                return {}
-            target = target[key]
-        schema = target
     return {}
 
 
