@@ -13,6 +13,7 @@ from structured_agents.store.connection import default_url
 from structured_agents.store.errors import RecordNotFoundError, StoreError, StoreUnavailableError
 from structured_agents.store.memory import MemoryStore
 from structured_agents.store.migrate import current_revision, head_revision, upgrade
+from structured_agents.store.names import VIEWS
 from structured_agents.store.protocol import (
     BatchStore,
     LogStore,
@@ -40,7 +41,6 @@ from structured_agents.store.report_records import (
     RunSummaryRecord,
     ToolStatsRecord,
 )
-from structured_agents.store.runlog import VIEWS
 from structured_agents.store.sql import SqlStore
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 Sessions come from two ``sessionmaker`` factories over one engine (thread-safe: each call
 opens its own short session); the writer's transactions start with ``BEGIN IMMEDIATE`` on
-SQLite. Every session is used inside :func:`~structured_agents.store.errors.converting`, so
+SQLite. Every session is used inside :func:`~structured_agents.store.converting.converting`, so
 no SQLAlchemy error leaves the store unconverted.
 """
 
@@ -17,7 +17,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, sessionmaker
 
 from structured_agents.store.connection import WRITE_OPTION, default_url, make_engine, normalize_url
-from structured_agents.store.errors import converting
+from structured_agents.store.converting import converting
 from structured_agents.store.migrate import upgrade_engine
 
 __all__ = ["Database"]

@@ -1,4 +1,4 @@
-"""Errors of the store, and the seam where SQLAlchemy and Alembic errors are converted.
+"""Errors of the store; they import nothing of SQL.
 
 ::
 
@@ -9,20 +9,16 @@
         └── RecordNotFoundError     a batch, run or result id the store does not hold
 
 Nothing above :mod:`structured_agents.store` sees a ``sqlalchemy.exc`` error: every public
-method of :class:`~structured_agents.store.SqlStore` runs inside :func:`converting`.
+method of :class:`~structured_agents.store.SqlStore` runs inside
+:func:`~structured_agents.store.converting.converting`, which re-raises SQLAlchemy and Alembic
+errors as these.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-from alembic.util import CommandError
-from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError, SQLAlchemyError
-
 from structured_agents.errors import StructuredAgentsError
 
-__all__ = ["RecordNotFoundError", "StoreError", "StoreUnavailableError", "converting"]
+__all__ = ["RecordNotFoundError", "StoreError", "StoreUnavailableError"]
 
 
 class StoreError(StructuredAgentsError):
@@ -35,23 +31,3 @@ class StoreUnavailableError(StoreError):
 
 class RecordNotFoundError(StoreError, LookupError):
     """The store holds no batch, run or result under the requested id."""
-
-
-@contextmanager
-def converting(action: str) -> Iterator[None]:
-    """Re-raise SQLAlchemy, DB-API and Alembic errors raised inside as :class:`StoreError`.
-
-    ``action`` names the operation (``"claim run abc"``) and starts the message; the original
-    error is chained as ``__cause__``.
-    """
-    try:
-        yield
-    except (SQLAlchemyError, CommandError) as exc:
-        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        error = StoreUnavailableError if isinstance(exc, _UNAVAILABLE) else StoreError
-        raise error(f"{action} failed: {type(exc).__name__}: {detail}") from exc
-
-
-_UNAVAILABLE = (OperationalError, InterfaceError, DisconnectionError)
-"""Driver errors of a database that is down or a connection that broke (psycopg and sqlite3
-raise ``OperationalError`` for both, and for a locked SQLite file: all worth retrying)."""

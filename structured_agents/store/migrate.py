@@ -16,7 +16,8 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, text
 
 from structured_agents.store.connection import WRITE_OPTION, make_engine, normalize_url
-from structured_agents.store.errors import StoreError, converting
+from structured_agents.store.converting import converting
+from structured_agents.store.errors import StoreError
 
 __all__ = [
     "MIGRATIONS_DIR",

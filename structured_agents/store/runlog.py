@@ -8,45 +8,21 @@ A result is upserted on ``run_id``; events are appended.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import insert, select, text, update
 from sqlalchemy.orm import Session
 
-from structured_agents.status import RESULT_STATUSES, ResultStatus
+from structured_agents.status import ResultStatus
+from structured_agents.store.checks import check_result_status, code_of, event_time
 from structured_agents.store.database import Database
 from structured_agents.store.errors import StoreError
 from structured_agents.store.models import BatchRow, EventRow, ResultRow, RunRow, ToolCallRow, TurnRow, utcnow
+from structured_agents.store.names import EVENT_KEYS, SHARED_SUMMARY, VIEWS
 from structured_agents.store.records import EventRecord, ResultRecord, ToolCallRecord, TurnRecord
 from structured_agents.store.rows import event_record, result_record, tool_call_record, turn_record
 
-__all__ = ["SHARED_SUMMARY", "VIEWS", "RunLog", "event_row_values"]
-
-VIEWS = ("failures", "run_summary", "throughput_by_minute", "tool_stats")
-"""The reporting views created by the migrations (see ``migrations/versions/0002_views.py``)."""
-_EVENT_KEYS = ("type", "run_id", "turn", "timestamp")
-SHARED_SUMMARY = "shared-summary: another target with other code got the same summary"
-"""The flag of results that share a summary (``save_result(..., unique_summary=True)``)."""
-
-
-def _code(inputs: Mapping[str, Any] | None) -> str:
-    """What tells two jobs' code apart: their ``source`` input, its indentation and blank lines
-    ignored."""
-    source = str((inputs or {}).get("source") or "")
-    return "\n".join(line.strip() for line in source.splitlines() if line.strip())
-
-
-def _timestamp(value: Any) -> datetime:
-    if value is None:
-        return utcnow()
-    if isinstance(value, datetime):
-        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-    if isinstance(value, int | float):
-        return datetime.fromtimestamp(value, UTC)
-    if isinstance(value, str):
-        return _timestamp(datetime.fromisoformat(value))
-    raise StoreError(f"event timestamp must be seconds, ISO text or a datetime, got {value!r}")
+__all__ = ["RunLog", "event_row_values"]
 
 
 def event_row_values(event: Mapping[str, Any]) -> dict[str, Any]:
@@ -57,8 +33,8 @@ def event_row_values(event: Mapping[str, Any]) -> dict[str, Any]:
         "run_id": str(event["run_id"]),
         "turn": int(event.get("turn") or 0),
         "type": str(event["type"]),
-        "ts": _timestamp(event.get("timestamp")),
-        "payload": {key: value for key, value in event.items() if key not in _EVENT_KEYS},
+        "ts": event_time(event.get("timestamp")),
+        "payload": {key: value for key, value in event.items() if key not in EVENT_KEYS},
     }
 
 
@@ -176,7 +152,7 @@ class RunLog(Database):
         same summary and other code (its job's ``source`` input) is a fault of both: each is
         flagged :data:`SHARED_SUMMARY` (the batch row is locked while they are compared, so two
         such results saved at once still see each other)."""
-        _check_result_status(status)
+        check_result_status(status)
         now = utcnow()
         values: dict[str, Any] = {
             "target_path": target_path,
@@ -215,14 +191,14 @@ class RunLog(Database):
             return []
         batch_id, inputs = mine
         session.execute(select(BatchRow.id).where(BatchRow.id == batch_id).with_for_update(key_share=True))
-        code = _code(inputs)
+        code = code_of(inputs)
         rows = session.execute(
             select(ResultRow.run_id, ResultRow.flags, RunRow.inputs)
             .join(RunRow, RunRow.id == ResultRow.run_id)
             .where(RunRow.batch_id == batch_id, ResultRow.summary == summary, ResultRow.run_id != run_id)
         )
         return [
-            (other, list(flags or ())) for other, flags, other_inputs in rows if _code(other_inputs) != code
+            (other, list(flags or ())) for other, flags, other_inputs in rows if code_of(other_inputs) != code
         ]
 
     def results(self, batch_id: str, status: ResultStatus | None = None) -> list[ResultRecord]:
@@ -238,7 +214,7 @@ class RunLog(Database):
 
     def set_result_status(self, run_ids: Iterable[str], status: ResultStatus) -> int:
         """Mark results applied, rejected or stale (after ``patches.apply_patches``); returns how many."""
-        _check_result_status(status)
+        check_result_status(status)
         ids = sorted(set(run_ids))
         stmt = (
             update(ResultRow)
@@ -260,8 +236,3 @@ class RunLog(Database):
         with self._read(f"read view {name}") as session:
             result = session.execute(query, {"batch_id": batch_id, "limit": limit})
             return [dict(row) for row in result.mappings()]
-
-
-def _check_result_status(status: str) -> None:
-    if status not in RESULT_STATUSES:
-        raise StoreError(f"result status must be one of {RESULT_STATUSES}, got {status!r}")

@@ -13,7 +13,7 @@ from store_helpers import make_jobs, start_run
 from structured_agents.jobs import JobSpec
 from structured_agents.observer.events import KernelEnd, KernelStart, ToolResultEvent
 from structured_agents.store import BatchSetupRecord, SqlStore, Store, StoreError
-from structured_agents.store.runlog import SHARED_SUMMARY
+from structured_agents.store.names import SHARED_SUMMARY
 from structured_agents.types import TokenUsage
 
 

@@ -11,7 +11,8 @@ from sqlalchemy.exc import OperationalError
 from structured_agents.jobs import JobSpec
 from structured_agents.kernel import RunState
 from structured_agents.store import Store, StoreUnavailableError, TurnRecord
-from structured_agents.store.errors import StoreError, converting
+from structured_agents.store.converting import converting
+from structured_agents.store.errors import StoreError
 
 
 def _claimed(store: Store, tmp_path: Path, run_id: str = "r1") -> None:
