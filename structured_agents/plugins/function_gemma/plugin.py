@@ -9,9 +9,8 @@ the function declarations, ``user`` turns, and ``model`` turns holding calls; to
 are ``<start_function_response>`` blocks inside the model turn that made the calls, and the
 model goes on in that same turn. Grammars: :mod:`function_gemma_grammar`.
 
-``parse_response`` types arguments with the schemas of the tools this plugin instance was
-last given (by ``build_grammar``, ``render_prompt``, ``format_messages`` or
-``format_tools``): an integer parameter written ``3.0`` becomes ``3``, a number written
+``parse_response`` types arguments with the schemas of the request's own tools (it keeps
+none between requests): an integer parameter written ``3.0`` becomes ``3``, a number written
 ``3`` becomes ``3.0``; strings stay strings even when they look like numbers.
 """
 
@@ -37,6 +36,7 @@ from structured_agents.plugins.function_gemma.format import (
     render_value,
 )
 from structured_agents.plugins.function_gemma.grammar import build_function_gemma_grammar
+from structured_agents.plugins.openai_format import OpenAIFormat
 from structured_agents.types import JsonDict, Message, ToolCall, ToolSchema
 
 __all__ = ["DEVELOPER_PROMPT", "STOP_STRINGS", "FunctionGemmaPlugin"]
@@ -98,7 +98,7 @@ def _coerce(value: Any, schema: Any, root: Any) -> Any:
     return value
 
 
-class FunctionGemmaPlugin:
+class FunctionGemmaPlugin(OpenAIFormat):
     """Formats turns for FunctionGemma, builds its grammars and parses its calls."""
 
     name = "function_gemma"
@@ -109,14 +109,6 @@ class FunctionGemmaPlugin:
     def __init__(self) -> None:
         self._config: GrammarConfig | None = None
         """The grammar configuration of the agent this instance serves (one per kernel)."""
-
-    def format_messages(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> list[JsonDict]:
-        """The messages in the OpenAI chat format (the server applies FunctionGemma's template)."""
-        return [message.to_openai_format() for message in messages]
-
-    def format_tools(self, tools: Sequence[ToolSchema]) -> list[JsonDict]:
-        """The tools in the OpenAI ``tools`` format."""
-        return [tool.to_openai_format() for tool in tools]
 
     def render_prompt(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> str:
         """The conversation in FunctionGemma's chat format, ending in the open model turn.

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from structured_agents.errors import GrammarConfigError, ParseError
 from structured_agents.grammar.artifacts import GrammarArtifact
 from structured_agents.grammar.config import GrammarConfig
+from structured_agents.plugins.openai_format import OpenAIFormat
 from structured_agents.plugins.python_docstring.form import DocstringForm
 from structured_agents.plugins.python_docstring.grammar import build_docstring_grammar
 from structured_agents.types import JsonDict, Message, ToolCall, ToolSchema
@@ -31,21 +32,13 @@ def _comment(text: str) -> str:
     return "".join(f"# {line}".rstrip() + "\n" for line in text.strip().splitlines())
 
 
-class PythonDocstringPlugin:
+class PythonDocstringPlugin(OpenAIFormat):
     """A call of the one tool a run sees, written as the docstring of the code in the prompt."""
 
     name = "python_docstring"
     supports_ebnf = True
     supports_structural_tags = False
     supports_json_schema = False
-
-    def format_messages(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> list[JsonDict]:
-        """The messages in the OpenAI chat format (a chat server sees plain messages)."""
-        return [message.to_openai_format() for message in messages]
-
-    def format_tools(self, tools: Sequence[ToolSchema]) -> list[JsonDict]:
-        """The tools in the OpenAI ``tools`` format."""
-        return [tool.to_openai_format() for tool in tools]
 
     def request_options(self, config: GrammarConfig | None) -> JsonDict:
         """Nothing: the grammar ends the text at the docstring's close."""

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from structured_agents.errors import GrammarConfigError
 from structured_agents.grammar.artifacts import GrammarArtifact
 from structured_agents.grammar.config import GrammarConfig
+from structured_agents.plugins.openai_format import OpenAIFormat
 from structured_agents.plugins.qwen.format import parse_qwen_response
 from structured_agents.plugins.qwen.grammar import (
     CALL_END,
@@ -52,7 +53,7 @@ _EXAMPLE_CALL = ToolCall(
 )
 
 
-class QwenPlugin:
+class QwenPlugin(OpenAIFormat):
     """Qwen3 instruct models: ChatML prompts, ``qwen_xml`` structural tags, XML/JSON call parsing."""
 
     name: str = "qwen"
@@ -65,14 +66,6 @@ class QwenPlugin:
         """The grammar configuration of the agent this instance serves (one per kernel)."""
 
     # -- OpenAI-format requests ------------------------------------------------------------
-
-    def format_messages(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> list[JsonDict]:
-        """The messages in the OpenAI chat format (the server applies Qwen's template)."""
-        return [message.to_openai_format() for message in messages]
-
-    def format_tools(self, tools: Sequence[ToolSchema]) -> list[JsonDict]:
-        """The tools in the OpenAI ``tools`` format."""
-        return [tool.to_openai_format() for tool in tools]
 
     def request_options(self, config: GrammarConfig | None) -> JsonDict:
         """``tool_choice="auto"`` so vLLM keeps our grammar instead of forcing its own JSON schema."""
