@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import structured_agents
 
@@ -42,3 +44,20 @@ def test_import_does_not_load_vllm_torch_or_xgrammar() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_error_tree_names_every_error_of_the_package() -> None:
+    """Errors live beside their code (one ``errors.py`` per package that raises its own) under
+    the one root; ``structured_agents/errors.py`` draws the whole tree, and stays complete."""
+    package = Path(structured_agents.__file__).parent
+    tree = (package / "errors.py").read_text()
+    defined = {
+        node.name
+        for path in package.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ClassDef)
+        and node.name.endswith(("Error", "Exceeded"))
+        and not node.name.startswith("_")
+    }
+    missing = sorted(name for name in defined if name not in tree)
+    assert missing == [], missing
