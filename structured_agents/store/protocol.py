@@ -6,7 +6,9 @@ most) and :class:`Store`, all of them together. The seam imports nothing of SQL:
 are plain dataclasses (:mod:`~structured_agents.store.records`).
 
 Callers (the run lifecycle, the embedded runner, the Celery steps, the API, the CLI, the
-report) depend on :class:`Store` and get frozen records back, never rows; every SQL statement
+report) depend on :class:`Store` and get frozen records back, never rows. The seam holds what
+they call; both stores also offer single-row forms the tests seed data with (``claim``,
+``record_turn``, ``record_event``, ``begin_step``), which no driver uses; every SQL statement
 lives behind it, in :class:`~structured_agents.store.sql.SqlStore` (PostgreSQL or SQLite).
 Methods that can lose a race (claims, state commits, idempotent inserts) say so by returning
 ``None`` or ``False`` instead of raising, so a duplicated step can simply stop.
@@ -100,10 +102,6 @@ class BatchStore(Protocol):
 
 class QueueStore(Protocol):
     """The run queue: claim runs, finish or requeue them, and list them."""
-
-    def claim(self, run_id: str) -> Run | None:
-        """Move a queued run to running; None if it was not queued."""
-        ...
 
     def claim_runs(self, run_ids: Iterable[str]) -> list[Run]:
         """Move every queued run of ``run_ids`` to running, in one transaction; those moved."""

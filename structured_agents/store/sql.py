@@ -1,12 +1,13 @@
-"""The SQL store: the one implementation of :class:`~structured_agents.store.protocol.Store`,
-over PostgreSQL (psycopg 3) or an embedded SQLite file.
+"""The SQL store: the implementation of :class:`~structured_agents.store.protocol.Store` the
+product runs on, over PostgreSQL (psycopg 3) or an embedded SQLite file (the tests have
+:class:`~structured_agents.store.memory.MemoryStore` too).
 
 ::
 
     store = SqlStore("postgresql://user@host/db")     # or SqlStore() for the embedded SQLite file
     batch = store.create_batch("docstring", "1.0", "/src/project")
     store.add_jobs(batch.id, jobs)
-    run = store.claim(run_id)                           # a driver; None if someone else has it
+    [run] = store.claim_runs([run_id])                  # a driver; [] if someone else has it
     store.record_events(event.to_dict() for event in events)
     store.save_result(run.id, target_path=..., original_hash=..., diff=...)
     store.finish(run.id, "succeeded")

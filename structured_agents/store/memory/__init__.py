@@ -6,7 +6,7 @@
     with MemoryStore() as store:                  # url "memory://", dialect "memory"
         batch = store.create_batch("docstring", "1.0", "/src/project")
         store.add_jobs(batch.id, jobs)
-        run = store.claim(run_id)                   # None if someone else has it
+        [run] = store.claim_runs([run_id])          # [] if someone else has it
 
 Like httpx's ``MockTransport`` or dramatiq's ``StubBroker``, it is a real, small implementation
 for tests where SQL is not what is under test, not a mock: the store tests run every behaviour
