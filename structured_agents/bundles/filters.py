@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 from jinja2 import TemplateRuntimeError, Undefined
 
+from structured_agents import syntax
 from structured_agents.jobs.outline import outline
 
 __all__ = ["FILTERS", "signature"]
@@ -30,7 +31,7 @@ def signature(source: str) -> str:
     """The lines of the definition ``source`` up to its body, dedented, ending on a newline."""
     text = textwrap.dedent(source)
     try:
-        tree = ast.parse(text)
+        tree = syntax.parse(text)
     except SyntaxError:
         return text
     node = tree.body[0] if len(tree.body) == 1 else None

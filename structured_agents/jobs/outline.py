@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 import textwrap
 
+from structured_agents import syntax
+
 __all__ = ["OUTLINE_LINES", "body_of", "outline"]
 
 OUTLINE_LINES = 30
@@ -24,7 +26,7 @@ def _definition(text: str) -> Definition | None:
     """The one definition ``text`` holds (None: it holds another statement, several, or does
     not parse)."""
     try:
-        tree = ast.parse(text)
+        tree = syntax.parse(text)
     except SyntaxError:
         return None
     node = tree.body[0] if len(tree.body) == 1 else None

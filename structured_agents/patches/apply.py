@@ -21,7 +21,6 @@ runs at a time per codebase root (an advisory lock on the root directory).
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import glob
 import os
@@ -32,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from structured_agents import syntax
 from structured_agents.jobs.ids import source_hash
 from structured_agents.patches.change import ProposedPatch
 from structured_agents.patches.diff import Edit, apply_edits, diff_edits, parse_diff, split_keepends
@@ -167,7 +167,7 @@ def _parse_error(path: str, text: str) -> str | None:
     if not path.endswith((".py", ".pyi")):
         return None
     try:
-        ast.parse(text)
+        syntax.parse(text)
     except (SyntaxError, ValueError) as exc:
         return f"the result does not parse: {exc}"
     return None

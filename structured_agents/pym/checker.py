@@ -52,6 +52,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from structured_agents import syntax
 from structured_agents.pym.errors import Diagnostic
 from structured_agents.pym.model import ExternalDecl, ExternalParam, InputSpec
 from structured_agents.pym.schema import UnsupportedAnnotation, annotation_schema
@@ -307,7 +308,7 @@ class _Checker:
 def check_source(source: str, path: str = "") -> CheckResult:
     """Check one ``.pym`` source text; syntax errors are a PYM001 diagnostic, never raised."""
     try:
-        tree = ast.parse(source, filename=path or "<pym>")
+        tree = syntax.parse(source, path or "<pym>")
     except SyntaxError as exc:
         message = f"syntax error: {exc.msg}"
         diagnostic = Diagnostic("PYM001", message, path, exc.lineno or 1, exc.offset or 1)

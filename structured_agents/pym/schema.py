@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from structured_agents import syntax
 from structured_agents.types import JsonDict, json_type_of
 
 __all__ = ["UnsupportedAnnotation", "annotation_schema"]
@@ -97,7 +98,7 @@ def annotation_schema(node: ast.expr) -> JsonDict:
     source = ast.unparse(node)
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         try:
-            inner = ast.parse(node.value, mode="eval").body
+            inner = syntax.parse(node.value, mode="eval").body
         except SyntaxError as exc:
             raise UnsupportedAnnotation(f"string annotation {node.value!r} is not an expression") from exc
         return annotation_schema(inner)

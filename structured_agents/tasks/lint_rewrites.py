@@ -29,6 +29,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from structured_agents import syntax
 from structured_agents.jobs.source import split_lines
 from structured_agents.tasks.lint_refine import refine
 
@@ -50,7 +51,7 @@ class _Module:
         self.starts = [0]
         for line in self.lines:
             self.starts.append(self.starts[-1] + len(line))
-        self.tree = ast.parse(text)
+        self.tree = syntax.parse(text)
         self.parents: dict[ast.AST, ast.AST] = {}
         for node in ast.walk(self.tree):
             for child in ast.iter_child_nodes(node):

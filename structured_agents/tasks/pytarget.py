@@ -33,6 +33,7 @@ from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from structured_agents import syntax
 from structured_agents.tasks.errors import TaskError
 from structured_agents.tasks.ruff_config import ruff_config_file, ruff_settings
 
@@ -207,7 +208,7 @@ def _table(data: Any, *keys: str) -> dict[str, Any]:
 def _setup_py(path: Path) -> str | None:
     """The literal ``python_requires`` of a ``setup(...)`` call in ``path``."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+        tree = syntax.parse(path.read_text(encoding="utf-8", errors="replace"))
     except (OSError, SyntaxError, ValueError):
         return None
     for node in ast.walk(tree):

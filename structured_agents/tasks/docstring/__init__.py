@@ -28,6 +28,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
+from structured_agents import syntax
 from structured_agents.context import RunContext
 from structured_agents.jobs.outline import body_of, outline
 from structured_agents.jobs.spec import JobSpec
@@ -70,7 +71,7 @@ _SAMPLE_MODULE = "def scale(value: float, factor: float = 2.0) -> float:\n    re
 
 def code_without_docstrings(text: str) -> str:
     """``ast.dump`` of a module with every module, class and function docstring removed."""
-    tree = ast.parse(text)
+    tree = syntax.parse(text)
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             first = node.body[0] if node.body else None
@@ -108,7 +109,7 @@ def docstring_lines(text: str, qualname: str, def_line: int | None) -> range:
     """The lines (1-based) of the docstring of ``qualname`` (defined on ``def_line``) in the
     module ``text``; empty when it has none."""
     name = qualname.rpartition(".")[2]
-    for node in ast.walk(ast.parse(text)):
+    for node in ast.walk(syntax.parse(text)):
         if (
             isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
             and node.name == name

@@ -21,6 +21,8 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
+from structured_agents import syntax
+
 __all__ = [
     "STYLES",
     "Style",
@@ -47,7 +49,7 @@ _MIN_DOCSTRINGS = 3
 def _docstrings(sources: Iterable[str]) -> Iterable[str]:
     for text in sources:
         try:
-            tree = ast.parse(text)
+            tree = syntax.parse(text)
         except (SyntaxError, ValueError):
             continue
         for node in ast.walk(tree):
@@ -111,7 +113,7 @@ def summary_line(text: str) -> str:
 def signature_types(source: str) -> dict[str, str]:
     """The annotations of a definition's parameters (and ``return``), as written."""
     try:
-        tree = ast.parse(textwrap.dedent(source))
+        tree = syntax.parse(textwrap.dedent(source))
     except (SyntaxError, ValueError):
         return {}
     node = next((n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)), None)

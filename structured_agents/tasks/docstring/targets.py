@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from structured_agents import syntax
 from structured_agents.jobs.ids import job_id
 from structured_agents.jobs.source import read_source, split_lines
 from structured_agents.jobs.spec import JobSpec
@@ -194,7 +195,7 @@ def find_docstring_targets(
 
 def _definitions(source: str) -> list[tuple[Definition, str, str, str | None]]:
     """Every definition of a module: node, qualified name, kind and docstring."""
-    tree = ast.parse(source.removeprefix("\ufeff"))
+    tree = syntax.parse(source.removeprefix("\ufeff"))
     return [(node, name, kind, ast.get_docstring(node)) for node, name, kind in _walk(tree.body, "", False)]
 
 
