@@ -138,7 +138,10 @@ def _print_summary(store: Store, summary: RunSummary, db: str | None) -> None:
     for failed in store.list_runs(summary.batch_id, "failed", limit=10):
         what = escape(f"{failed.target_path}:{failed.qualname}: {failed.error}")
         console.print(f"  [red]failed[/red] {what}", highlight=False)
-    if summary.ran:
+    if not any(result.diff for result in store.results(summary.batch_id, "proposed")):
+        if summary.ran:
+            console.print("  nothing to change: no job proposed a change", highlight=False)
+    elif summary.ran:
         console.print(
             f"  see the changes:  sa diff {summary.batch_id}{_db_flag(db)}", highlight=False, soft_wrap=True
         )

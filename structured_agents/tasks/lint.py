@@ -6,7 +6,9 @@ Ruff runs with the codebase's lowest supported Python as its target
 they leave are the job's *fixes*: ruff's unsafe ones, and for a finding ruff has no fix for,
 the candidates of :mod:`~structured_agents.tasks.lint_rewrites` (``except Exception:`` for a
 bare ``except``...). A finding with neither is left as it is, and the summary says so. A file
-that says a tool generates it (:func:`is_generated`) is left alone.
+that says a tool generates it (:func:`is_generated`), one that does not parse, and one where
+neither ruff's safe fixes nor any fix or candidate could change a thing get no job (the last is
+logged: a run of the model could only confirm it).
 
 With a check command (the batch's ``check`` option), evidence decides every fix, not the
 model: the outcome tries each fix in the file (not only the few a job would offer), kept when
@@ -21,7 +23,8 @@ and the verdict checks the accepted ones.
 The job's inputs: ``path``, ``source`` (the text after ruff's safe fixes, which every line
 number and offset refers to), ``findings`` (the fixes offered) and ``fix_ids``. A file whose
 findings ruff's safe fixes remove entirely, or that offers nothing, is a job too: its result
-is ruff's fixes (and, with a check, the fixes evidence keeps).
+is ruff's fixes (and, with a check, the fixes evidence keeps). A job whose file nothing ends up
+changing succeeds without a change (its summary says what was left), so the next run skips it.
 
 The summary reports the counts, e.g. ``ruff 12 -> 5 (ruff --fix alone: 7); agent: 4 proposed,
 3 kept, 1 failed the check (E712 line 40: ...); left: E501, PLR2004; no fix offered:
@@ -30,11 +33,13 @@ E501, PLR2004``, and on a second line the target assumed.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from structured_agents import syntax
 from structured_agents.jobs.ids import job_id
 from structured_agents.jobs.source import read_source
 from structured_agents.jobs.spec import JobSpec
@@ -98,6 +103,8 @@ def lint_inputs(
     return {"path": path, "source": fixed, "findings": found, "fix_ids": [finding["id"] for finding in found]}
 
 
+logger = logging.getLogger(__name__)
+
 _GENERATED = re.compile(
     r"^#.*(@generated|do not edit|auto(matically)?[- ]generated|generated (by|from|with))", re.IGNORECASE
 )
@@ -121,7 +128,19 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
         source = read_source(root / path)
         if source is None or is_generated(source.text):
             continue
+        try:
+            syntax.parse(source.text, path)
+        except (SyntaxError, ValueError) as exc:
+            logger.warning("skipping %s: does not parse: %s", path, exc)
+            continue
         fixed = ruff_safe_fixes(root, path, source.text, *target)
+        diagnostics = ruff_diagnostics(root, path, fixed, *target)
+        if fixed == source.text and not with_candidates(fixed, diagnostics, path)[0]:
+            codes = sorted({str(item.get("code")) for item in diagnostics})
+            logger.info(
+                "nothing to fix in %s: no fix ruff or this task offers for %s", path, ", ".join(codes)
+            )
+            continue
         jobs.append(
             JobSpec(
                 job_id=job_id(LINT_KIND, path, MODULE_QUALNAME, source.text),
@@ -129,9 +148,7 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
                 path=path,
                 qualname=MODULE_QUALNAME,
                 source_hash=source.hash,
-                inputs=lint_inputs(
-                    path, fixed, ruff_diagnostics(root, path, fixed, *target), with_fixes=with_fixes
-                ),
+                inputs=lint_inputs(path, fixed, diagnostics, with_fixes=with_fixes),
             )
         )
     return jobs
@@ -197,6 +214,6 @@ class LintTask:
             error = f"rejected: {verdict.problem}"
             change = file_change(job.path, original, by_ruff)
             return Outcome(False, change, summary, error=error, result_status="rejected")
-        if verdict.text == original:
-            raise TaskError(f"nothing changes the file: {summary}")
+        if verdict.text == original:  # done: what is left is said, and the next run skips it
+            return Outcome(True, None, f"nothing to change: {summary}")
         return Outcome(True, file_change(job.path, original, verdict.text), summary)

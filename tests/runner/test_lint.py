@@ -116,20 +116,37 @@ def test_a_bare_except_is_offered_a_candidate_and_kept_when_accepted(
     assert "+    except Exception:\n" in result.diff
 
 
-def test_a_finding_with_no_fix_or_candidate_is_left_and_said_so(
-    lint_bundle: Bundle, store: Store, tmp_path: Path
-) -> None:
+def test_a_file_nothing_could_change_gets_no_job(lint_bundle: Bundle, store: Store, tmp_path: Path) -> None:
+    """No fix of ruff's and no candidate: a model turn could only confirm it, and a failed job
+    would be redone on every run."""
     root = _codebase(tmp_path / "code", names="def f():\n    l = 1\n    return l\n")
     (root / "ruff.toml").write_text('[lint]\nselect = ["E741"]\n')
+    (root / "broken.py").write_text("def f(:\n    l = 1\n")  # does not parse: skipped, as docstring does
     engine = scripted(lint_bundle, _call("submit_result"))
 
     summary = _run(lint_bundle, engine, store, root)
 
+    assert summary.discovered == 0 and store.list_runs(summary.batch_id) == [] and engine.requests == []
+
+
+def test_a_job_nothing_changes_succeeds_and_says_what_was_left(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    """The agent rejects the one fix offered: the job succeeds without a change (the next run
+    skips it) and its summary says what was left."""
+    root = _codebase(
+        tmp_path / "code", jobs="def f(x):\n    try:\n        return x()\n    except:\n        pass\n"
+    )
+    (root / "ruff.toml").write_text('[lint]\nselect = ["E722"]\n')
+    engine = scripted(lint_bundle, _call("reject_fix", id=1), _call("submit_result"))
+
+    summary = _run(lint_bundle, engine, store, root)
+
     [run] = store.list_runs(summary.batch_id)
-    assert [tool["function"]["name"] for tool in engine.requests[0].tools] == ["submit_result"]
-    assert run.status == "failed" and (run.error or "").startswith(
-        "nothing changes the file: ruff 1 -> 1 (ruff --fix alone: 1); agent: 0 proposed, 0 kept; "
-        "left: E741; no fix offered: E741\ntarget: "
+    [result] = store.results(summary.batch_id)
+    assert run.status == "succeeded" and summary.failed == 0 and result.diff == ""
+    assert result.summary.startswith(
+        "nothing to change: ruff 1 -> 1 (ruff --fix alone: 1); agent: 0 proposed, 0 kept; left: E722"
     )
 
 
