@@ -34,6 +34,7 @@ from rich.table import Table
 from rich.text import Text
 
 from structured_agents.cli.check_option import CheckOption, CheckTimeoutOption, task_options
+from structured_agents.cli.refs import resolve
 from structured_agents.errors import StructuredAgentsError
 from structured_agents.settings import load_settings
 from structured_agents.status import RUN_STATUSES, RunStatus
@@ -114,7 +115,7 @@ def _watch_view(counts: BatchCounts, ended_before: int, elapsed_s: float) -> Gro
 
 
 def status(
-    batch: Annotated[str, typer.Argument(help="Batch id.")],
+    batch: Annotated[str, typer.Argument(help="Batch id (or its start), or 'latest'.")],
     watch: Annotated[
         bool, typer.Option(help="Refresh, with a progress bar, until no run is queued or running.")
     ] = False,
@@ -123,6 +124,7 @@ def status(
     """Runs of a batch by status."""
     try:
         with _store() as store:
+            batch = resolve(store, batch, runs=False)
             counts = store.batch_counts(batch)
             if not watch:
                 console.print(_counts_table(counts))
@@ -139,7 +141,10 @@ def status(
 
 def runs(
     batch: Annotated[
-        str | None, typer.Argument(help="Batch id (default: the newest batch; --batch works too).")
+        str | None,
+        typer.Argument(
+            help="Batch id, its start, or 'latest' (default: the newest batch; --batch works too)."
+        ),
     ] = None,
     batch_option: Annotated[str | None, typer.Option("--batch", help="Batch id, as the argument.")] = None,
     run_status: Annotated[str | None, typer.Option("--status", help="Only runs of this status.")] = None,
@@ -154,7 +159,11 @@ def runs(
     batch = batch or batch_option
     try:
         with _store() as store:
-            batch_id = batch or next((b.id for b in store.list_batches(limit=1)), None)
+            batch_id = (
+                resolve(store, batch, runs=False)
+                if batch
+                else next((b.id for b in store.list_batches(limit=1)), None)
+            )
             if batch_id is None:
                 typer.echo("no batches", err=True)
                 return
@@ -172,11 +181,12 @@ def runs(
     console.print(table)
 
 
-def show(run_id: Annotated[str, typer.Argument(help="Run id.")]) -> None:
+def show(run_id: Annotated[str, typer.Argument(help="Run id (or its start).")]) -> None:
     """A run, its turns, its tool calls and its result."""
     try:
         with _store() as store:
-            run = store.get_run(run_id)
+            run = store.get_run(resolve(store, run_id))
+            run_id = run.id
             turns, calls = store.turns(run_id), store.tool_calls(run_id)
             result = next((r for r in store.results(run.batch_id) if r.run_id == run_id), None)
     except StructuredAgentsError as exc:
@@ -200,27 +210,27 @@ def show(run_id: Annotated[str, typer.Argument(help="Run id.")]) -> None:
 
 
 def events(
-    run_id: Annotated[str, typer.Argument(help="Run id.")],
+    run_id: Annotated[str, typer.Argument(help="Run id (or its start).")],
     after: Annotated[int, typer.Option(help="Only events after this event id.")] = 0,
     limit: Annotated[int | None, typer.Option(help="Most events listed.")] = None,
 ) -> None:
     """A run's events in order, one JSON object per line."""
     try:
         with _store() as store:
-            records = store.events(run_id, after_id=after, limit=limit)
+            records = store.events(store.get_run(resolve(store, run_id)).id, after_id=after, limit=limit)
     except StructuredAgentsError as exc:
         raise _fail("events", exc) from exc
     for record in records:
         typer.echo(json.dumps({"id": record.id, **record.to_dict()}, default=str))
 
 
-def cancel(batch: Annotated[str, typer.Argument(help="Batch id.")]) -> None:
+def cancel(batch: Annotated[str, typer.Argument(help="Batch id (or its start).")]) -> None:
     """Cancel a batch: queued runs now, running ones at their next step."""
     from structured_agents.lifecycle.batch import cancel_batch
 
     try:
         with _store() as store:
-            cancelled = cancel_batch(store, batch)
+            cancelled = cancel_batch(store, resolve(store, batch, runs=False))
     except StructuredAgentsError as exc:
         raise _fail("cancel", exc) from exc
     typer.echo(f"{cancelled} runs cancelled")

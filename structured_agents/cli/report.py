@@ -17,14 +17,15 @@ from typing import Annotated
 
 import typer
 
-from structured_agents.cli.run import DbOption, batch_id_of, fail, open_store
+from structured_agents.cli.refs import resolve
+from structured_agents.cli.run import DbOption, fail, open_store
 from structured_agents.errors import StructuredAgentsError
 
 __all__ = ["register", "report"]
 
 
 def report(
-    batch: Annotated[str, typer.Argument(help="Batch id, or 'latest'.")],
+    batch: Annotated[str, typer.Argument(help="Batch id (or its start), or 'latest'.")],
     output: Annotated[
         Path | None,
         typer.Option(
@@ -40,8 +41,8 @@ def report(
     from structured_agents.report import build_report, load_quality
 
     try:
-        with open_store(db) as store:
-            batch_id = batch_id_of(store, batch)
+        with open_store(db, existing=True) as store:
+            batch_id = resolve(store, batch, runs=False)
             figures = None if quality is None else load_quality(quality, batch_id=batch_id)
             html = build_report(store, batch_id, quality=figures)
     except StructuredAgentsError as exc:

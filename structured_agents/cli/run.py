@@ -30,6 +30,7 @@ from rich.syntax import Syntax
 
 from structured_agents.cli.check_option import CheckOption, CheckTimeoutOption, task_options
 from structured_agents.cli.engine_option import EngineOption, settings_with_engine
+from structured_agents.cli.refs import existing_database, resolve
 from structured_agents.errors import StructuredAgentsError
 from structured_agents.status import ResultStatus
 from structured_agents.store import BatchRecord, RecordNotFoundError, ResultRecord, SqlStore, Store
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from structured_agents.patches import FileReport
     from structured_agents.runner.embedded import RunSummary
 
-__all__ = ["DbOption", "apply", "batch_id_of", "diff", "fail", "open_store", "register", "run"]
+__all__ = ["DbOption", "apply", "diff", "fail", "open_store", "register", "run"]
 
 console = Console()
 DbOption = Annotated[
@@ -53,11 +54,13 @@ def fail(command: str, exc: Exception) -> typer.Exit:
     return typer.Exit(2)
 
 
-def open_store(db: str | None) -> Store:
-    """The store of ``--db``, else of the settings."""
+def open_store(db: str | None, *, existing: bool = False) -> Store:
+    """The store of ``--db``, else of the settings; with ``existing``, a SQLite file that is
+    not there is refused instead of created (:func:`~structured_agents.cli.refs.existing_database`)."""
     from structured_agents.settings import load_settings
 
-    return SqlStore(db or load_settings().database_url)
+    url = db or load_settings().database_url
+    return SqlStore(existing_database(url) if existing and url else url)
 
 
 def _default_model(engine: str) -> str:
@@ -150,38 +153,13 @@ def _print_summary(store: Store, summary: RunSummary, db: str | None) -> None:
         )
 
 
-_LATEST_SCAN = 200
-"""How many of the newest batches ``latest`` looks through for one of the current codebase."""
-
-
-def batch_id_of(store: Store, ref: str) -> str:
-    """``ref`` itself, or for ``latest`` the id of the newest batch of the codebase the current
-    directory is in (its root, or a folder under it); the newest batch of any codebase when
-    none is. Which one it took is said on standard error (piped output stays the patch)."""
-    if ref != "latest":
-        return ref
-    batches = store.list_batches(limit=_LATEST_SCAN)
-    if not batches:
-        raise RecordNotFoundError("no batch yet: run `sa run BUNDLE PATH` first")
-    here = Path.cwd().resolve()
-    own = next((b for b in batches if here.is_relative_to(Path(b.root_path))), None)
-    chosen = own or batches[0]
-    where = "of this codebase" if own is not None else "of any codebase (none is of this directory)"
-    note = f"latest batch {where}: {chosen.id} ({chosen.bundle_name} over {chosen.root_path})"
-    Console(stderr=True).print(note, style="dim", markup=False, highlight=False, soft_wrap=True)
-    return chosen.id
-
-
-def _results(store: Store, ref: str) -> tuple[str, list[ResultRecord]]:
-    """The batch id and results of ``ref``: a batch id, a run id, or ``latest``."""
-    ref = batch_id_of(store, ref)
+def _results(store: Store, ref: str, *, writes: bool = False) -> tuple[str, list[ResultRecord]]:
+    """The batch id and results of ``ref``: a batch or run id (or its start), or ``latest``."""
+    ref = resolve(store, ref, writes=writes)
     try:
         return ref, store.results(store.get_batch(ref).id)
     except RecordNotFoundError:
-        try:
-            run_record = store.get_run(ref)
-        except RecordNotFoundError:
-            raise RecordNotFoundError(f"no batch or run with id {ref[:80]!r}") from None
+        run_record = store.get_run(ref)
         return run_record.batch_id, [r for r in store.results(run_record.batch_id) if r.run_id == ref]
 
 
@@ -197,7 +175,7 @@ def diff(
 ) -> None:
     """Show the changes a batch (or one run) proposes."""
     try:
-        with open_store(db) as store:
+        with open_store(db, existing=True) as store:
             batch_id, results = _results(store, ref)
             names = {r.id: r.qualname for r in store.list_runs(batch_id)}
     except StructuredAgentsError as exc:
@@ -252,8 +230,8 @@ def apply(
     from structured_agents.patches import apply_patches
 
     try:
-        with open_store(db) as store:
-            batch_id, results = _results(store, batch)
+        with open_store(db, existing=True) as store:
+            batch_id, results = _results(store, batch, writes=True)
             pending = [r for r in results if r.status == "proposed"]
             proposed = [r for r in pending if include_flagged or not r.flagged]
             left = len(pending) - len(proposed)

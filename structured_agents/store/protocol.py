@@ -123,6 +123,11 @@ class QueueStore(Protocol):
         """The run; ``RecordNotFoundError`` if there is none."""
         ...
 
+    def ids_starting(self, prefix: str, limit: int = 2) -> tuple[list[str], list[str]]:
+        """Up to ``limit`` batch ids and up to ``limit`` run ids that start with ``prefix``, each
+        in id order (what a person types of an id the CLI printed shortened)."""
+        ...
+
     def list_runs(
         self, batch_id: str, status: RunStatus | None = None, *, limit: int | None = None, offset: int = 0
     ) -> list[Run]:

@@ -210,6 +210,21 @@ class RunQueue(Database):
                 raise RecordNotFoundError(f"no run with id {run_id!r}")
             return run_record(row)
 
+    def ids_starting(self, prefix: str, limit: int = 2) -> tuple[list[str], list[str]]:
+        """Up to ``limit`` batch ids and run ids starting with ``prefix``, each in id order
+        (``%`` and ``_`` in it are matched as themselves)."""
+        with self._read(f"find ids starting {prefix[:80]!r}") as session:
+            batches = session.scalars(
+                select(BatchRow.id)
+                .where(BatchRow.id.startswith(prefix, autoescape=True))
+                .order_by(BatchRow.id)
+                .limit(limit)
+            )
+            runs = session.scalars(
+                select(RunRow.id).where(RunRow.id.startswith(prefix, autoescape=True)).limit(limit)
+            )
+            return list(batches), list(runs)
+
     def list_runs(
         self, batch_id: str, status: RunStatus | None = None, *, limit: int | None = None, offset: int = 0
     ) -> list[Run]:

@@ -85,5 +85,7 @@ def test_sa_report_refuses_an_unknown_batch_and_a_bad_quality_file(
     bad = cli.invoke(app, ["report", batch_id, "--quality", str(quality), "--db", db_url, "-o", "-"])
     assert bad.exit_code == 2 and "eval.json: metrics:" in bad.output
 
-    empty = cli.invoke(app, ["report", "latest", "--db", f"sqlite:///{tmp_path / 'empty.db'}"])
-    assert empty.exit_code == 2 and "no batch yet" in empty.output
+    missing = tmp_path / "missing.db"
+    absent = cli.invoke(app, ["report", "latest", "--db", f"sqlite:///{missing}"])
+    assert absent.exit_code == 2 and f"no database at {missing}" in absent.output
+    assert not missing.exists()  # a mistyped path is not created

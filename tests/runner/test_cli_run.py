@@ -50,6 +50,13 @@ def scripted_engine(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+@pytest.fixture(autouse=True)
+def _inside_the_codebase(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``latest`` is the newest batch of the codebase the shell is in, as a user runs it."""
+    if "project" in request.fixturenames:
+        monkeypatch.chdir(request.getfixturevalue("project"))
+
+
 def _run(project: Path, db_url: str, *extra: str) -> tuple[int, str]:
     result = cli.invoke(app, ["run", "docstring", str(project), "--db", db_url, "--concurrency", "4", *extra])
     return result.exit_code, result.output
@@ -127,7 +134,7 @@ def test_sa_diff_shows_a_batch_or_one_run(
     piped = cli.invoke(app, ["diff", "latest", "--db", db_url])  # not a terminal: whole lines
     assert piped.exit_code == 0 and "# utils.py · slugify · proposed" in piped.output
     assert "19 change(s) in batch" in piped.output  # on standard error, beside the patch
-    assert "latest batch of any codebase" in piped.output  # the tests run outside the project
+    assert "latest batch of this codebase" in piped.output  # run inside the project
     assert max(len(line) for line in piped.output.splitlines()) > 80  # no line cut at 80 columns
 
     monkeypatch.chdir(project / "geometry")  # inside the codebase: its newest batch
@@ -354,3 +361,28 @@ def test_sa_apply_branch_outside_a_git_repository_is_refused(project: Path, db_u
     _run(project, db_url)
     refused = cli.invoke(app, ["apply", "latest", "--branch", "review", "--db", db_url])
     assert refused.exit_code == 2 and "is not in a git repository" in refused.output
+
+
+def test_ids_may_be_shortened_and_latest_never_applies_another_codebase(
+    project: Path, db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _run(project, db_url)
+    with SqlStore(db_url) as store:
+        [batch] = store.list_batches()
+        run = store.list_runs(batch.id)[0]
+
+    shown = cli.invoke(app, ["diff", run.id[:12], "--db", db_url, "--plain"])
+    assert shown.exit_code == 0 and f"# {run.target_path}" in shown.output
+    assert cli.invoke(app, ["diff", batch.id[:8], "--db", db_url, "--plain"]).exit_code == 0
+    short = cli.invoke(app, ["diff", batch.id[:3], "--db", db_url])
+    assert short.exit_code == 2 and "no batch or run with id" in short.output
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    refused = cli.invoke(app, ["apply", "latest", "-y", "--db", db_url])
+    assert refused.exit_code == 2 and "no batch of the codebase you are in" in refused.output
+    assert (project / "utils.py").read_bytes() == (SAMPLE_PROJECT / "utils.py").read_bytes()
+    assert (
+        cli.invoke(app, ["diff", "latest", "--db", db_url, "--plain"]).exit_code == 0
+    )  # reading may fall back

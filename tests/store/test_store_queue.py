@@ -230,3 +230,16 @@ def test_inputs_that_are_not_json_are_refused_naming_the_job(store: Store) -> No
     with pytest.raises(StoreError, match="bad-1"):
         store.add_jobs(batch.id, [job])
     assert store.batch_counts(batch.id).by_status == {}
+
+
+def test_ids_starting_a_prefix_are_found_and_like_wildcards_match_only_themselves(store: Store) -> None:
+    batch = store.create_batch("b", "1", "/r", batch_id="batch-ab_1")
+    store.add_jobs(batch.id, make_jobs(3, prefix="run%a"))
+    assert store.ids_starting("batch-ab") == (["batch-ab_1"], [])
+    assert store.ids_starting("batch-ab%") == ([], [])  # % is a character here, not a wildcard
+    assert store.ids_starting("batch_") == ([], [])
+    batches, runs = store.ids_starting("run%a")
+    assert batches == [] and len(runs) == 2 and all(run.startswith("run%a") for run in runs)
+    assert store.ids_starting("run%a", limit=5)[1] == sorted(
+        job.job_id for job in make_jobs(3, prefix="run%a")
+    )

@@ -255,6 +255,13 @@ class MemoryQueue(MemoryDatabase):
         with self._lock:
             return run_record(self._run(run_id))
 
+    def ids_starting(self, prefix: str, limit: int = 2) -> tuple[list[str], list[str]]:
+        """Up to ``limit`` batch ids and run ids starting with ``prefix``, each in id order."""
+        with self._lock:
+            batches = sorted(key for key in self._batches if key.startswith(prefix))[:limit]
+            runs = sorted(key for key in self._runs if key.startswith(prefix))[:limit]
+            return batches, runs
+
     def list_runs(
         self, batch_id: str, status: RunStatus | None = None, *, limit: int | None = None, offset: int = 0
     ) -> list[Run]:
