@@ -207,6 +207,15 @@ def diff(
         )
 
 
+def _list_changes(results: list[ResultRecord], names: dict[str, str]) -> None:
+    """What an apply will write, a line per file: its changes' targets."""
+    by_file: dict[str, list[str]] = {}
+    for result in results:
+        by_file.setdefault(result.target_path, []).append(names.get(result.run_id, "?"))
+    for path, targets in sorted(by_file.items()):
+        console.print(f"  {escape(path)}: {escape(', '.join(targets))}", highlight=False, soft_wrap=True)
+
+
 def apply(
     batch: Annotated[str, typer.Argument(help="Batch id, or 'latest'.")],
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
@@ -256,10 +265,11 @@ def apply(
                 )
                 return
             files = len({r.target_path for r in proposed})
-            if not yes and not typer.confirm(
-                f"Apply {len(proposed)} change(s) to {files} file(s) under {root}?"
-            ):
-                raise typer.Exit(1)
+            if not yes:
+                _list_changes(proposed, {r.id: r.qualname for r in store.list_runs(batch_id)})
+                if not typer.confirm(f"Apply {len(proposed)} change(s) to {files} file(s) under {root}?"):
+                    console.print("nothing applied", highlight=False)
+                    raise typer.Exit(1)
             report = apply_patches(root, proposed, record=lambda file: _record(store, file))
     except StructuredAgentsError as exc:
         raise fail("apply", exc) from exc

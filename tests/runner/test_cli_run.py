@@ -178,6 +178,8 @@ def test_sa_apply_asks_first(project: Path, db_url: str) -> None:
     declined = cli.invoke(app, ["apply", "latest", "--db", db_url], input="n\n")
 
     assert declined.exit_code == 1 and "Apply 19 change(s) to 4 file(s)" in declined.output
+    assert "  utils.py: " in declined.output and "slugify" in declined.output  # what it would write
+    assert declined.output.rstrip().endswith("nothing applied")
     assert (project / "utils.py").read_bytes() == (SAMPLE_PROJECT / "utils.py").read_bytes()
 
 
