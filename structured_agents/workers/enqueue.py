@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from celery import Celery
+from kombu.utils.url import maybe_sanitize_url
 
 from structured_agents.bundles import load_bundle
 from structured_agents.jobs import JobInputError, JobSpec
@@ -24,6 +25,7 @@ from structured_agents.lifecycle import open_batch, prepare_batch
 from structured_agents.store import Store, StoreError
 from structured_agents.workers.constants import DISPATCH
 from structured_agents.workers.dispatch import send
+from structured_agents.workers.errors import BrokerError
 
 __all__ = ["Enqueued", "enqueue"]
 
@@ -61,8 +63,11 @@ def enqueue(
     opened = open_batch(store, prepared)
     try:
         send(app, DISPATCH, (opened.batch.id,))
-    except BaseException:  # the broker refused: leave nothing a retry would skip
+    except BaseException as exc:  # the broker refused: leave nothing a retry would skip
         with contextlib.suppress(StoreError):
             store.discard_batch(opened.batch.id)
+        if isinstance(exc, BrokerError):
+            where = maybe_sanitize_url(str(app.conf.broker_url))
+            raise BrokerError(f"{exc} (is the broker at {where} running? SA_REDIS_URL names it)") from exc
         raise
     return Enqueued(opened.batch.id, len(opened.added.queued), len(opened.added.skipped))

@@ -72,3 +72,17 @@ def test_enqueue_takes_a_check_only_for_a_task_that_reads_one(cluster: Cluster, 
 
     assert refused.returncode == 2
     assert "a bundle without a task takes no option check, check_timeout_s (it takes: none)" in refused.stderr
+
+
+def test_enqueue_with_the_broker_down_names_it_and_stores_nothing(cluster: Cluster, tmp_path: Path) -> None:
+    jobs = tmp_path / "jobs.jsonl"
+    jobs.write_text(json.dumps({"kind": "lookup", "path": "a.txt", "inputs": {"key": "down"}}) + "\n")
+    env = {**cluster.gpu.env, "SA_REDIS_URL": "redis://:secret@127.0.0.1:1/0"}
+    before = len(cluster.store.list_batches(limit=1000))
+    refused = subprocess.run(
+        [str(SA), "enqueue", str(BUNDLE), str(jobs)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert refused.returncode == 2, refused.stderr
+    assert "is the broker at redis://:**@127.0.0.1:1/0 running? SA_REDIS_URL names it" in refused.stderr
+    assert "secret" not in refused.stderr
+    assert len(cluster.store.list_batches(limit=1000)) == before
