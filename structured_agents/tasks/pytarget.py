@@ -2,8 +2,11 @@
 
 Declarations read (never executed), at the codebase root: ``requires-python`` in
 ``pyproject.toml`` (``[project]``, or Poetry's ``python`` dependency), ``python_requires`` in
-``setup.cfg`` or as a literal keyword of ``setup()`` in ``setup.py``, and ``target-version`` in
-the ruff configuration (:func:`~structured_agents.tasks.ruff_config.ruff_settings`). The lowest version any
+``setup.cfg`` or as a keyword of ``setup()`` in ``setup.py`` (a literal, or a name the module
+binds to one), ``Requires-Python`` in an sdist's ``PKG-INFO``, and ``target-version`` in the
+ruff configuration (:func:`~structured_agents.tasks.ruff_config.ruff_settings`). A root that
+declares nothing, say a package's source folder, takes the packaging files of the nearest
+folder above it that has any (not past a ``.git`` folder). The lowest version any
 of them admits is the target. Ruff is given it (``--target-version``, raised to ruff's lowest,
 ``py37``) on every call, so its fixes keep to it.
 
@@ -206,17 +209,54 @@ def _table(data: Any, *keys: str) -> dict[str, Any]:
 
 
 def _setup_py(path: Path) -> str | None:
-    """The literal ``python_requires`` of a ``setup(...)`` call in ``path``."""
+    """The ``python_requires`` of a ``setup(...)`` call in ``path``: a literal, or a name the
+    module binds to a literal (``python_requires = ">=3.7"`` then ``python_requires=python_requires``)."""
     try:
         tree = syntax.parse(path.read_text(encoding="utf-8", errors="replace"))
     except (OSError, SyntaxError, ValueError):
         return None
+    constants = {
+        target.id: node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             for keyword in node.keywords:
-                if keyword.arg == "python_requires" and isinstance(keyword.value, ast.Constant):
+                if keyword.arg != "python_requires":
+                    continue
+                if isinstance(keyword.value, ast.Constant):
                     return str(keyword.value.value)
+                if isinstance(keyword.value, ast.Name) and isinstance(constants.get(keyword.value.id), str):
+                    return str(constants[keyword.value.id])
     return None
+
+
+def _pkg_info(path: Path) -> str | None:
+    """``Requires-Python`` of an sdist's ``PKG-INFO`` (email-header form)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    match = re.search(r"^Requires-Python:[ \t]*(.+)$", text.split("\n\n", 1)[0], re.MULTILINE)
+    return match[1].strip() if match else None
+
+
+_PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py", "PKG-INFO")
+
+
+def _packaging_root(root: Path) -> Path:
+    """``root``, or for a root with no packaging file the nearest folder above it with one (not
+    past a folder holding ``.git``); ``root`` when there is none."""
+    folder = root.resolve()
+    for candidate in (folder, *folder.parents):
+        if any((candidate / name).is_file() for name in _PACKAGING):
+            return candidate
+        if (candidate / ".git").exists():
+            break
+    return folder
 
 
 def _declarations(root: Path) -> list[tuple[tuple[int, int], str]]:
@@ -228,16 +268,19 @@ def _declarations(root: Path) -> list[tuple[tuple[int, int], str]]:
         if lowest is not None:
             found.append((lowest, f"requires-python {value.strip()} in {where}"))
 
-    pyproject = _toml(root / "pyproject.toml")
-    spec(_table(pyproject, "project").get("requires-python"), "pyproject.toml")
-    spec(_table(pyproject, "tool", "poetry", "dependencies").get("python"), "pyproject.toml (Poetry)")
+    home = _packaging_root(root)
+    above = "" if home == root.resolve() else f"{os.path.relpath(home, root.resolve())}/"
+    pyproject = _toml(home / "pyproject.toml")
+    spec(_table(pyproject, "project").get("requires-python"), f"{above}pyproject.toml")
+    spec(_table(pyproject, "tool", "poetry", "dependencies").get("python"), f"{above}pyproject.toml (Poetry)")
     parser = configparser.ConfigParser(interpolation=None)
     try:
-        parser.read(root / "setup.cfg", encoding="utf-8")
-        spec(parser.get("options", "python_requires", fallback=None), "setup.cfg")
+        parser.read(home / "setup.cfg", encoding="utf-8")
+        spec(parser.get("options", "python_requires", fallback=None), f"{above}setup.cfg")
     except configparser.Error:
         pass
-    spec(_setup_py(root / "setup.py"), "setup.py")
+    spec(_setup_py(home / "setup.py"), f"{above}setup.py")
+    spec(_pkg_info(home / "PKG-INFO"), f"{above}PKG-INFO")
     settings = ruff_settings(root)
     version = _ruff_version(settings.get("target-version"))
     config = ruff_config_file(root)

@@ -44,6 +44,16 @@ RUNNING = sys.version_info[:2]
             (3, 6),
             "requires-python >=3.6 in setup.py",
         ),
+        (  # python-slugify 8.0.4's form
+            {"setup.py": 'python_requires = ">=3.7"\nsetup(name="p", python_requires=python_requires)\n'},
+            (3, 7),
+            "requires-python >=3.7 in setup.py",
+        ),
+        (
+            {"PKG-INFO": "Name: p\nRequires-Python: >=3.8\n\nRequires-Python: >=2.7 (the body)\n"},
+            (3, 8),
+            "requires-python >=3.8 in PKG-INFO",
+        ),
         (
             {
                 "pyproject.toml": '[project]\nrequires-python = ">=3.10"\n'
@@ -180,3 +190,16 @@ def test_a_pyenv_shim_is_not_an_interpreter(tmp_path: Path, monkeypatch: pytest.
 
     assert find_interpreter((3, 4)) == str(install / "python3.4")
     assert find_interpreter((3, 3)) is None
+
+
+def test_a_source_folder_takes_the_packaging_of_the_folder_above_but_not_past_git(tmp_path: Path) -> None:
+    (tmp_path / "setup.cfg").write_text("[options]\npython_requires = >=3.8\n")
+    package = tmp_path / "repo" / "src" / "pkg"
+    package.mkdir(parents=True)
+    (tmp_path / "repo" / "pyproject.toml").write_text('[project]\nrequires-python = ">=3.9"\n')
+
+    assert python_target(package).source == "requires-python >=3.9 in ../../pyproject.toml"
+    (tmp_path / "repo" / "pyproject.toml").unlink()
+    assert python_target(package).source == "requires-python >=3.8 in ../../../setup.cfg"
+    (tmp_path / "repo" / ".git").mkdir()  # the repository's top: nothing above it is the codebase's
+    assert python_target(package).lowest is None
