@@ -35,6 +35,7 @@ from rich.text import Text
 
 from structured_agents.cli.check_option import CheckOption, CheckTimeoutOption, task_options
 from structured_agents.cli.refs import resolve
+from structured_agents.cli.run import DbOption, open_store
 from structured_agents.errors import StructuredAgentsError
 from structured_agents.settings import load_settings
 from structured_agents.status import RUN_STATUSES, RunStatus
@@ -120,10 +121,11 @@ def status(
         bool, typer.Option(help="Refresh, with a progress bar, until no run is queued or running.")
     ] = False,
     interval: Annotated[float, typer.Option(help="Seconds between refreshes with --watch.")] = 1.0,
+    db: DbOption = None,
 ) -> None:
     """Runs of a batch by status."""
     try:
-        with _store() as store:
+        with open_store(db, existing=True) as store:
             batch = resolve(store, batch, runs=False)
             counts = store.batch_counts(batch)
             if not watch:
@@ -150,6 +152,7 @@ def runs(
     run_status: Annotated[str | None, typer.Option("--status", help="Only runs of this status.")] = None,
     limit: Annotated[int, typer.Option(help="Most runs listed.")] = 50,
     offset: Annotated[int, typer.Option(help="Runs skipped first.")] = 0,
+    db: DbOption = None,
 ) -> None:
     """Runs of a batch, oldest first."""
     if run_status is not None and run_status not in RUN_STATUSES:
@@ -158,7 +161,7 @@ def runs(
         raise typer.BadParameter("give the batch once: as the argument or as --batch")
     batch = batch or batch_option
     try:
-        with _store() as store:
+        with open_store(db, existing=True) as store:
             batch_id = (
                 resolve(store, batch, runs=False)
                 if batch
@@ -181,10 +184,10 @@ def runs(
     console.print(table)
 
 
-def show(run_id: Annotated[str, typer.Argument(help="Run id (or its start).")]) -> None:
+def show(run_id: Annotated[str, typer.Argument(help="Run id (or its start).")], db: DbOption = None) -> None:
     """A run, its turns, its tool calls and its result."""
     try:
-        with _store() as store:
+        with open_store(db, existing=True) as store:
             run = store.get_run(resolve(store, run_id))
             run_id = run.id
             turns, calls = store.turns(run_id), store.tool_calls(run_id)
@@ -213,10 +216,11 @@ def events(
     run_id: Annotated[str, typer.Argument(help="Run id (or its start).")],
     after: Annotated[int, typer.Option(help="Only events after this event id.")] = 0,
     limit: Annotated[int | None, typer.Option(help="Most events listed.")] = None,
+    db: DbOption = None,
 ) -> None:
     """A run's events in order, one JSON object per line."""
     try:
-        with _store() as store:
+        with open_store(db, existing=True) as store:
             records = store.events(store.get_run(resolve(store, run_id)).id, after_id=after, limit=limit)
     except StructuredAgentsError as exc:
         raise _fail("events", exc) from exc
@@ -224,12 +228,14 @@ def events(
         typer.echo(json.dumps({"id": record.id, **record.to_dict()}, default=str))
 
 
-def cancel(batch: Annotated[str, typer.Argument(help="Batch id (or its start).")]) -> None:
+def cancel(
+    batch: Annotated[str, typer.Argument(help="Batch id (or its start).")], db: DbOption = None
+) -> None:
     """Cancel a batch: queued runs now, running ones at their next step."""
     from structured_agents.lifecycle.batch import cancel_batch
 
     try:
-        with _store() as store:
+        with open_store(db, existing=True) as store:
             cancelled = cancel_batch(store, resolve(store, batch, runs=False))
     except StructuredAgentsError as exc:
         raise _fail("cancel", exc) from exc

@@ -77,7 +77,9 @@ def _db_flag(db: str | None) -> str:
 
 
 def run(
-    bundle: Annotated[str, typer.Argument(help="Bundle name (docstring, lint) or path.")],
+    bundle: Annotated[
+        str, typer.Argument(help="Bundle name (docstring, docstring_calls, docstring_team, lint) or path.")
+    ],
     path: Annotated[Path, typer.Argument(help="Codebase root.", exists=True, file_okay=False)],
     overwrite: Annotated[bool, typer.Option(help="Also redo targets that already have one.")] = False,
     concurrency: Annotated[int, typer.Option(min=1, help="Agents running at once (one batch).")] = 8,

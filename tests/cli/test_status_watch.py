@@ -66,8 +66,14 @@ def test_watch_of_an_ended_batch_returns_at_once(tmp_path: Path, monkeypatch: py
 
 
 def test_watch_of_an_unknown_batch_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SA_DATABASE_URL", f"sqlite:///{tmp_path / 'sa.db'}")
+    url = f"sqlite:///{tmp_path / 'sa.db'}"
+    SqlStore(url).close()
+    monkeypatch.setenv("SA_DATABASE_URL", url)
 
     result = cli.invoke(app, ["status", "nope", "--watch"])
 
     assert result.exit_code == 2 and "nope" in result.output
+    missing = cli.invoke(app, ["status", "nope", "--db", f"sqlite:///{tmp_path / 'typo.db'}"])
+    assert (
+        missing.exit_code == 2 and "no database at" in missing.output and not (tmp_path / "typo.db").exists()
+    )
