@@ -248,8 +248,8 @@ def apply(
             left = len(pending) - len(proposed)
             record = store.get_batch(batch_id)
             root = Path(record.root_path)
+            names = {r.id: r.qualname for r in store.list_runs(batch_id)}
             if branch is not None:
-                names = {r.id: r.qualname for r in store.list_runs(batch_id)}
                 chosen = {r.run_id for r in proposed}
                 flagged = [r for r in pending if r.run_id not in chosen]
                 _to_branch(root, branch, record, proposed, flagged, names)
@@ -268,11 +268,11 @@ def apply(
                 return
             files = len({r.target_path for r in proposed})
             if not yes:
-                _list_changes(proposed, {r.id: r.qualname for r in store.list_runs(batch_id)})
+                _list_changes(proposed, names)
                 if not typer.confirm(f"Apply {len(proposed)} change(s) to {files} file(s) under {root}?"):
                     console.print("nothing applied", highlight=False)
                     raise typer.Exit(1)
-            report = apply_patches(root, proposed, record=lambda file: _record(store, file))
+            report = apply_patches(root, proposed, record=lambda file: _record(store, file, names))
     except StructuredAgentsError as exc:
         raise fail("apply", exc) from exc
     applied, failed = len(report.run_ids("applied")), len(report.run_ids("failed"))
@@ -331,8 +331,9 @@ def _to_branch(
         )
 
 
-def _record(store: Store, file: FileReport) -> None:
-    """Store one file's outcome, then print it; applied ones last (see ``patches.apply``)."""
+def _record(store: Store, file: FileReport, names: dict[str, str]) -> None:
+    """Store one file's outcome, then print it, each change not applied by its target (``names``:
+    run id to qualified name); applied ones last (see ``patches.apply``)."""
     by_status: dict[str, list[str]] = {}
     for run_id, status in file.result_statuses().items():
         by_status.setdefault(status, []).append(run_id)
@@ -349,7 +350,10 @@ def _record(store: Store, file: FileReport) -> None:
     for outcome in file.outcomes:
         if outcome.status != "applied":
             detail = escape(outcome.detail)
-            console.print(f"    {outcome.status}: {outcome.run_id[:12]} {detail}", highlight=False)
+            target = escape(names.get(outcome.run_id, outcome.run_id[:12]))
+            console.print(
+                f"    {outcome.status}: {target} ({outcome.run_id[:12]}): {detail}", highlight=False
+            )
 
 
 def register(app: typer.Typer) -> None:

@@ -158,6 +158,7 @@ def test_sa_apply_writes_docstrings_and_refuses_files_changed_since(project: Pat
     assert applied.exit_code == 1, applied.output
     assert "written geometry/shapes.py" in applied.output
     assert "unchanged utils.py" in applied.output and "stale" in applied.output
+    assert "    stale: slugify (" in applied.output  # by its target, not only its run id
     assert edited.read_text().endswith("# edited after the run\n")
     assert '"""Return what slugify makes.' not in edited.read_text()
     new_shapes = (project / "geometry" / "shapes.py").read_text()
