@@ -72,6 +72,15 @@ def test_an_invented_subject_is_flagged() -> None:
     verdict = verify(Parts("Return the area of a triangle."), AREA)
     assert _codes(verdict.findings) == ["unknown-words"] and "triangle" in str(verdict.findings[0])
     assert verify(Parts("Return the area of the rectangle."), AREA).clean
+    slugify = Target(
+        qualname="slugify",
+        kind="function",
+        source="def slugify(text):\n    return '-'.join(text.lower().split())\n",
+        gives="returns",
+        file_text="",
+    )
+    assert verify(Parts("Return the slug of the text."), slugify).clean  # "slug" begins its name
+    assert not verify(Parts("Return the slog of the text."), slugify).clean
 
 
 def test_a_false_returns_none_drops_the_sections_and_keeps_the_summary() -> None:

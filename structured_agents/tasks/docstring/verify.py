@@ -322,6 +322,7 @@ def _unknown_words(summary: str, target: Target) -> list[Finding]:
             if len(raw) >= 4
             and raw.lower() not in STOP_WORDS
             and raw.lower() not in names  # "sortedlist" for the code's SortedList
+            and not any(name.startswith(raw.lower()) for name in names)  # "slug" for slugify
             and (stem := words(raw))
             and all(part not in own and part not in general for part in stem)
         }
