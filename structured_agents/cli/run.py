@@ -104,6 +104,11 @@ def run(
         }
         options = task_options(check, check_timeout)
         prepared = prepare_batch(loaded, path, task_options=options, overwrite=overwrite, extra=recorded)
+        if not prepared.jobs:
+            task = loaded.manifest.task or loaded.manifest.name
+            console.print(f"nothing to do: the {task} task finds no target under {path}", highlight=False)
+            loaded.close()
+            return
         store = SqlStore(db or settings.database_url)
     except StructuredAgentsError as exc:
         raise fail("run", exc) from exc

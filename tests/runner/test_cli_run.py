@@ -389,3 +389,16 @@ def test_ids_may_be_shortened_and_latest_never_applies_another_codebase(
     assert (
         cli.invoke(app, ["diff", "latest", "--db", db_url, "--plain"]).exit_code == 0
     )  # reading may fall back
+
+
+def test_sa_run_over_a_codebase_without_targets_says_so_and_stores_nothing(
+    db_url: str, tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("no Python here\n")
+
+    code, output = _run(empty, db_url)
+
+    assert code == 0 and "nothing to do: the docstring task finds no target under" in output
+    assert not Path(db_url.removeprefix("sqlite:///")).exists()
