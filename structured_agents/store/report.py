@@ -182,14 +182,7 @@ class ReportQueries(Database):
             first: dict[str, Any] = session.scalars(start).first() or {}
             kinds = sorted(str(kind) for kind in session.scalars(grammars))
             decoded_by = session.scalars(model).first()
-        max_turns = first.get("max_turns")
-        return BatchSetupRecord(
-            plugin=first.get("plugin"),
-            tools=tuple(str(tool) for tool in first.get("tools") or ()),
-            max_turns=int(max_turns) if max_turns is not None else None,
-            grammars=tuple(kinds),
-            model=decoded_by or None,
-        )
+        return BatchSetupRecord.of(first, kinds, decoded_by)
 
     def result_counts(self, batch_id: str) -> dict[str, int]:
         """The batch's results counted by status."""

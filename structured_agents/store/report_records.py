@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 __all__ = ["BatchSetupRecord", "EngineTurnRecord", "FailureRecord", "RunSummaryRecord", "ToolStatsRecord"]
 
@@ -89,3 +91,16 @@ class BatchSetupRecord:
     """Kinds of grammar that constrained the turns (``ebnf``, ``structural_tag``...), sorted."""
     model: str | None = None
     """The model that decoded the batch's first answered turn, as its engine named it."""
+
+    @classmethod
+    def of(cls, start: Mapping[str, Any], grammars: Iterable[str], model: str | None) -> BatchSetupRecord:
+        """The setup from the first ``kernel_start`` payload (empty before any run started), the
+        grammar kinds of the turns and the model of the first answer (both stores build it so)."""
+        max_turns = start.get("max_turns")
+        return cls(
+            plugin=start.get("plugin"),
+            tools=tuple(str(tool) for tool in start.get("tools") or ()),
+            max_turns=int(max_turns) if max_turns is not None else None,
+            grammars=tuple(sorted(str(kind) for kind in grammars)),
+            model=model or None,
+        )

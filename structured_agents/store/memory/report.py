@@ -124,14 +124,7 @@ class MemoryReport(MemoryViews):
         kinds = sorted(str(kind) for kind in grammars if kind is not None)
         answer = next((e for e in events if e.type == "model_response"), None)
         decoded_by = _as_text(json.loads(answer.payload).get("model")) if answer is not None else None
-        max_turns = first.get("max_turns")
-        return BatchSetupRecord(
-            plugin=first.get("plugin"),
-            tools=tuple(str(tool) for tool in first.get("tools") or ()),
-            max_turns=int(max_turns) if max_turns is not None else None,
-            grammars=tuple(kinds),
-            model=decoded_by or None,
-        )
+        return BatchSetupRecord.of(first, kinds, decoded_by)
 
     def result_counts(self, batch_id: str) -> dict[str, int]:
         """The batch's results counted by status."""
