@@ -170,6 +170,46 @@ def _results(store: Store, ref: str, *, writes: bool = False) -> tuple[str, list
         return run_record.batch_id, [r for r in store.results(run_record.batch_id) if r.run_id == ref]
 
 
+def _notes(result: ResultRecord, names: dict[str, str]) -> list[str]:
+    """A change's title, summary and review notes, a line each."""
+    status = f"{result.status}, needs review" if result.flagged else result.status
+    title = f"{result.target_path} · {names.get(result.run_id, '?')} · {status}"
+    return [title, *result.summary.splitlines(), *(f"needs review: {flag}" for flag in result.flags)]
+
+
+def _print_plain(root: Path, shown: list[ResultRecord], names: dict[str, str]) -> None:
+    """The changes as plain unified diffs, each led by ``#`` lines (:func:`_notes`, which patch
+    and git apply skip). A file's proposed changes go out as one diff while the file is as they
+    read it, so ``git apply`` takes them (it refuses a second diff of a file it has patched);
+    otherwise each change is its own diff, which ``patch`` still applies."""
+    from structured_agents.patches import combined_diff
+
+    by_file: dict[str, list[ResultRecord]] = {}
+    for result in shown:
+        by_file.setdefault(result.target_path, []).append(result)
+    for path, group in by_file.items():
+        together = None
+        if len(group) > 1 and all(result.status == "proposed" for result in group):
+            together = combined_diff(root, path, list(group))
+        parts = [(group, together)] if together is not None else [([r], r.diff) for r in group]
+        for results, text in parts:
+            notes = [line for result in results for line in _notes(result, names)]
+            typer.echo("".join(f"# {line}\n" for line in notes) + text, nl=False)
+
+
+def _print_rich(shown: list[ResultRecord], names: dict[str, str]) -> None:
+    """The changes for a terminal: a rule with each one's title, its notes, its diff coloured."""
+    for result in shown:
+        console.rule(f"[bold]{escape(_notes(result, names)[0])}[/bold]", align="left")
+        if result.summary:
+            console.print(result.summary, style="dim", markup=False, highlight=False, soft_wrap=True)
+        for flag in result.flags:
+            console.print(
+                f"needs review: {flag}", style="yellow", markup=False, highlight=False, soft_wrap=True
+            )
+        console.print(Syntax(result.diff, "diff", theme="ansi_dark", background_color="default"))
+
+
 def diff(
     ref: Annotated[str, typer.Argument(metavar="RUN_OR_BATCH", help="Batch id, run id, or 'latest'.")],
     plain: Annotated[
@@ -185,24 +225,14 @@ def diff(
         with open_store(db, existing=True) as store:
             batch_id, results = _results(store, ref)
             names = {r.id: r.qualname for r in store.list_runs(batch_id)}
+            root = Path(store.get_batch(batch_id).root_path)
     except StructuredAgentsError as exc:
         raise fail("diff", exc) from exc
     shown = [r for r in results if all_results or r.status == "proposed"]
-    for result in shown:
-        status = f"{result.status}, needs review" if result.flagged else result.status
-        title = f"{result.target_path} · {names.get(result.run_id, '?')} · {status}"
-        if plain or not console.is_terminal:  # whole lines, for patch, a pager or a file
-            notes = [title, *result.summary.splitlines(), *(f"needs review: {f}" for f in result.flags)]
-            typer.echo("".join(f"# {line}\n" for line in notes) + result.diff, nl=False)
-            continue
-        console.rule(f"[bold]{escape(title)}[/bold]", align="left")
-        if result.summary:
-            console.print(result.summary, style="dim", markup=False, highlight=False, soft_wrap=True)
-        for flag in result.flags:
-            console.print(
-                f"needs review: {flag}", style="yellow", markup=False, highlight=False, soft_wrap=True
-            )
-        console.print(Syntax(result.diff, "diff", theme="ansi_dark", background_color="default"))
+    if plain or not console.is_terminal:  # whole lines, for patch, git apply, a pager or a file
+        _print_plain(root, shown, names)
+    else:
+        _print_rich(shown, names)
     if not plain:  # the count: on the terminal, or beside the patch when it goes to a pipe or file
         hidden = len(results) - len(shown)
         note = f" ({hidden} not proposed: --all shows them)" if hidden else ""

@@ -12,6 +12,7 @@ from structured_agents.patches.apply import (
     PatchOutcome,
     PatchStatus,
     apply_patches,
+    combined_diff,
     write_atomic,
 )
 from structured_agents.patches.change import (
@@ -35,6 +36,7 @@ __all__ = [
     "ProposedChange",
     "ProposedPatch",
     "apply_patches",
+    "combined_diff",
     "docstring_change",
     "docstring_literal",
     "file_change",

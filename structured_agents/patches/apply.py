@@ -34,7 +34,14 @@ from typing import Literal
 from structured_agents import syntax
 from structured_agents.jobs.ids import source_hash
 from structured_agents.patches.change import ProposedPatch
-from structured_agents.patches.diff import Edit, apply_edits, diff_edits, parse_diff, split_keepends
+from structured_agents.patches.diff import (
+    Edit,
+    apply_edits,
+    diff_edits,
+    make_diff,
+    parse_diff,
+    split_keepends,
+)
 from structured_agents.patches.errors import PatchError
 from structured_agents.patches.reconcile import recover_original
 
@@ -45,6 +52,7 @@ __all__ = [
     "PatchStatus",
     "Plan",
     "apply_patches",
+    "combined_diff",
     "plan_patches",
     "write_atomic",
 ]
@@ -288,6 +296,27 @@ def _apply_file(root: Path, path: str, patches: list[ProposedPatch]) -> FileRepo
         written = status == "applied"
         outcomes.update({run_id: PatchOutcome(run_id, status, detail) for run_id in plan.accepted})
     return FileReport(path, written, tuple(outcomes[p.run_id] for p in patches))
+
+
+def combined_diff(root: Path, path: str, patches: list[ProposedPatch]) -> str | None:
+    """One unified diff of ``path`` holding all ``patches`` (as ``git apply`` wants a file's
+    changes: separate diffs of one file fail after the first), made as :func:`apply_patches`
+    would apply them; None when the file is not as the patches read it or they do not apply
+    together. Nothing is written."""
+    target = (root / path).resolve()
+    if not target.is_relative_to(root.resolve()) or not target.is_file():
+        return None
+    data = target.read_bytes()
+    if any(patch.original_hash != source_hash(data) for patch in patches):
+        return None
+    try:
+        original = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    plan = plan_patches(path, split_keepends(original), patches)
+    if plan.refused or plan.text is None:
+        return None
+    return make_diff(path, original, plan.text)
 
 
 def apply_patches(

@@ -17,6 +17,7 @@ from structured_agents.patches import (
     Patch,
     PatchError,
     apply_patches,
+    combined_diff,
     docstring_change,
     file_change,
     write_atomic,
@@ -244,3 +245,22 @@ def test_one_apply_at_a_time_per_codebase(project: Path) -> None:
     assert apply_patches(project, [patch]).run_ids("applied") == ["r"]
     with pytest.raises(PatchError, match=r"the codebase root .*gone cannot be opened"):
         apply_patches(project / "gone", [patch])
+
+
+def test_a_files_patches_combine_into_the_one_diff_apply_would_write(project: Path) -> None:
+    path = "geometry/shapes.py"
+    patches = [
+        doc_patch(project, path, "Circle", "A circle.", "a"),
+        doc_patch(project, path, "scale", "Scale.", "b"),
+    ]
+    together = combined_diff(project, path, list(patches))
+    assert together is not None and together.count("--- a/") == 1
+
+    apply_patches(project, patches)  # what the one diff says is what apply writes
+    written = (project / path).read_text()
+    shutil.copytree(SAMPLE, project.parent / "fresh")
+    patched = subprocess.run(
+        ["patch", "-p1"], input=together, cwd=project.parent / "fresh", capture_output=True, text=True
+    )
+    assert patched.returncode == 0 and (project.parent / "fresh" / path).read_text() == written
+    assert combined_diff(project, path, list(patches)) is None  # the file moved: no combined diff

@@ -119,7 +119,12 @@ def test_sa_diff_shows_a_batch_or_one_run(
 
     plain = cli.invoke(app, ["diff", batch.id, "--plain", "--db", db_url])
     assert plain.exit_code == 0
-    assert plain.output.count("--- a/") == 19 and '+    """Return what slugify makes.' in plain.output
+    assert plain.output.count("# ") >= 19 and '+    """Return what slugify makes.' in plain.output
+    assert plain.output.count("--- a/") == 4  # a file's changes as one diff: git apply takes it whole
+    checked = subprocess.run(
+        ["git", "apply", "--check", "-"], input=plain.output, cwd=project, capture_output=True, text=True
+    )
+    assert checked.returncode == 0, checked.stderr
 
     one = cli.invoke(app, ["diff", run.id, "--plain", "--db", db_url])
     assert one.output.startswith(
