@@ -211,9 +211,11 @@ def _print_rich(shown: list[ResultRecord], names: dict[str, str]) -> None:
 
 
 def diff(
-    ref: Annotated[str, typer.Argument(metavar="RUN_OR_BATCH", help="Batch id, run id, or 'latest'.")],
+    ref: Annotated[
+        str, typer.Argument(metavar="RUN_OR_BATCH", help="Batch or run id (or its start), or 'latest'.")
+    ],
     plain: Annotated[
-        bool, typer.Option(help="Print the raw unified diffs (for patch, less, pipes).")
+        bool, typer.Option(help="Print the raw unified diffs (for git apply, patch, less, pipes).")
     ] = False,
     all_results: Annotated[
         bool, typer.Option("--all", help="Also show applied, stale and rejected ones.")
@@ -254,7 +256,13 @@ def _list_changes(results: list[ResultRecord], names: dict[str, str]) -> None:
 
 
 def apply(
-    batch: Annotated[str, typer.Argument(help="Batch id, or 'latest'.")],
+    batch: Annotated[
+        str,
+        typer.Argument(
+            metavar="RUN_OR_BATCH",
+            help="Batch or run id (or its start), or 'latest' (the codebase you are in).",
+        ),
+    ],
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     include_flagged: Annotated[
         bool,
