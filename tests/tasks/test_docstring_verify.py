@@ -145,6 +145,8 @@ def test_summaries_that_say_nothing_or_stop_or_hold_code_are_flagged() -> None:
     assert _codes(verify(Parts("Use."), VALMAP).findings) == ["vacuous"]
     assert _codes(verify(Parts("This is a valmap function."), VALMAP).findings) == ["vacuous"]
     assert _codes(verify(Parts("Return a mapping with the values of the."), VALMAP).findings) == ["truncated"]
+    assert _codes(verify(Parts("Apply func to each value of the given."), VALMAP).findings) == ["truncated"]
+    assert verify(Parts("Apply func to each value of the given mapping."), VALMAP).clean
     assert _codes(verify(Parts("Return zip(d.keys(), values)."), VALMAP).findings)[0] == "code-fragment"
     words = "apply func to each value of d then store every result under its own key in a new mapping "
     long = (

@@ -91,6 +91,14 @@ _DANGLING = frozenset(
     ).split()
 )
 """Words a finished sentence does not end on."""
+_NEEDS_NOUN = frozenset(
+    (  # noqa: SIM905 (a word list reads best as words)
+        "given generated specified provided following corresponding resulting requested selected "
+        "current same other new next previous"
+    ).split()
+)
+"""Words that, right after an article, still wait for their noun ("...for the generated.")."""
+_ARTICLE_ENDS = frozenset(("a", "an", "the"))
 _CALL = re.compile(r"\w\(|\(\w*$|[\[\]{}=]")
 """A call (``tuple(iterable)``), an unclosed parenthesis, brackets or an assignment in prose."""
 _NAME_ONLY = frozenset(words("class object function method instance subclass type version wrapper helper"))
@@ -343,6 +351,8 @@ def _vacuous(summary: str, target: Target) -> list[Finding]:
         return [Finding("vacuous", f"{summary!r} says only the name {target.qualname!r}")]
     if tokens[-1].lower() in _DANGLING and summary.rstrip(".").endswith(tokens[-1]):
         return [Finding("truncated", f"the summary stops mid-phrase, on {tokens[-1]!r}")]
+    if len(tokens) > 2 and tokens[-2].lower() in _ARTICLE_ENDS and tokens[-1].lower() in _NEEDS_NOUN:
+        return [Finding("truncated", f"the summary stops before its noun, on {tokens[-2]} {tokens[-1]!r}")]
     if _CALL.search(summary.rstrip(".")):
         return [Finding("code-fragment", f"the summary holds code, not prose: {summary!r}")]
     if len(tokens) > MAX_SUMMARY_WORDS:
