@@ -7,7 +7,7 @@ Timestamps are timezone-aware UTC on both dialects.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -199,3 +199,18 @@ class StoredRun(Run):
     """The state of the run's current claim, as the kernel's ``RunState.to_dict()`` wrote it
     (the lifecycle decodes it: the store keeps no kernel type); None when this claim has none
     yet (a state stored under an earlier claim is not the run's state)."""
+
+    @classmethod
+    def of(
+        cls,
+        run: Run,
+        *,
+        options: dict[str, Any],
+        root_path: str,
+        epoch: int,
+        version: int,
+        state: JsonDict | None,
+    ) -> StoredRun:
+        """``run`` with what a step needs besides (both stores build their step records so)."""
+        row = {field.name: getattr(run, field.name) for field in fields(Run)}
+        return cls(**row, options=options, root_path=root_path, epoch=epoch, version=version, state=state)

@@ -135,22 +135,10 @@ def event_record(row: EventRow) -> EventRecord:
 def stored_run(run: RunRow, options: dict[str, Any], root: str, row: RunStateRow | None) -> StoredRun:
     """The run as a step sees it: its row, its batch's options and root, and its state row's
     state when that belongs to the run's current claim."""
-    started = utc_or_none(run.started_at)
-    current = row is not None and row.claimed_at is not None and utc(row.claimed_at) == started
-    return StoredRun(
-        run.id,
-        run.batch_id,
-        run.kind,
-        run.target_path,
-        run.qualname,
-        run.source_hash,
-        run.status,
-        run.attempts,
-        run.error,
-        utc(run.created_at),
-        started,
-        utc_or_none(run.finished_at),
-        dict(run.inputs),
+    record = run_record(run)
+    current = row is not None and row.claimed_at is not None and utc(row.claimed_at) == record.started_at
+    return StoredRun.of(
+        record,
         options=dict(options),
         root_path=root,
         epoch=row.epoch if row is not None else -1,

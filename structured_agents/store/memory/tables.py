@@ -223,20 +223,8 @@ def stored_run(run: RunRow, batch: BatchRow, row: RunStateRow | None) -> StoredR
     """The run as a step sees it: its batch's options and root, and the state ``row`` stores
     under its current claim (a state of an earlier claim is not the run's state)."""
     current = row is not None and row.claimed_at is not None and row.claimed_at == run.started_at
-    return StoredRun(
-        run.id,
-        run.batch_id,
-        run.kind,
-        run.target_path,
-        run.qualname,
-        run.source_hash,
-        run.status,
-        run.attempts,
-        run.error,
-        run.created_at,
-        run.started_at,
-        run.finished_at,
-        json.loads(run.inputs),
+    return StoredRun.of(
+        run_record(run),
         options=json.loads(batch.options),
         root_path=batch.root_path,
         epoch=row.epoch if row is not None else -1,
