@@ -92,13 +92,11 @@ _SAMPLE_DIAGNOSTIC = {
 }
 
 
-def lint_inputs(
-    path: str, fixed: str, diagnostics: list[dict[str, Any]], *, with_fixes: bool = True
-) -> dict[str, Any]:
-    """A lint job's inputs for ``path``, whose text after ruff's safe fixes is ``fixed`` and
-    ruff's findings on it ``diagnostics``; ``with_fixes``: the agent decides the fixes (no
-    check command decides them)."""
-    offered = with_candidates(fixed, diagnostics, path)[0] if with_fixes else []
+def lint_inputs(path: str, fixed: str, offered: list[dict[str, Any]]) -> dict[str, Any]:
+    """A lint job's inputs for ``path``, whose text after ruff's safe fixes is ``fixed``, with the
+    fixes ``offered`` the agent (the findings with a fix of ruff's or a candidate:
+    :func:`~structured_agents.tasks.lint_rewrites.with_candidates`; none when a check command
+    decides them)."""
     found = candidates(fixed, offered)
     return {"path": path, "source": fixed, "findings": found, "fix_ids": [finding["id"] for finding in found]}
 
@@ -135,7 +133,8 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
             continue
         fixed = ruff_safe_fixes(root, path, source.text, *target)
         diagnostics = ruff_diagnostics(root, path, fixed, *target)
-        if fixed == source.text and not with_candidates(fixed, diagnostics, path)[0]:
+        offered = with_candidates(fixed, diagnostics, path)[0]
+        if fixed == source.text and not offered:
             codes = sorted({str(item.get("code")) for item in diagnostics})
             logger.info(
                 "nothing to fix in %s: no fix ruff or this task offers for %s", path, ", ".join(codes)
@@ -148,7 +147,7 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
                 path=path,
                 qualname=MODULE_QUALNAME,
                 source_hash=source.hash,
-                inputs=lint_inputs(path, fixed, diagnostics, with_fixes=with_fixes),
+                inputs=lint_inputs(path, fixed, offered if with_fixes else []),
             )
         )
     return jobs
@@ -183,7 +182,10 @@ class LintTask:
 
     def sample_inputs(self) -> dict[str, Any]:
         """The inputs of a job for a file with one comparison to ``True``."""
-        return lint_inputs("pkg/module.py", _SAMPLE_SOURCE, [dict(_SAMPLE_DIAGNOSTIC)])
+        path = "pkg/module.py"
+        return lint_inputs(
+            path, _SAMPLE_SOURCE, with_candidates(_SAMPLE_SOURCE, [dict(_SAMPLE_DIAGNOSTIC)], path)[0]
+        )
 
     def guidance(self, termination: str, fixed_texts: Sequence[str], shown_texts: Sequence[str]) -> Guidance:
         """Each job's fix ids and lines as its tools' enums (:func:`.lint_fixes.lint_tool_view`)."""
