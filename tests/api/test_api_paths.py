@@ -4,6 +4,7 @@ SA_API__BUNDLE_DIRS, job paths inside their root; resolved (``..``, symlinks) be
 from __future__ import annotations
 
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -202,3 +203,36 @@ def test_job_paths_must_stay_inside_the_root(
     jobs = [*lookup_jobs("fine"), {"kind": "lookup", "path": path, "inputs": {"key": "k"}}]
     detail = _refused(client, cluster, {"bundle": "mine", "root": str(places.root), "jobs": jobs}, 403)
     assert detail.startswith("job paths must stay inside the root: job 2: path")
+
+
+def test_job_inputs_the_templates_cannot_take_are_422_naming_the_job_and_the_next_batch_runs(
+    client: TestClient, cluster: Cluster, places: Places
+) -> None:
+    """A ``source`` that is no text, none at all, or a nested mapping: the bundle's ``outline``
+    filter once raised a TypeError there (a 500). Each is refused naming the job and the
+    template line, nothing is stored, and an ordinary batch right after is taken at once."""
+    root = str(places.root / "project")
+    deep: object = "x"
+    for _ in range(5):  # under the depth limit: the template is what refuses it
+        deep = {"d": deep}
+    for source, why in (
+        (3, "filter outline takes text, got int"),
+        (None, "'source' is undefined"),
+        (deep, "got dict"),
+    ):
+        inputs = {"path": "a.py", "qualname": "f"} | ({} if source is None else {"source": source})
+        body = {
+            "bundle": "docstring",
+            "root": root,
+            "jobs": [{"kind": "docstring", "path": "a.py", "inputs": inputs}],
+        }
+        detail = _refused(client, cluster, body, 422)
+        assert "job 1 (a.py <module>): inputs: docstring/prompts/user.j2:2" in detail and why in detail, (
+            detail
+        )
+    started = time.monotonic()
+    ordinary = client.post(
+        "/batches", json={"bundle": "mine", "root": str(places.root), "jobs": lookup_jobs("after-bad")}
+    )
+    assert ordinary.status_code == 201 and time.monotonic() - started < 5
+    cluster.wait(ordinary.json()["batch_id"])
