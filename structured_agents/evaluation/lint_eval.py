@@ -3,10 +3,12 @@ after ``ruff check --fix`` alone, and after the lint bundle's patches.
 
 Three scratch copies of the project: as released, fixed by ruff alone, fixed by the agent
 (through the embedded runner, patches applied). Ruff runs with the package's own
-configuration when it has one; otherwise with :data:`FIXED_RULES`, written as a ``ruff.toml``
-into every copy before anything runs, so discovery, the agent's checks and the counts here all
-use it. The files evaluated are the library's files with findings (``limit`` keeps that many,
-spread over the package); the tests run on the whole project.
+configuration when it has one: its ruff configuration, else its flake8 one as the lint task
+translates it (:func:`~structured_agents.tasks.lint_settings.lint_settings`); otherwise with
+:data:`FIXED_RULES`, written as a ``ruff.toml`` into every copy before anything runs, so
+discovery, the agent's checks and the counts here all use it. The files evaluated are the
+library's files with findings (``limit`` keeps that many, spread over the package); the tests
+run on the whole project.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from structured_agents.evaluation.package_tests import (
 from structured_agents.evaluation.packages import spread
 from structured_agents.evaluation.results import LintJobResult, LintPackageResult
 from structured_agents.tasks.check import CheckCommand
-from structured_agents.tasks.pytarget import PythonTarget, find_interpreter, python_target
+from structured_agents.tasks.flake8_config import flake8_rules
+from structured_agents.tasks.lint_settings import lint_settings
+from structured_agents.tasks.pytarget import PythonTarget, find_interpreter
 from structured_agents.tasks.ruff import ruff_findings
 from structured_agents.tasks.ruff_config import ruff_config_file, ruff_settings, selects_rules
 
@@ -122,15 +126,15 @@ def ruff_version() -> str:
 
 def ruff_fix(root: Path, files: list[str]) -> None:
     """``ruff check --fix`` (its safe fixes) on ``files`` under ``root``, in place, with the
-    codebase's lowest Python as the target (as the lint task gives it)."""
+    codebase's lowest Python as the target and its rules (as the lint task gives them)."""
     if files:
-        target = python_target(root).ruff_options()
+        settings = lint_settings(root).ruff_options()
         options = ("--fix", "--exit-zero", "--no-cache", "--force-exclude", "--quiet")
-        _ruff(root, "check", *target, *options, "--", *files)
+        _ruff(root, "check", *settings, *options, "--", *files)
 
 
 def _count(root: Path, files: list[str]) -> int:
-    found = ruff_findings(root, files, *python_target(root).ruff_options())
+    found = ruff_findings(root, files, *lint_settings(root).ruff_options())
     return sum(len(findings) for findings in found.values())
 
 
@@ -152,7 +156,7 @@ async def evaluate_lint(
     :data:`STRICT_RULES` rather than the package's own selection."""
     released = work / "released"
     shutil.copytree(project, released)
-    config = "own" if has_ruff_config(released) else "fixed"
+    config = "own" if has_ruff_config(released) else "flake8" if flake8_rules(released) else "fixed"
     if strict:
         _pin(released, "--strict", STRICT_RULES, ["E501"])
         config = "strict"
@@ -160,8 +164,9 @@ async def evaluate_lint(
         _write_fixed_config(released)
     elif pin_default_rules(released):
         config = "own+defaults"
-    target = python_target(released)
-    findings = ruff_findings(released, package_files(released), *target.ruff_options())
+    settings = lint_settings(released)
+    target = settings.target
+    findings = ruff_findings(released, package_files(released), *settings.ruff_options())
     files = spread(sorted(findings), limit)
     by_ruff, by_agent = work / "ruff", work / "agent"
     shutil.copytree(released, by_ruff)

@@ -227,7 +227,8 @@ class LintPackageResult:
     package: str
     ruff_config: str
     """``own`` (the package configures ruff), ``own+defaults`` (it does, but selects no rules:
-    ruff's long-standing defaults are pinned beneath it) or ``fixed`` (the evaluation's rule set)."""
+    ruff's long-standing defaults are pinned beneath it), ``flake8`` (it configures flake8, not
+    ruff: the lint task's translation), ``strict`` or ``fixed`` (the evaluation's rule set)."""
     candidates: int
     """Library files with findings (``files`` holds those ``--limit`` kept)."""
     files: tuple[str, ...]

@@ -119,9 +119,10 @@ def _tests(outcome: TestsOutcome | None) -> str:
 def _lint_table(report: EvalReport, packages: Sequence[LintPackageResult]) -> Table:
     table = _table(
         f"sa eval lint · {report.bundle} · {report.engine} · {report.tool_version}",
-        "ruff: the package's own config (+defaults: it selects no rules, ruff's E4,E7,E9,F pinned), "
-        "or the fixed rule set; python: the lowest supported, then the files using what it lacks "
-        "after ruff --fix alone/after the agent; files: evaluated/with findings; "
+        "ruff: the package's own config (+defaults: it selects no rules, ruff's E4,E7,E9,F pinned; "
+        "flake8: its flake8 config translated), or the fixed rule set; python: the lowest "
+        "supported, then the files using what it lacks after ruff --fix alone/after the agent; "
+        "files: evaluated/with findings; "
         "findings as released, after ruff --fix alone, after the agent; =ruff: files identical to "
         "ruff --fix alone; tests passed/failed (cannot run: they need more than pytest)",
         _LINT_COLUMNS,

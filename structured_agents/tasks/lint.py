@@ -1,7 +1,8 @@
 """The ``lint`` task: go on where ruff's safe fixes stop, one job per file with ruff findings.
 
-Ruff runs with the codebase's lowest supported Python as its target
-(:func:`~structured_agents.tasks.pytarget.python_target`). Discovery applies ruff's safe fixes
+Ruff runs with the codebase's lowest supported Python as its target, and under the codebase's
+rules: its ruff configuration, else its flake8 one translated
+(:func:`~structured_agents.tasks.lint_settings.lint_settings`). Discovery applies ruff's safe fixes
 (``ruff check --fix``, through stdin: nothing is written) to each file with findings; what
 they leave are the job's *fixes*: ruff's unsafe ones, and for a finding ruff has no fix for,
 the candidates of :mod:`~structured_agents.tasks.lint_rewrites` (``except Exception:`` for a
@@ -28,7 +29,8 @@ changing succeeds without a change (its summary says what was left), so the next
 
 The summary reports the counts, e.g. ``ruff 12 -> 5 (ruff --fix alone: 7); agent: 4 proposed,
 3 kept, 1 failed the check (E712 line 40: ...); left: E501, PLR2004; no fix offered:
-E501, PLR2004``, and on a second line the target assumed.
+E501, PLR2004``, on a second line the target assumed, and on a third whose rules ruff checked
+when they are flake8's.
 """
 
 from __future__ import annotations
@@ -58,9 +60,9 @@ from structured_agents.tasks.lint_fixes import (
     lint_tool_view,
 )
 from structured_agents.tasks.lint_rewrites import with_candidates
+from structured_agents.tasks.lint_settings import LintSettings, lint_settings
 from structured_agents.tasks.lint_verdict import judge
 from structured_agents.tasks.protocol import Guidance, Outcome
-from structured_agents.tasks.pytarget import python_target
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_findings, ruff_safe_fixes
 
 __all__ = [
@@ -71,6 +73,7 @@ __all__ = [
     "discover_lint_jobs",
     "is_generated",
     "lint_inputs",
+    "offered_fixes",
 ]
 
 LINT_KIND = "lint"
@@ -120,9 +123,10 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
     """One job per file with findings, for a batch with ``options`` (see the module docstring)."""
     with_fixes = CheckCommand.from_options(options or {}) is None
     files = [path.as_posix() for path in iter_source_files(root)]
-    target = python_target(root).ruff_options()
+    settings = lint_settings(root)
+    ruff_options = settings.ruff_options()
     jobs = []
-    for path in sorted(ruff_findings(root, files, *target)):
+    for path in sorted(ruff_findings(root, files, *ruff_options)):
         source = read_source(root / path)
         if source is None or is_generated(source.text):
             continue
@@ -131,9 +135,9 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
         except (SyntaxError, ValueError) as exc:
             logger.warning("skipping %s: does not parse: %s", path, exc)
             continue
-        fixed = ruff_safe_fixes(root, path, source.text, *target)
-        diagnostics = ruff_diagnostics(root, path, fixed, *target)
-        offered = with_candidates(fixed, diagnostics, path)[0]
+        fixed = ruff_safe_fixes(root, path, source.text, *ruff_options)
+        diagnostics = ruff_diagnostics(root, path, fixed, *ruff_options)
+        offered = offered_fixes(root, path, source.text, fixed, diagnostics, settings)[0]
         if fixed == source.text and not offered:
             codes = sorted({str(item.get("code")) for item in diagnostics})
             logger.info(
@@ -151,6 +155,19 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
             )
         )
     return jobs
+
+
+def offered_fixes(
+    root: Path,
+    path: str,
+    original: str,
+    fixed: str,
+    diagnostics: Sequence[Mapping[str, Any]],
+    settings: LintSettings,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The findings of ``diagnostics`` (ruff's, on ``fixed``: ``original`` after ruff's safe
+    fixes) with a fix to offer; and those with none."""
+    return with_candidates(fixed, diagnostics, path)
 
 
 def agent_changes(inputs: Mapping[str, Any], result: RunResult) -> list[Change]:
@@ -196,20 +213,20 @@ class LintTask:
         submission(result)
         check = CheckCommand.from_options(options)
         original = read_target(job, root)
-        target = python_target(root)
-        by_ruff = ruff_safe_fixes(root, job.path, original, *target.ruff_options())
+        settings = lint_settings(root)
+        by_ruff = ruff_safe_fixes(root, job.path, original, *settings.ruff_options())
         if by_ruff != job.inputs.get("source"):
             raise TaskError(
                 f"ruff's safe fixes of {job.path} differ from those discovery saw (another ruff "
                 "version or configuration?): discover the jobs again"
             )
-        diagnostics = ruff_diagnostics(root, job.path, by_ruff, *target.ruff_options())
-        offered, unfixable = with_candidates(by_ruff, diagnostics, job.path)
+        diagnostics = ruff_diagnostics(root, job.path, by_ruff, *settings.ruff_options())
+        offered, unfixable = offered_fixes(root, job.path, original, by_ruff, diagnostics, settings)
         if check is None:
             changes, proposer = agent_changes(job.inputs, result), "agent"
         else:  # evidence decides every fix, not the model
             changes, proposer = fixes(by_ruff, offered), "fixes tried"
-        verdict = judge(root, job.path, original, by_ruff, changes, check, target)
+        verdict = judge(root, job.path, original, by_ruff, changes, check, settings)
         verdict.unfixable = sorted(str(item.get("code") or "syntax-error") for item in unfixable)
         summary = verdict.summary(len(changes), proposer)
         if verdict.problem is not None:

@@ -5,8 +5,9 @@ of ruff's or a candidate) is kept only when, with ruff's safe fixes applied on t
 
 1. on its own, the file compiles, uses nothing the codebase's lowest supported Python lacks
    that the original did not (:meth:`~structured_agents.tasks.pytarget.PythonTarget.breaks`),
-   writes no new line longer than the project's line length (its ruff ``line-length``, else
-   the file's own longest line) and no ``.format()`` call (ruff converts ``%`` formatting to
+   writes no new line longer than the project's line length
+   (:attr:`~structured_agents.tasks.lint_settings.LintSettings.width`, else the file's own
+   longest line) and no ``.format()`` call (ruff converts ``%`` formatting to
    ``.format()`` and, where it can, on to an f-string: what stays ``.format()`` a strict
    reviewer rejected as churn), no number spelled as the file spells none (ruff writes
    ``0x05F3`` back as ``1523``), deletes no comment (ruff's ``else: if`` to ``elif`` does),
@@ -41,16 +42,13 @@ from pathlib import Path
 from structured_agents.tasks.check import CheckCommand, CheckRunner
 from structured_agents.tasks.errors import TaskError
 from structured_agents.tasks.lint_fixes import Change, apply_changes
-from structured_agents.tasks.pytarget import PythonTarget
+from structured_agents.tasks.lint_settings import LintSettings
 from structured_agents.tasks.ruff import ruff_codes, ruff_safe_fixes
-from structured_agents.tasks.ruff_config import ruff_settings
 
-__all__ = ["MAX_CHECK_RUNS", "MIN_WIDTH", "Dropped", "Verdict", "judge"]
+__all__ = ["MAX_CHECK_RUNS", "Dropped", "Verdict", "judge"]
 
 MAX_CHECK_RUNS = 8
 """Runs of the check command one file's proposal may take."""
-MIN_WIDTH = 79
-"""The line length a change may always reach, where the project sets none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +85,8 @@ class Verdict:
     the lowest Python)."""
     target: str = ""
     """The Python the proposal keeps to (:meth:`.PythonTarget.describe`)."""
+    rules: str = ""
+    """Whose rules ruff checked, where not ruff's own configuration (:meth:`.LintSettings.rules`)."""
     unfixable: list[str] = field(default_factory=list)
     """Codes of the findings left with no fix offered (none of ruff's or a candidate, or one
     declined: :data:`~structured_agents.tasks.lint_rewrites.DECLINED`)."""
@@ -112,7 +112,8 @@ class Verdict:
             counted = Counter(self.unfixable)
             listed = ", ".join(code if n == 1 else f"{code} x{n}" for code, n in sorted(counted.items()))
             line += f"; no fix offered: {listed}"
-        return f"{line}\ntarget: {self.target}" if self.target else line
+        line = f"{line}\ntarget: {self.target}" if self.target else line
+        return f"{line}\nrules: {self.rules}" if self.rules else line
 
 
 _REASONS = (
@@ -163,28 +164,12 @@ def _literals(text: str) -> tuple[set[str], int]:
     return numbers, comments
 
 
-def _width(root: Path, original: str) -> int:
-    """The longest line a change may write: the project's ruff ``line-length`` (or pycodestyle's
-    ``max-line-length``) when it sets one, else the longest line the file already has (at least
-    :data:`MIN_WIDTH`)."""
-    settings = ruff_settings(root)
-    lint = settings.get("lint")
-    pycodestyle = lint.get("pycodestyle") if isinstance(lint, dict) else None
-    limits = [settings.get("line-length")]
-    if isinstance(pycodestyle, dict):
-        limits.insert(0, pycodestyle.get("max-line-length"))
-    for value in limits:
-        if isinstance(value, int) and value > 0:
-            return value
-    return max([MIN_WIDTH, *(len(line.rstrip("\r\n")) for line in original.splitlines())])
-
-
 class _Judge:
-    def __init__(self, root: Path, path: str, original: str, by_ruff: str, target: PythonTarget) -> None:
+    def __init__(self, root: Path, path: str, original: str, by_ruff: str, settings: LintSettings) -> None:
         self.root, self.path, self.by_ruff = root, path, by_ruff
-        self.options = target.ruff_options()
-        self.breaks = target.checker(root, path, original)
-        self.width, self.lines = _width(root, original), set(original.splitlines())
+        self.options = settings.ruff_options()
+        self.breaks = settings.target.checker(root, path, original)
+        self.width, self.lines = settings.width_for(original), set(original.splitlines())
         self.numbers, self.comments = _literals(by_ruff)
 
     def proposal(self, changes: Sequence[Change]) -> tuple[str, list[Change], list[Change]]:
@@ -297,14 +282,16 @@ def judge(
     by_ruff: str,
     changes: Sequence[Change],
     check: CheckCommand | None,
-    target: PythonTarget,
+    settings: LintSettings,
 ) -> Verdict:
     """The proposal for ``path`` (see the module docstring); ``by_ruff`` is ``original`` with
-    ruff's safe fixes (given ``target``). Raises TaskError when the check fails on the
+    ruff's safe fixes (given ``settings``). Raises TaskError when the check fails on the
     unchanged codebase."""
-    judge = _Judge(root, path, original, by_ruff, target)
+    judge = _Judge(root, path, original, by_ruff, settings)
     before, ruff_left = judge.codes(original), judge.codes(by_ruff)
-    verdict = Verdict(by_ruff, before, ruff_left, ruff_left, target=target.describe())
+    verdict = Verdict(
+        by_ruff, before, ruff_left, ruff_left, target=settings.target.describe(), rules=settings.rules()
+    )
     broken = judge.breaks(by_ruff) if by_ruff != original else None
     if broken is not None:
         verdict.problem = f"ruff's safe fixes break the lowest Python ({broken})"

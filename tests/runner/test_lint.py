@@ -24,8 +24,8 @@ from structured_agents.runner import EmbeddedRunner, RunSummary
 from structured_agents.store import SqlStore, Store
 from structured_agents.tasks.check import CheckCommand
 from structured_agents.tasks.lint_fixes import MAX_CANDIDATES, Change, fixes
+from structured_agents.tasks.lint_settings import lint_settings
 from structured_agents.tasks.lint_verdict import judge
-from structured_agents.tasks.pytarget import python_target
 from structured_agents.tasks.ruff import ruff_codes, ruff_diagnostics, ruff_safe_fixes
 from structured_agents.types import ToolCall
 
@@ -160,7 +160,7 @@ def test_a_fix_the_lowest_python_lacks_is_dropped_and_the_target_is_told(tmp_pat
     start = text.index("l = 1")
     walrus = Change("E741 line 2", ((start, start + len("l = 1"), "length = (n := 1)"),))
 
-    verdict = judge(root, "names.py", text, text, [walrus], None, python_target(root))
+    verdict = judge(root, "names.py", text, text, [walrus], None, lint_settings(root))
 
     first, target = verdict.summary(1).splitlines()
     assert verdict.kept == [] and first.startswith(
@@ -197,7 +197,7 @@ def test_a_change_a_strict_reviewer_would_send_back_is_dropped(
     start = text.index(line)
     change = Change("E712 line 2", ((start, start + len(line) - 1, new),))
 
-    verdict = judge(root, "flags.py", text, text, [change], None, python_target(root))
+    verdict = judge(root, "flags.py", text, text, [change], None, lint_settings(root))
 
     assert verdict.kept == [] and [dropped.why for dropped in verdict.dropped] == [why]
 
@@ -211,7 +211,7 @@ def test_a_fix_that_deletes_a_comment_is_dropped(tmp_path: Path) -> None:
     [found] = ruff_diagnostics(root, "branches.py", text)
     [change] = fixes(text, [found])
 
-    verdict = judge(root, "branches.py", text, text, [change], None, python_target(root))
+    verdict = judge(root, "branches.py", text, text, [change], None, lint_settings(root))
 
     assert verdict.kept == [] and [dropped.why for dropped in verdict.dropped] == ["deleted a comment"]
 

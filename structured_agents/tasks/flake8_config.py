@@ -1,0 +1,182 @@
+"""A codebase's flake8 configuration, as the ruff options that check the same rules.
+
+Many projects configure flake8 (a ``[flake8]`` section in ``setup.cfg``, ``tox.ini`` or
+``.flake8``; flake8 reads the first of them that has one) and not ruff. Run with ruff's own
+defaults, the lint task would fix what such a project never checks (and miss what it does).
+So where a codebase has no ruff configuration, its flake8 settings are translated
+(:func:`flake8_rules`):
+
+- ``select`` (flake8's default: ``E, F, W, C90``) and ``extend-select`` -> ``--select``;
+- ``ignore`` (flake8's default list when unset) and ``extend-ignore`` -> ``--ignore``;
+- ``per-file-ignores`` -> ``--per-file-ignores``; ``exclude``/``extend-exclude`` ->
+  ``--extend-exclude``;
+- ``max-line-length`` (flake8's default: 79) -> ``--line-length``; ``max-complexity`` -> the
+  mccabe setting (unset, flake8 checks no complexity: ``C901`` is ignored).
+
+Ruff implements most of flake8's and its plugins' codes under the same names. A code ruff does
+not know (a plugin of flake8's it lacks, such as ``B950``) is left out, and said so
+(:meth:`Flake8Rules.describe`).
+"""
+
+from __future__ import annotations
+
+import configparser
+import functools
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["DEFAULT_IGNORE", "DEFAULT_SELECT", "FLAKE8_FILES", "Flake8Rules", "flake8_rules"]
+
+FLAKE8_FILES = ("setup.cfg", "tox.ini", ".flake8")
+"""The files flake8 reads its configuration from, first found first."""
+DEFAULT_SELECT = ("E", "F", "W", "C90")
+"""flake8's rules when ``select`` is unset."""
+DEFAULT_IGNORE = ("E121", "E123", "E126", "E226", "E24", "E704", "W503", "W504")
+"""flake8's ignored rules when ``ignore`` is unset."""
+DEFAULT_LINE_LENGTH = 79
+_SELECTOR = re.compile(r"[A-Z]{1,4}[0-9]{0,4}")
+
+
+@dataclass(frozen=True, slots=True)
+class Flake8Rules:
+    """What a codebase's flake8 configuration checks, in terms ruff knows."""
+
+    source: str
+    """The file read: ``setup.cfg``."""
+    select: tuple[str, ...]
+    ignore: tuple[str, ...]
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...]
+    exclude: tuple[str, ...]
+    line_length: int
+    line_length_set: bool
+    """Whether the configuration sets ``max-line-length`` (else flake8's default)."""
+    max_complexity: int | None
+    unknown: tuple[str, ...]
+    """Selected codes that ruff does not know, left out (an ignored one is left out silently)."""
+
+    def ruff_options(self) -> tuple[str, ...]:
+        """The options that give ruff these rules."""
+        ignore = [*self.ignore, *(() if self.max_complexity is not None else ("C901",))]
+        options = ["--select", ",".join(self.select), "--line-length", str(self.line_length)]
+        if ignore:
+            options += ["--ignore", ",".join(ignore)]
+        for pattern, codes in self.per_file_ignores:
+            options += ["--per-file-ignores", f"{pattern}:{','.join(codes)}"]
+        for pattern in self.exclude:
+            options += ["--extend-exclude", pattern]
+        if self.max_complexity is not None:
+            options += ["--config", f"lint.mccabe.max-complexity = {self.max_complexity}"]
+        return tuple(options)
+
+    def describe(self) -> str:
+        """``flake8's in setup.cfg: select E, F, W; ignore E203, E731; line length 79``."""
+        text = f"flake8's in {self.source}: select {', '.join(self.select) or 'nothing'}"
+        if self.ignore:
+            text += f"; ignore {', '.join(self.ignore)}"
+        if self.per_file_ignores:
+            text += f"; per-file ignores for {len(self.per_file_ignores)} patterns"
+        text += f"; line length {self.line_length}"
+        if self.unknown:
+            text += f"; not in ruff: {', '.join(self.unknown)}"
+        return text
+
+
+@functools.cache
+def _ruff_codes() -> frozenset[str]:
+    """Every rule code the running ruff knows (preview rules included)."""
+    command = [sys.executable, "-m", "ruff", "rule", "--all", "--output-format", "json"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        rules = json.loads(done.stdout or "[]")
+    except (OSError, ValueError):
+        return frozenset()
+    return frozenset(str(rule.get("code")) for rule in rules if isinstance(rule, dict))
+
+
+def _known(code: str) -> bool:
+    """Whether ruff accepts ``code`` as a rule selector (a code or a prefix of one)."""
+    return _SELECTOR.fullmatch(code) is not None and any(known.startswith(code) for known in _ruff_codes())
+
+
+def _items(value: str) -> list[str]:
+    """flake8's list values: separated by commas or white space, ``#`` starting a comment."""
+    lines = (line.split("#", 1)[0] for line in value.splitlines())
+    return [item for line in lines for item in re.split(r"[\s,]+", line) if item]
+
+
+def _per_file(value: str) -> list[tuple[str, list[str]]]:
+    """``per-file-ignores``: ``pattern:CODE,CODE pattern2: CODE``, as flake8 reads it."""
+    mapping: list[tuple[str, list[str]]] = []
+    for item in _items(value):
+        pattern, colon, codes = item.partition(":")
+        if colon and pattern:
+            mapping.append((pattern, []))
+        elif not colon:
+            codes = pattern
+        if mapping and codes:
+            mapping[-1][1].append(codes)
+    return mapping
+
+
+def _section(root: Path) -> tuple[str, configparser.SectionProxy] | None:
+    for name in FLAKE8_FILES:
+        parser = configparser.RawConfigParser()
+        try:
+            parser.read(root / name, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError):
+            continue
+        if parser.has_section("flake8"):
+            return name, parser["flake8"]
+    return None
+
+
+def _number(section: configparser.SectionProxy, key: str) -> int | None:
+    value = section.get(key, section.get(key.replace("-", "_")))
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def flake8_rules(root: Path) -> Flake8Rules | None:
+    """The flake8 configuration at ``root`` in ruff's terms (see the module docstring); None
+    when there is none."""
+    found = _section(root)
+    if found is None:
+        return None
+    source, section = found
+
+    def listed(key: str) -> list[str] | None:
+        value = section.get(key, section.get(key.replace("-", "_")))
+        return _items(value) if value is not None else None
+
+    def codes(values: list[str]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(code for code in values if _known(code)))
+
+    chosen = [*(listed("select") or DEFAULT_SELECT), *(listed("extend-select") or ())]
+    given_ignore = listed("ignore")
+    ignored = [*(DEFAULT_IGNORE if given_ignore is None else given_ignore), *(listed("extend-ignore") or ())]
+    select, ignore = codes(chosen), codes(ignored)
+    per_file = tuple(
+        (pattern.removeprefix("./"), kept)
+        for pattern, values in _per_file(section.get("per-file-ignores", section.get("per_file_ignores", "")))
+        if (kept := codes(values))
+    )
+    exclude = [*(listed("exclude") or ()), *(listed("extend-exclude") or ())]
+    length = _number(section, "max-line-length")
+    complexity = _number(section, "max-complexity")
+    return Flake8Rules(
+        source=source,
+        select=select,
+        ignore=ignore,
+        per_file_ignores=per_file,
+        exclude=tuple(dict.fromkeys(pattern.removeprefix("./").rstrip("/") for pattern in exclude)),
+        line_length=length if length is not None and length > 0 else DEFAULT_LINE_LENGTH,
+        line_length_set=length is not None and length > 0,
+        max_complexity=complexity if complexity is not None and complexity >= 0 else None,
+        unknown=tuple(dict.fromkeys(code for code in chosen if code not in select)),
+    )

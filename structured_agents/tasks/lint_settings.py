@@ -1,0 +1,82 @@
+"""How the lint task runs ruff on a codebase: its lowest Python, its rules and its line length.
+
+- The target: :func:`~structured_agents.tasks.pytarget.python_target`.
+- The rules: the codebase's ruff configuration when it has one (ruff reads it itself); else
+  its flake8 configuration, translated (:func:`~structured_agents.tasks.flake8_config.flake8_rules`);
+  else ruff's defaults.
+- The line length a change may write: ruff's ``line-length`` (or pycodestyle's
+  ``max-line-length``), else flake8's ``max-line-length``, else black's ``line-length``
+  (``[tool.black]`` in ``pyproject.toml``); None when the project sets none.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from structured_agents.tasks.flake8_config import Flake8Rules, flake8_rules
+from structured_agents.tasks.pytarget import PythonTarget, python_target
+from structured_agents.tasks.ruff_config import ruff_config_file, ruff_settings
+
+__all__ = ["MIN_WIDTH", "LintSettings", "lint_settings"]
+
+MIN_WIDTH = 79
+"""The line length a change may always reach, where the project sets none."""
+
+
+@dataclass(frozen=True, slots=True)
+class LintSettings:
+    """What the lint task gives ruff for one codebase (see the module docstring)."""
+
+    target: PythonTarget
+    flake8: Flake8Rules | None
+    """flake8's rules, where the codebase configures flake8 and not ruff."""
+    width: int | None
+    """The project's line length, when it sets one."""
+
+    def ruff_options(self) -> tuple[str, ...]:
+        """The options of every ruff call: the target, and flake8's rules where they apply."""
+        return (*self.target.ruff_options(), *(self.flake8.ruff_options() if self.flake8 else ()))
+
+    def width_for(self, original: str) -> int:
+        """The longest line a change to ``original`` may write: the project's line length when
+        it sets one, else the longest line the file already has (at least :data:`MIN_WIDTH`)."""
+        if self.width is not None:
+            return self.width
+        return max([MIN_WIDTH, *(len(line.rstrip("\r\n")) for line in original.splitlines())])
+
+    def rules(self) -> str:
+        """Whose rules ruff checks: ``flake8's in setup.cfg: select ...``, or empty for ruff's
+        own configuration (the codebase's, or ruff's defaults)."""
+        return self.flake8.describe() if self.flake8 is not None else ""
+
+
+def _positive(value: object) -> int | None:
+    return value if isinstance(value, int) and value > 0 else None
+
+
+def _black_width(root: Path) -> int | None:
+    try:
+        with (root / "pyproject.toml").open("rb") as handle:
+            data = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    tool = data.get("tool")
+    black = tool.get("black") if isinstance(tool, dict) else None
+    return _positive(black.get("line-length")) if isinstance(black, dict) else None
+
+
+def lint_settings(root: Path) -> LintSettings:
+    """The lint settings of the codebase at ``root`` (see the module docstring)."""
+    target = python_target(root)
+    if ruff_config_file(root) is not None:
+        settings = ruff_settings(root)
+        lint = settings.get("lint")
+        pycodestyle = lint.get("pycodestyle") if isinstance(lint, dict) else None
+        width = _positive(pycodestyle.get("max-line-length")) if isinstance(pycodestyle, dict) else None
+        width = width or _positive(settings.get("line-length"))
+        return LintSettings(target, None, width or _black_width(root))
+    flake8 = flake8_rules(root)
+    width = flake8.line_length if flake8 is not None and flake8.line_length_set else None
+    return LintSettings(target, flake8, width or _black_width(root))

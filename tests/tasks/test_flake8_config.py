@@ -1,0 +1,124 @@
+"""A codebase's flake8 configuration, translated for ruff: what ruff then reports on real files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from structured_agents.tasks.flake8_config import DEFAULT_SELECT, flake8_rules
+from structured_agents.tasks.lint import discover_lint_jobs
+from structured_agents.tasks.lint_settings import lint_settings
+from structured_agents.tasks.ruff import ruff_findings
+
+LAMBDA_AND_IMPORT = "import os\n\nsquare = lambda x: x * x\n"
+LONG = "VALUE = 1  # " + "x" * 80 + "\n"  # 94 characters
+
+
+def _codes(root: Path, *files: str) -> dict[str, list[str]]:
+    found = ruff_findings(root, list(files), *lint_settings(root).ruff_options())
+    return {path: sorted(f["code"] for f in findings) for path, findings in found.items()}
+
+
+def test_no_flake8_section_is_none(tmp_path: Path) -> None:
+    (tmp_path / "setup.cfg").write_text("[metadata]\nname = p\n")
+    assert flake8_rules(tmp_path) is None
+    assert lint_settings(tmp_path).flake8 is None and lint_settings(tmp_path).rules() == ""
+
+
+def test_every_setting_is_translated_and_codes_ruff_lacks_are_named(tmp_path: Path) -> None:
+    (tmp_path / "setup.cfg").write_text(
+        "[flake8]\n"
+        "select = C, E, F, W, B, B950  # bugbear's opinionated line length\n"
+        "extend-ignore =\n    E203,\n    W503\n"
+        "ignore = E731, E741\n"
+        "per-file-ignores =\n    pkg/__init__.py:F401,F403\n    tests/*: E501\n"
+        "exclude = ./docs/conf.py, build/\n"
+        "max-line-length = 100\n"
+        "max-complexity = 12\n"
+    )
+    rules = flake8_rules(tmp_path)
+
+    assert rules is not None and rules.source == "setup.cfg"
+    assert rules.select == ("C", "E", "F", "W", "B")
+    assert rules.unknown == ("B950",)  # selected but unknown to ruff: said
+    assert rules.ignore == ("E731", "E741", "E203")  # W503 is not ruff's: dropped silently
+    assert rules.per_file_ignores == (("pkg/__init__.py", ("F401", "F403")), ("tests/*", ("E501",)))
+    assert rules.exclude == ("docs/conf.py", "build")
+    assert (rules.line_length, rules.line_length_set, rules.max_complexity) == (100, True, 12)
+    assert rules.ruff_options() == (
+        "--select", "C,E,F,W,B", "--line-length", "100", "--ignore", "E731,E741,E203",
+        "--per-file-ignores", "pkg/__init__.py:F401,F403", "--per-file-ignores", "tests/*:E501",
+        "--extend-exclude", "docs/conf.py", "--extend-exclude", "build",
+        "--config", "lint.mccabe.max-complexity = 12",
+    )  # fmt: skip
+    assert "not in ruff: B950" in rules.describe() and "line length 100" in rules.describe()
+
+
+def test_flake8_defaults_where_the_section_sets_nothing(tmp_path: Path) -> None:
+    (tmp_path / "tox.ini").write_text("[tox]\nenvlist = py311\n\n[flake8]\nexclude = .tox\n")
+    rules = flake8_rules(tmp_path)
+
+    assert rules is not None and rules.source == "tox.ini"
+    assert rules.select == DEFAULT_SELECT
+    assert "E226" in rules.ignore and "W503" not in rules.ignore  # flake8's own ignore list, in ruff's terms
+    assert (rules.line_length, rules.line_length_set, rules.max_complexity) == (79, False, None)
+    assert "C901" in rules.ruff_options()[rules.ruff_options().index("--ignore") + 1]  # no max-complexity
+
+
+def test_the_first_file_with_a_section_wins(tmp_path: Path) -> None:
+    (tmp_path / "setup.cfg").write_text("[metadata]\nname = p\n")
+    (tmp_path / "tox.ini").write_text("[flake8]\nselect = F\n")
+    (tmp_path / ".flake8").write_text("[flake8]\nselect = E\n")
+    rules = flake8_rules(tmp_path)
+    assert rules is not None and (rules.source, rules.select) == ("tox.ini", ("F",))
+
+
+def test_ruff_checks_what_flake8_would(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(LAMBDA_AND_IMPORT + LONG)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text(LAMBDA_AND_IMPORT)
+    assert _codes(tmp_path, "m.py", "pkg/__init__.py") == {
+        "m.py": ["F401"],
+        "pkg/__init__.py": ["F401"],
+    }  # ruff's defaults
+
+    (tmp_path / "setup.cfg").write_text("[flake8]\nexclude = .tox\n")  # flake8's defaults
+    assert _codes(tmp_path, "m.py", "pkg/__init__.py") == {
+        "m.py": ["E501", "E731", "F401"],
+        "pkg/__init__.py": ["E731", "F401"],
+    }
+
+    (tmp_path / "setup.cfg").write_text(
+        "[flake8]\nignore = E731\nper-file-ignores = pkg/__init__.py:F401\nmax-line-length = 90\n"
+    )
+    assert _codes(tmp_path, "m.py", "pkg/__init__.py") == {"m.py": ["E501", "F401"]}
+
+    (tmp_path / "ruff.toml").write_text('[lint]\nselect = ["E7"]\n')  # ruff's own config wins
+    assert lint_settings(tmp_path).flake8 is None
+    assert _codes(tmp_path, "m.py", "pkg/__init__.py") == {"m.py": ["E731"], "pkg/__init__.py": ["E731"]}
+
+
+def test_a_lint_job_says_whose_rules_and_skips_what_flake8_ignores(tmp_path: Path) -> None:
+    (tmp_path / "setup.cfg").write_text("[flake8]\nignore = E731, F401\n")
+    (tmp_path / "quiet.py").write_text(LAMBDA_AND_IMPORT)
+    (tmp_path / "loud.py").write_text("def f(x):\n    if x == None:\n        return 1\n")
+
+    jobs = discover_lint_jobs(tmp_path)
+
+    assert [job.path for job in jobs] == ["loud.py"]  # nothing flake8 checks in quiet.py
+    assert (
+        lint_settings(tmp_path)
+        .rules()
+        .startswith("flake8's in setup.cfg: select E, F, W, C90; ignore E731, F401")
+    )
+
+
+def test_the_line_length_a_change_may_write(tmp_path: Path) -> None:
+    assert lint_settings(tmp_path).width is None
+    (tmp_path / "pyproject.toml").write_text("[tool.black]\nline-length = 79\n")
+    assert lint_settings(tmp_path).width == 79  # black's
+    (tmp_path / "setup.cfg").write_text("[flake8]\nmax-line-length = 99\n")
+    assert lint_settings(tmp_path).width == 99  # flake8's, set
+    (tmp_path / "setup.cfg").write_text("[flake8]\nignore = E731\n")
+    assert lint_settings(tmp_path).width == 79  # flake8's default is not a choice: black's
+    (tmp_path / "ruff.toml").write_text("line-length = 110\n")
+    assert lint_settings(tmp_path).width == 110  # ruff's own configuration
