@@ -62,6 +62,7 @@ from structured_agents.tasks.lint_fixes import (
 from structured_agents.tasks.lint_rewrites import with_candidates
 from structured_agents.tasks.lint_settings import LintSettings, lint_settings
 from structured_agents.tasks.lint_verdict import judge
+from structured_agents.tasks.lint_wrap import wrapped
 from structured_agents.tasks.protocol import Guidance, Outcome
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_findings, ruff_safe_fixes
 
@@ -166,8 +167,11 @@ def offered_fixes(
     settings: LintSettings,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The findings of ``diagnostics`` (ruff's, on ``fixed``: ``original`` after ruff's safe
-    fixes) with a fix to offer; and those with none."""
-    return with_candidates(fixed, diagnostics, path)
+    fixes) with a fix to offer, each wrapped where it would write a line over the project's
+    length (:func:`~structured_agents.tasks.lint_wrap.wrapped`); and those with none."""
+    offered, unfixable = with_candidates(fixed, diagnostics, path)
+    width = settings.width_for(original)
+    return [wrapped(root, path, fixed, original, item, width) for item in offered], unfixable
 
 
 def agent_changes(inputs: Mapping[str, Any], result: RunResult) -> list[Change]:

@@ -32,9 +32,11 @@ __all__ = [
     "MAX_CANDIDATES",
     "Change",
     "apply_changes",
+    "apply_edits",
     "candidates",
     "decisions",
     "fix_change",
+    "fix_edits",
     "fixes",
     "lint_tool_view",
 ]
@@ -89,7 +91,8 @@ def _edits(text: str, fix: Mapping[str, Any]) -> tuple[Edit, ...]:
     )
 
 
-def _apply(text: str, edits: Sequence[Edit]) -> str:
+def apply_edits(text: str, edits: Sequence[Edit]) -> str:
+    """``text`` with ``edits`` (by character offset, not overlapping) applied."""
     for start, end, content in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
         text = text[:start] + content + text[end:]
     return text
@@ -113,12 +116,12 @@ def apply_changes(text: str, changes: Sequence[Change]) -> tuple[str, list[Chang
             continue
         taken.extend(new)
         applied.append(change)
-    return _apply(text, taken), applied, overlapping
+    return apply_edits(text, taken), applied, overlapping
 
 
 def _diff(text: str, edits: Sequence[Edit]) -> str:
     """The lines the edits change, as ``-``/``+`` lines (at most :data:`_DIFF_LINES`)."""
-    before, after = split_lines(text), split_lines(_apply(text, edits))
+    before, after = split_lines(text), split_lines(apply_edits(text, edits))
     lines = [
         line.rstrip("\r\n")
         for line in difflib.unified_diff(before, after, n=0, lineterm="")
@@ -138,7 +141,7 @@ def _context(lines: list[str], line: int) -> str:
     )
 
 
-def _fix_edits(text: str, raw: Mapping[str, Any]) -> tuple[Edit, ...]:
+def fix_edits(text: str, raw: Mapping[str, Any]) -> tuple[Edit, ...]:
     """The edits of a finding's fix (ruff's ``safe`` or ``unsafe`` one; none when display-only)."""
     fix = raw.get("fix")
     usable = isinstance(fix, Mapping) and fix.get("applicability") in ("safe", "unsafe")
@@ -152,7 +155,7 @@ def fixes(text: str, diagnostics: Sequence[Mapping[str, Any]]) -> list[Change]:
     and is the one kept where both hold."""
     found = []
     for raw in diagnostics:
-        edits = _fix_edits(text, raw)
+        edits = fix_edits(text, raw)
         if edits:
             line = int((raw.get("location") or {}).get("row", 1))
             found.append((line, Change(f"{raw.get('code') or 'syntax-error'} line {line}", edits)))
@@ -167,7 +170,7 @@ def candidates(text: str, diagnostics: Sequence[Mapping[str, Any]]) -> list[dict
     found = []
     for raw in diagnostics:
         fix = raw.get("fix")
-        edits = _fix_edits(text, raw)
+        edits = fix_edits(text, raw)
         diff = _diff(text, edits) if edits else ""
         if not diff or not isinstance(fix, Mapping):
             continue

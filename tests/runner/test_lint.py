@@ -263,6 +263,30 @@ def test_with_a_check_every_unsafe_fix_is_tried_not_only_those_a_job_offers(
     assert result.diff.count("+    return flag\n") == MAX_CANDIDATES + 2
 
 
+def test_a_fix_that_would_write_a_long_line_is_kept_wrapped(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    """B904's ``from None`` makes the line 97 characters; black's 79 holds: kept, wrapped."""
+    raising = (
+        "    except KeyError:\n        raise ValueError('no such key in the mapping given to us: %s' % key)\n"
+    )
+    raising = raising.replace("us:", "us, sorry:")
+    root = _codebase(
+        tmp_path / "code", keys=f"def get(mapping, key):\n    try:\n        return mapping[key]\n{raising}"
+    )
+    (root / "ruff.toml").write_text('[lint]\nselect = ["B"]\n')
+    (root / "pyproject.toml").write_text("[tool.black]\nline-length = 79\n")
+    engine = scripted(lint_bundle, _call("submit_result"))
+
+    summary = _run(lint_bundle, engine, store, root, check="true")
+
+    [result] = store.results(summary.batch_id)
+    assert result.summary.startswith("ruff 1 -> 0 (ruff --fix alone: 1); fixes tried: 2 proposed, 1 kept")
+    assert "too long" not in result.summary
+    assert "+        raise ValueError(\n" in result.diff and "+        ) from None\n" in result.diff
+    assert all(len(line) <= 80 for line in result.diff.splitlines() if line.startswith("+"))
+
+
 def test_without_the_check_both_fixes_are_kept(lint_bundle: Bundle, store: Store, tmp_path: Path) -> None:
     root = _codebase(tmp_path / "code", flags=FLAGS)
     engine = scripted(

@@ -1,0 +1,70 @@
+"""A fix that would write a line over the project's length is offered wrapped (real ruff)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from structured_agents.tasks.lint import offered_fixes
+from structured_agents.tasks.lint_fixes import apply_changes, fixes
+from structured_agents.tasks.lint_settings import lint_settings
+from structured_agents.tasks.lint_wrap import wrapped
+from structured_agents.tasks.ruff import ruff_diagnostics
+
+CONFIG = '[tool.black]\nline-length = 79\n[tool.ruff.lint]\nselect = ["B", "E", "F"]\nignore = ["E501"]\n'
+SOURCE = (
+    "def first(iterable):\n"
+    "    try:\n"
+    "        return next(iter(iterable))\n"
+    "    except StopIteration:\n"
+    "        raise ValueError('first() was called on an empty iterable, and no default value')\n"
+    "x = 1\n"  # one blank line short of what a formatter wants: not the fix's business
+)
+SHORT = "def get(d, k):\n    try:\n        return d[k]\n    except KeyError:\n        raise ValueError(k)\n"
+
+
+def _offered(root: Path, path: str) -> tuple[str, list[dict[str, Any]]]:
+    settings = lint_settings(root)
+    text = (root / path).read_text()
+    diagnostics = ruff_diagnostics(root, path, text, *settings.ruff_options())
+    return text, offered_fixes(root, path, text, text, diagnostics, settings)[0]
+
+
+def test_a_fix_that_writes_a_long_line_is_offered_wrapped(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(CONFIG)
+    (tmp_path / "m.py").write_text(SOURCE)
+
+    text, offered = _offered(tmp_path, "m.py")
+
+    assert [item["code"] for item in offered] == ["B904", "B904"]  # from None, from err
+    for item in offered:
+        fix = item["fix"]
+        assert isinstance(fix, dict) and "wrapped at 79 columns" in fix["message"]
+        new = apply_changes(text, fixes(text, [item]))[0]
+        compile(new, "m.py", "exec")
+        assert all(len(line) <= 79 for line in new.splitlines())
+        assert "'first() was called on an empty iterable, and no default value'" in new  # quotes kept
+        assert new.splitlines()[-1] == "x = 1" and new.count("\n\n") == 0  # no blank lines added
+        assert new.startswith(SOURCE[: SOURCE.index("    except")])  # the lines before: untouched
+
+
+def test_a_fix_within_the_length_is_left_as_ruff_wrote_it(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(CONFIG)
+    (tmp_path / "m.py").write_text(SHORT)
+
+    text, offered = _offered(tmp_path, "m.py")
+    settings = lint_settings(tmp_path)
+    diagnostics = ruff_diagnostics(tmp_path, "m.py", text, *settings.ruff_options())
+
+    assert offered and all("wrapped" not in str(item["fix"]) for item in offered)
+    assert wrapped(tmp_path, "m.py", text, text, diagnostics[0], 79) == diagnostics[0]  # no fix: as it was
+
+
+def test_a_line_no_formatter_can_shorten_is_left_for_the_verdict(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(CONFIG)
+    word = "w" * 90
+    (tmp_path / "m.py").write_text(SHORT.replace("ValueError(k)", f"ValueError({word})"))
+
+    _, offered = _offered(tmp_path, "m.py")
+
+    assert offered and all("wrapped" not in str(item["fix"]) for item in offered)
