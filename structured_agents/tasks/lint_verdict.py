@@ -169,7 +169,11 @@ class _Judge:
         self.root, self.path, self.by_ruff = root, path, by_ruff
         self.options = settings.ruff_options()
         self.breaks = settings.target.checker(root, path, original)
-        self.width, self.lines = settings.width_for(original), set(original.splitlines())
+        self.width = settings.width_for(original)
+        self.lines = {
+            *original.splitlines(),
+            *by_ruff.splitlines(),
+        }  # a line ruff's fixes wrote is not a change's
         self.numbers, self.comments = _literals(by_ruff)
 
     def proposal(self, changes: Sequence[Change]) -> tuple[str, list[Change], list[Change]]:

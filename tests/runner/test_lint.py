@@ -202,6 +202,24 @@ def test_a_change_a_strict_reviewer_would_send_back_is_dropped(
     assert verdict.kept == [] and [dropped.why for dropped in verdict.dropped] == [why]
 
 
+def test_a_long_line_ruffs_own_fixes_wrote_is_not_held_against_a_change(tmp_path: Path) -> None:
+    """Ruff alone joins an import over black's 79 (its own limit is 88): a change elsewhere
+    is still kept (more-itertools lost all 17 of its changes to this)."""
+    names = "OrderedDict, defaultdict, namedtuple, deque, Counter, ChainMap"
+    original = f"from collections import (\n    {names}\n)\n"
+    original += "\n\ndef ready(flag):\n    return flag == True\n"
+    root = _codebase(tmp_path / "code", flags=original)
+    (root / "ruff.toml").write_text('[lint]\nselect = ["E712", "I001"]\n')
+    (root / "pyproject.toml").write_text("[tool.black]\nline-length = 79\n")
+    by_ruff = ruff_safe_fixes(root, "flags.py", original)
+    assert max(len(line) for line in by_ruff.splitlines()) > 79  # ruff's one-line import
+    [change] = fixes(by_ruff, ruff_diagnostics(root, "flags.py", by_ruff))
+
+    verdict = judge(root, "flags.py", original, by_ruff, [change], None, lint_settings(root))
+
+    assert verdict.kept == [change] and verdict.dropped == []
+
+
 def test_a_fix_that_deletes_a_comment_is_dropped(tmp_path: Path) -> None:
     """Ruff's PLR5501 fix (``else: if`` to ``elif``) deleted the comment between them."""
     text = "def f(a, b):\n    if a:\n        return 1\n    else:  # b decides\n"
