@@ -6,7 +6,8 @@ rules: its ruff configuration, else its flake8 one translated
 (``ruff check --fix``, through stdin: nothing is written) to each file with findings; what
 they leave are the job's *fixes*: ruff's unsafe ones, and for a finding ruff has no fix for,
 the candidates of :mod:`~structured_agents.tasks.lint_rewrites` (``except Exception:`` for a
-bare ``except``...). A finding with neither is left as it is, and the summary says so. A file
+bare ``except``...), each laid out as ruff format would where it writes a long line or the code
+around it is formatted already (:mod:`~structured_agents.tasks.lint_layout`). A finding with neither is left as it is, and the summary says so. A file
 that says a tool generates it (:func:`is_generated`), one that does not parse, and one where
 neither ruff's safe fixes nor any fix or candidate could change a thing get no job (the last is
 logged: a run of the model could only confirm it).
@@ -59,10 +60,10 @@ from structured_agents.tasks.lint_fixes import (
     fixes,
     lint_tool_view,
 )
+from structured_agents.tasks.lint_layout import laid_out
 from structured_agents.tasks.lint_rewrites import with_candidates
 from structured_agents.tasks.lint_settings import LintSettings, lint_settings
 from structured_agents.tasks.lint_verdict import judge
-from structured_agents.tasks.lint_wrap import wrapped
 from structured_agents.tasks.protocol import Guidance, Outcome
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_findings, ruff_safe_fixes
 
@@ -167,11 +168,12 @@ def offered_fixes(
     settings: LintSettings,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The findings of ``diagnostics`` (ruff's, on ``fixed``: ``original`` after ruff's safe
-    fixes) with a fix to offer, each wrapped where it would write a line over the project's
-    length (:func:`~structured_agents.tasks.lint_wrap.wrapped`); and those with none."""
+    fixes) with a fix to offer, each laid out as ruff format would where it writes a line over the
+    project's length or the code around it is formatted already
+    (:func:`~structured_agents.tasks.lint_layout.laid_out`); and those with none."""
     offered, unfixable = with_candidates(fixed, diagnostics, path)
     width = settings.width_for(original)
-    return [wrapped(root, path, fixed, original, item, width) for item in offered], unfixable
+    return [laid_out(root, path, fixed, original, item, width) for item in offered], unfixable
 
 
 def agent_changes(inputs: Mapping[str, Any], result: RunResult) -> list[Change]:

@@ -1,4 +1,5 @@
-"""A fix that would write a line over the project's length is offered wrapped (real ruff)."""
+"""A fix laid out as ruff format would: wrapped where it writes a long line, formatted where
+the code around it is already (real ruff)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from typing import Any
 
 from structured_agents.tasks.lint import offered_fixes
 from structured_agents.tasks.lint_fixes import apply_changes, fixes
+from structured_agents.tasks.lint_layout import laid_out
 from structured_agents.tasks.lint_settings import lint_settings
-from structured_agents.tasks.lint_wrap import wrapped
 from structured_agents.tasks.ruff import ruff_diagnostics
 
 CONFIG = '[tool.black]\nline-length = 79\n[tool.ruff.lint]\nselect = ["B", "E", "F"]\nignore = ["E501"]\n'
@@ -30,7 +31,7 @@ def _offered(root: Path, path: str) -> tuple[str, list[dict[str, Any]]]:
     return text, offered_fixes(root, path, text, text, diagnostics, settings)[0]
 
 
-def test_a_fix_that_writes_a_long_line_is_offered_wrapped(tmp_path: Path) -> None:
+def test_a_fix_that_writes_a_long_line_is_offered_laid_out(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(CONFIG)
     (tmp_path / "m.py").write_text(SOURCE)
 
@@ -57,7 +58,7 @@ def test_a_fix_within_the_length_is_left_as_ruff_wrote_it(tmp_path: Path) -> Non
     diagnostics = ruff_diagnostics(tmp_path, "m.py", text, *settings.ruff_options())
 
     assert offered and all("wrapped" not in str(item["fix"]) for item in offered)
-    assert wrapped(tmp_path, "m.py", text, text, diagnostics[0], 79) == diagnostics[0]  # no fix: as it was
+    assert laid_out(tmp_path, "m.py", text, text, diagnostics[0], 79) == diagnostics[0]  # no fix: as it was
 
 
 def test_a_line_no_formatter_can_shorten_is_left_for_the_verdict(tmp_path: Path) -> None:
@@ -68,3 +69,42 @@ def test_a_line_no_formatter_can_shorten_is_left_for_the_verdict(tmp_path: Path)
     _, offered = _offered(tmp_path, "m.py")
 
     assert offered and all("wrapped" not in str(item["fix"]) for item in offered)
+
+
+LAMBDA = (
+    "def check(items, too_short=None):\n"
+    "    if too_short is None:\n"
+    "        too_short = lambda count: raise_(\n"
+    "            ValueError,\n"
+    "            'Too few items in iterable (got {})'.format(count),\n"
+    "        )\n"
+    "    return too_short\n"
+)
+
+
+def test_a_fix_in_formatted_code_keeps_its_layout(tmp_path: Path) -> None:
+    """E731's ``def`` kept the lambda's continuation lines one level too deep (more-itertools)."""
+    (tmp_path / "pyproject.toml").write_text(CONFIG.replace('"B"', '"E731"'))
+    (tmp_path / "m.py").write_text(LAMBDA)
+
+    text, [offered] = _offered(tmp_path, "m.py")
+    new = apply_changes(text, fixes(text, [offered]))[0]
+
+    assert "laid out at 79 columns" in offered["fix"]["message"]
+    assert "        def too_short(count):\n            return raise_(\n                ValueError,\n" in new
+    assert new.endswith("            )\n\n    return too_short\n") or new.endswith(
+        "            )\n    return too_short\n"
+    )
+
+
+def test_a_fix_in_code_laid_out_its_own_way_is_left_as_ruff_wrote_it(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(CONFIG.replace('"B"', '"E731"'))
+    hanging = LAMBDA.replace("Too few items in iterable (got {})", "Too few: {}").replace(
+        "raise_(\n            ValueError,\n            'Too",
+        "raise_(ValueError,\n                                   'Too",
+    )
+    (tmp_path / "m.py").write_text(hanging)
+
+    _, [offered] = _offered(tmp_path, "m.py")
+
+    assert "laid out" not in offered["fix"]["message"] and "wrapped" not in offered["fix"]["message"]

@@ -1,17 +1,22 @@
-"""A fix that would write a line over the project's length, wrapped the way ruff format would.
+"""A fix laid out the way ruff format would: wrapped where it would write a long line, and
+formatted where the code around it already is.
 
-Ruff's fixes do not wrap: ``raise Error("...") from err`` or an f-string can end past the
-project's line length, and the verdict then drops the fix (``made a line too long``). Where a
-fix does that, :func:`wrapped` formats the statements it changes with ``ruff format --range``
-at the project's line length, keeping the file's quote style, so the fix is offered as a
-maintainer would write it::
+Ruff's fixes do not wrap or re-indent: ``raise Error("...") from err`` or an f-string can end
+past the project's line length (the verdict then drops the fix: ``made a line too long``), and
+E731's ``def`` keeps the lambda's continuation lines at their old, deeper indent. So
+:func:`laid_out` formats the statements a fix changes with ``ruff format --range``, at the
+project's line length and in the file's own quote style, when
+
+- the fix writes a line over that length; or
+- those statements, before the fix, are already as ruff format would write them (the file
+  follows black's style there), so the fix keeps to it::
 
     raise ValueError(
         "missing key %s in the mapping given" % key
     ) from None
 
 Only the lines the fix changes are taken from the formatter (blank lines it would add or drop
-around them are not); a fix the formatter cannot bring within the length, or whose text does
+around them are not). A fix the formatter cannot bring within the length, or whose text does
 not format, is left as ruff wrote it.
 """
 
@@ -27,7 +32,7 @@ from typing import Any
 from structured_agents.jobs.source import split_lines
 from structured_agents.tasks.lint_fixes import apply_edits, fix_edits
 
-__all__ = ["wrapped"]
+__all__ = ["laid_out"]
 
 _TIMEOUT_S = 30
 _Span = tuple[int, int, int, int]
@@ -83,10 +88,7 @@ def _only_within(fixed: list[str], formatted: list[str], first: int, last: int) 
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             result += formatted[j1:j2]
-        elif (
-            all(not line.strip() for line in [*fixed[i1:i2], *formatted[j1:j2]])
-            and not first < i1 <= i2 < last
-        ):
+        elif _blank([*fixed[i1:i2], *formatted[j1:j2]]) and not first < i1 <= i2 < last:
             result += fixed[i1:i2]  # blank lines at the edges: the formatter's spacing, not the fix
         elif first <= i1 and i2 <= last:
             result += formatted[j1:j2]
@@ -100,11 +102,21 @@ def _location(starts: list[int], offset: int) -> dict[str, int]:
     return {"row": row, "column": offset - starts[row - 1] + 1}
 
 
-def wrapped(
+def _formatted(
+    root: Path, path: str, lines: list[str], first: int, last: int, width: int
+) -> list[str] | None:
+    """``lines`` with the formatter's layout of their lines ``[first, last)`` (see
+    :func:`_only_within`); None when it cannot be had."""
+    formatted = _format_range(root, path, lines, first, last, width)
+    return _only_within(lines, split_lines(formatted), first, last) if formatted else None
+
+
+def laid_out(
     root: Path, path: str, text: str, original: str, diagnostic: Mapping[str, Any], width: int
 ) -> dict[str, Any]:
     """``diagnostic`` (a ruff-shaped finding on ``text``, the file ``root/path``, with a fix),
-    its fix wrapped when it writes a line over ``width`` that ``original`` does not have (see
+    its fix laid out as ruff format would at ``width`` where it writes a line over ``width``
+    that ``original`` does not have, or where the lines it changes are formatted already (see
     the module docstring); unchanged otherwise."""
     edits = fix_edits(text, diagnostic)
     if not edits:
@@ -112,11 +124,13 @@ def wrapped(
     lines, fixed = split_lines(text), split_lines(apply_edits(text, edits))
     known = {line.rstrip("\r\n") for line in split_lines(original)}
     span = _changed(lines, fixed)
-    if span is None or not _too_long(fixed[span[2] : span[3]], width, known):
+    if span is None or span[2] == span[3]:
         return dict(diagnostic)
-    formatted = _format_range(root, path, fixed, span[2], span[3], width)
-    kept = _only_within(fixed, split_lines(formatted), span[2], span[3]) if formatted else None
-    whole = _changed(lines, kept) if kept is not None else None
+    long = _too_long(fixed[span[2] : span[3]], width, known)
+    if not long and (span[0] == span[1] or _formatted(root, path, lines, span[0], span[1], width) != lines):
+        return dict(diagnostic)  # short, and the code around it is not in ruff format's style
+    kept = _formatted(root, path, fixed, span[2], span[3], width)
+    whole = _changed(lines, kept) if kept is not None and kept != fixed else None
     if kept is None or whole is None or _too_long(kept[whole[2] : whole[3]], width, known):
         return dict(diagnostic)
     i1, i2, j1, j2 = whole
@@ -124,7 +138,8 @@ def wrapped(
     for line in lines:
         starts.append(starts[-1] + len(line))
     fix = dict(diagnostic["fix"])
-    fix["message"] = f"{fix.get('message') or 'Fix'} (wrapped at {width} columns, as ruff format would)"
+    how = "wrapped" if long else "laid out"
+    fix["message"] = f"{fix.get('message') or 'Fix'} ({how} at {width} columns, as ruff format would)"
     fix["edits"] = [
         {
             "content": "".join(kept[j1:j2]),
