@@ -7,7 +7,8 @@ rules: its ruff configuration, else its flake8 one translated
 they leave are the job's *fixes*: ruff's unsafe ones, and for a finding ruff has no fix for,
 the candidates of :mod:`~structured_agents.tasks.lint_rewrites` (``except Exception:`` for a
 bare ``except``...), each laid out as ruff format would where it writes a long line or the code
-around it is formatted already (:mod:`~structured_agents.tasks.lint_layout`). A finding with neither is left as it is, and the summary says so. A file
+around it is formatted already (:mod:`~structured_agents.tasks.lint_layout`). A finding with
+neither is left as it is, and the summary says so. A file
 that says a tool generates it (:func:`is_generated`), one that does not parse, and one where
 neither ruff's safe fixes nor any fix or candidate could change a thing get no job (the last is
 logged: a run of the model could only confirm it).

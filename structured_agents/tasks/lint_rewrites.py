@@ -4,6 +4,8 @@ For a few common rules a finding without a fix gets one or more candidates, each
 that does what the rule asks and nothing else:
 
 - ``E722`` (bare ``except:``): ``except Exception:``;
+- ``E721`` (``type(x) == list``): ``type(x) is list`` (``!=``: ``is not``), in a comparison of
+  one operator; types compare by identity;
 - ``B904`` (``raise`` in an ``except`` without ``from``): ``from`` the handled exception (bound
   as ``err`` when the handler binds none), or ``from None``; ``from None`` first where the
   handler catches only a lookup miss (``KeyError``, ``IndexError``, ``StopIteration``...), whose
@@ -115,6 +117,22 @@ def _b904(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
     return []
 
 
+def _e721(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
+    for compare in module.at(row, (ast.Compare,)):
+        if module.start(compare) != at or len(compare.ops) != 1:
+            continue
+        spelled = {ast.Eq: ("==", "is"), ast.NotEq: ("!=", "is not")}.get(type(compare.ops[0]))
+        if spelled is None:
+            return []
+        between = (module.end(compare.left), module.start(compare.comparators[0]))
+        segment = module.text[between[0] : between[1]]
+        if segment.strip(" \t()") != spelled[0]:
+            return []  # a comment or a line break between: left as it is
+        start = between[0] + segment.index(spelled[0])
+        return [(f"Compare types with `{spelled[1]}`", ((start, start + 2, spelled[1]),))]
+    return []
+
+
 _LOOKUPS = frozenset({"KeyError", "IndexError", "LookupError", "StopIteration", "AttributeError"})
 """Exceptions a handler turns into its own error as a matter of course (a missing key, an
 exhausted iterator): their traceback is an implementation detail, so ``from None`` comes first."""
@@ -140,6 +158,7 @@ def _offset(text: str, location: Mapping[str, Any], starts: Sequence[int] | None
 
 _GENERATORS: dict[str, Callable[[_Module, int, int, int], list[Candidate]]] = {
     "B904": _b904,
+    "E721": _e721,
     "E722": _e722,
 }
 CANDIDATE_RULES = frozenset(_GENERATORS)

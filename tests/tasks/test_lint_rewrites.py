@@ -30,6 +30,7 @@ RAISES_ANY = (
 )
 BOUND = RAISES_ANY.replace("IndexError):", "IndexError) as err:")
 PARSED = RAISES.replace("return d['k']", "return int(d)").replace("KeyError as e", "ValueError as e")
+TYPES = "def f(row):\n    kind = type(row)\n    return kind == list or type(row) != (str)\n"
 LOOP = (
     "def f(lines):\n    out = []\n    for line in lines:\n        line = line.strip()\n"
     "        if line:\n            out.append(line)\n    return out\n"
@@ -48,6 +49,12 @@ LOOP = (
         ("m.py", "B904", RAISES + "\n", [RAISES + " from None\n", RAISES + " from e\n"]),  # a lookup miss
         ("m.py", "B904", RAISES_ANY + "\n", [RAISES_ANY + " from None\n", BOUND + " from err\n"]),
         ("m.py", "B904", PARSED + "\n", [PARSED + " from e\n", PARSED + " from None\n"]),  # a real cause
+        (
+            "m.py",
+            "E721",
+            TYPES,
+            [TYPES.replace("kind == list", "kind is list"), TYPES.replace("!= (str)", "is not (str)")],
+        ),
     ],
 )
 def test_each_candidate_clears_its_finding_and_compiles(
@@ -151,3 +158,22 @@ def test_fixes_are_written_as_the_reviewer_asked(tmp_path: Path, rule: str, text
     assert candidate == expected and left == []
     compile(candidate, "m.py", "exec")
     assert _diagnostics(tmp_path, "m.py", candidate, rule) == []
+
+
+@pytest.mark.parametrize(
+    ("rule", "text"),
+    [
+        ("E721", "def g(row):\n    return type(row) == type(row.kind) == list\n"),  # chained
+        (
+            "E721",
+            "def g(row):\n    return (type(row)  # the row's\n            == list)\n",
+        ),  # a comment between
+    ],
+)
+def test_where_a_candidate_could_change_meaning_none_is_made(tmp_path: Path, rule: str, text: str) -> None:
+    diagnostics = _diagnostics(tmp_path, "m.py", text, rule)
+    assert diagnostics
+
+    found, left = with_candidates(text, diagnostics, "m.py")
+
+    assert found == [] and len(left) == len(diagnostics)
