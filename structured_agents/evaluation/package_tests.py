@@ -4,7 +4,10 @@ pytest runs in the project root with the folder the package imports from first o
 ``PYTHONPATH`` (so the copy is what the tests import, not an installed release), with the
 project's own pytest configuration but none of its ``addopts`` (they name plugins such as
 coverage that are not installed here) and no plugin loaded from entry points
-(``PYTEST_DISABLE_PLUGIN_AUTOLOAD``): this interpreter's pytest and nothing else. A package
+(``PYTEST_DISABLE_PLUGIN_AUTOLOAD``): this interpreter's pytest and nothing else. pytest's own
+deprecation warnings are ignored: a package whose configuration turns warnings into errors
+(``filterwarnings = error``, as click 8.1.7's does) would otherwise fail to collect under a
+newer pytest than it was released against. A package
 whose tests need more than that shows up as ``cannot run`` with pytest's last words, never
 as a pass.
 """
@@ -78,7 +81,17 @@ def _counts(output: str) -> dict[str, int]:
     return counts
 
 
-_PYTEST = ("-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=")
+_PYTEST = (
+    "-m",
+    "pytest",
+    "-q",
+    "-p",
+    "no:cacheprovider",
+    "-o",
+    "addopts=",
+    "-W",
+    "ignore::pytest.PytestDeprecationWarning",
+)
 """pytest as the evaluation runs it (see the module docstring)."""
 
 

@@ -41,6 +41,17 @@ def test_tests_that_cannot_be_collected_are_not_usable(tmp_path: Path) -> None:
     assert outcome.short() == "0/0+1e"
 
 
+def test_pytests_own_deprecations_do_not_fail_a_package_that_errors_on_warnings(tmp_path: Path) -> None:
+    """click 8.1.7 parametrizes with a generator, which this pytest deprecates, and turns every
+    warning into an error: its 589 tests failed to collect."""
+    test = "import itertools\nimport pytest\n\n@pytest.mark.parametrize('n', itertools.chain([1], [2]))\n"
+    test += "def test_n(n):\n    assert n\n"
+    root = _project(tmp_path, test)
+    (root / "setup.cfg").write_text("[tool:pytest]\nfilterwarnings =\n    error\n")
+    outcome = run_package_tests(root)
+    assert (outcome.status, outcome.passed, outcome.errors) == ("ran", 2, 0)
+
+
 def test_a_project_without_tests_says_so(tmp_path: Path) -> None:
     (tmp_path / "pkg.py").write_text("")
     outcome = run_package_tests(tmp_path)
