@@ -129,7 +129,7 @@ def ruff_fix(root: Path, files: list[str]) -> None:
     codebase's lowest Python as the target and its rules (as the lint task gives them)."""
     if files:
         settings = lint_settings(root).ruff_options()
-        options = ("--fix", "--exit-zero", "--no-cache", "--force-exclude", "--quiet")
+        options = ("--fix", "--no-unsafe-fixes", "--exit-zero", "--no-cache", "--force-exclude", "--quiet")
         _ruff(root, "check", *settings, *options, "--", *files)
 
 

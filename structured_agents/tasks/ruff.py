@@ -3,9 +3,11 @@ were one of them.
 
 Ruff runs as ``python -m ruff`` (the ruff of the running interpreter) in the codebase root, so
 the codebase's own configuration applies (rule selection, ``noqa``, and with
-``--force-exclude`` its ``exclude`` settings). A text is checked through stdin with
-``--stdin-filename`` set to the file's real path: nothing is written anywhere, neither to the
-user's files nor to a temporary copy.
+``--force-exclude`` its ``exclude`` settings), except what would change what a call does: a
+reading call says ``--no-fix`` (a configuration's ``fix = true`` would otherwise have ruff fix
+the user's files while it reads them) and :func:`ruff_safe_fixes` ``--no-unsafe-fixes``. A
+text is checked through stdin with ``--stdin-filename`` set to the file's real path: nothing
+is written anywhere, neither to the user's files nor to a temporary copy.
 """
 
 from __future__ import annotations
@@ -46,7 +48,16 @@ def ruff_findings(root: Path, files: Sequence[str], *options: str) -> dict[str, 
     resolved_root = root.resolve()
     for start in range(0, len(files), FILES_PER_RUN):
         chunk = files[start : start + FILES_PER_RUN]
-        command = [sys.executable, "-m", "ruff", "check", "--output-format", "json", "--exit-zero"]
+        command = [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--output-format",
+            "json",
+            "--exit-zero",
+            "--no-fix",
+        ]
         command += [*options, "--no-cache", "--force-exclude", "--", *chunk]
         try:
             done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
@@ -84,7 +95,7 @@ def ruff_diagnostics(root: Path, path: str, text: str, *options: str) -> list[di
     selection), as its JSON output gives them (``code``, ``message``, ``location``,
     ``end_location``, and ``fix``: its ``applicability``, ``safe``, ``unsafe`` or
     ``display-only``, its ``message`` and its ``edits``, or None)."""
-    out = _ruff(root, path, text, *options, "--output-format", "json")
+    out = _ruff(root, path, text, *options, "--no-fix", "--output-format", "json")
     try:
         findings = json.loads(out or "[]")
     except json.JSONDecodeError as exc:
@@ -103,4 +114,4 @@ def ruff_codes(root: Path, path: str, text: str, *options: str) -> list[str]:
 def ruff_safe_fixes(root: Path, path: str, text: str, *options: str) -> str:
     """``text`` with the fixes ruff itself calls safe applied (``ruff check --fix``, with
     ``options``), as if it were ``root/path``; unchanged where ruff has none (or excludes the file)."""
-    return _ruff(root, path, text, *options, "--fix", "--quiet") or text
+    return _ruff(root, path, text, *options, "--fix", "--no-unsafe-fixes", "--quiet") or text

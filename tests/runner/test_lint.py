@@ -23,6 +23,7 @@ from structured_agents.patches import apply_patches
 from structured_agents.runner import EmbeddedRunner, RunSummary
 from structured_agents.store import SqlStore, Store
 from structured_agents.tasks.check import CheckCommand
+from structured_agents.tasks.lint import discover_lint_jobs
 from structured_agents.tasks.lint_fixes import MAX_CANDIDATES, Change, fixes
 from structured_agents.tasks.lint_settings import lint_settings
 from structured_agents.tasks.lint_verdict import judge
@@ -422,6 +423,21 @@ def test_ruff_reads_the_text_with_the_codebase_config(project: Path) -> None:
     assert ruff_codes(project, "lint_me.py", long_line) == ["F401"]
     (project / "ruff.toml").write_text('line-length = 20\n[lint]\nselect = ["F", "E501"]\n')
     assert ruff_codes(project, "lint_me.py", long_line) == ["E501", "F401"]
+
+
+def test_a_config_that_fixes_on_every_run_is_only_read(tmp_path: Path) -> None:
+    """itsdangerous sets ``fix = true``: ruff then fixed the files it was asked to read, and
+    printed the source instead of JSON. ``unsafe-fixes = true`` must not reach the safe stage."""
+    root = _codebase(tmp_path / "code", flags=FLAGS + "import os\n")
+    (root / "ruff.toml").write_text("fix = true\nunsafe-fixes = true\n" + CLASSIC_RULES)
+
+    jobs = discover_lint_jobs(root)
+
+    assert (root / "flags.py").read_text() == FLAGS + "import os\n"  # discovery wrote nothing
+    assert ruff_codes(root, "flags.py", FLAGS) == ["E712", "F841"]
+    [job] = jobs
+    assert job.inputs["source"] == FLAGS  # the safe fix (F401) only: E712 and F841 are unsafe
+    assert [finding["code"] for finding in job.inputs["findings"]] == ["F841", "E712"]
 
 
 @pytest.mark.parametrize("bundle_task", ["lint"])
