@@ -175,7 +175,28 @@ def test_a_forced_text_the_model_does_not_expect_is_taken_through_the_mask() -> 
 
     with patch.object(logits_module, "_CANDIDATES", 4):  # "a", "b", "ab", "</s>": none fits
         assert select_tokens(logits, [0], masker, [SamplingParams()], [None]) == [5]  # "<s" beats "<"
-        assert not torch.isfinite(logits).all()  # the row was masked
+        assert torch.isfinite(logits).all()  # the bitmask was read, not applied to the whole row
+
+
+def test_the_bitmask_decides_among_ids_in_every_bit_of_a_word() -> None:
+    """Bit 31 of a bitmask word is its sign bit: token 31 (and 63) must still be read as allowed."""
+    texts = [f"t{i}" for i in range(64)]
+    texts[31], texts[63], texts[0] = "z", "y", "</s>"
+    info = xgrammar.TokenizerInfo(texts, stop_token_ids=[0])
+    compiled = xgrammar.GrammarCompiler(info).compile_grammar('root ::= "z" | "y"')
+    logits = torch.arange(64, dtype=torch.float32).flip(0).unsqueeze(0).repeat(2, 1)  # low ids best
+    logits[1, 63] = logits[1, 31]  # a tie: the lower id, as an argmax over the masked row
+    for row, expected in ((0, 31), (1, 31)):
+        masker = GrammarMasker([compiled], vocab_size=64, stop_token_ids=[0], max_threads=1)
+        with patch.object(logits_module, "_CANDIDATES", 2):
+            assert select_tokens(logits[row : row + 1].clone(), [0], masker, [SamplingParams()], [None]) == [
+                expected
+            ]
+    masker = GrammarMasker([compiled], vocab_size=64, stop_token_ids=[0], max_threads=1)
+    only_y = logits[:1].clone()
+    only_y[0, 31] = float("-inf")  # banned: the grammar's other token
+    with patch.object(logits_module, "_CANDIDATES", 2):
+        assert select_tokens(only_y, [0], masker, [SamplingParams()], [None]) == [63]
 
 
 def test_a_row_whose_grammar_allows_no_token_gets_no_token() -> None:
