@@ -13,6 +13,10 @@ So where a codebase has no ruff configuration, its flake8 settings are translate
 - ``max-line-length`` (flake8's default: 79) -> ``--line-length``; ``max-complexity`` -> the
   mccabe setting (unset, flake8 checks no complexity: ``C901`` is ignored).
 
+The line length the project holds its code to (:attr:`Flake8Rules.width`) is ``max-line-length``
+where ``E501`` is checked, and a tenth more where bugbear's ``B950`` is (the pairing black's
+documentation recommends: ``max-line-length = 80`` with ``B950`` allows black's 88).
+
 Ruff implements most of flake8's and its plugins' codes under the same names. A code ruff does
 not know (a plugin of flake8's it lacks, such as ``B950``) is left out, and said so
 (:meth:`Flake8Rules.describe`).
@@ -52,8 +56,9 @@ class Flake8Rules:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...]
     exclude: tuple[str, ...]
     line_length: int
-    line_length_set: bool
-    """Whether the configuration sets ``max-line-length`` (else flake8's default)."""
+    width: int | None
+    """The longest line the configuration lets through (see the module docstring); None when
+    it checks no line length."""
     max_complexity: int | None
     unknown: tuple[str, ...]
     """Selected codes that ruff does not know, left out (an ignored one is left out silently)."""
@@ -122,6 +127,13 @@ def _per_file(value: str) -> list[tuple[str, list[str]]]:
     return mapping
 
 
+def _checks(code: str, select: list[str], ignore: list[str]) -> bool:
+    """Whether flake8 reports ``code`` under ``select``/``ignore`` (the longer match wins)."""
+    chosen = max((len(s) for s in select if code.startswith(s)), default=-1)
+    dropped = max((len(s) for s in ignore if code.startswith(s)), default=-1)
+    return chosen > dropped
+
+
 def _section(root: Path) -> tuple[str, configparser.SectionProxy] | None:
     for name in FLAKE8_FILES:
         parser = configparser.RawConfigParser()
@@ -168,6 +180,10 @@ def flake8_rules(root: Path) -> Flake8Rules | None:
     )
     exclude = [*(listed("exclude") or ()), *(listed("extend-exclude") or ())]
     length = _number(section, "max-line-length")
+    line_length = length if length is not None and length > 0 else DEFAULT_LINE_LENGTH
+    width = line_length if _checks("E501", chosen, ignored) else None
+    if width is None and _checks("B950", chosen, ignored):
+        width = int(line_length * 1.1)
     complexity = _number(section, "max-complexity")
     return Flake8Rules(
         source=source,
@@ -175,8 +191,8 @@ def flake8_rules(root: Path) -> Flake8Rules | None:
         ignore=ignore,
         per_file_ignores=per_file,
         exclude=tuple(dict.fromkeys(pattern.removeprefix("./").rstrip("/") for pattern in exclude)),
-        line_length=length if length is not None and length > 0 else DEFAULT_LINE_LENGTH,
-        line_length_set=length is not None and length > 0,
+        line_length=line_length,
+        width=width,
         max_complexity=complexity if complexity is not None and complexity >= 0 else None,
         unknown=tuple(dict.fromkeys(code for code in chosen if code not in select)),
     )

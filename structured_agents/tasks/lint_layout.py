@@ -1,28 +1,31 @@
-"""A fix laid out the way ruff format would: wrapped where it would write a long line, and
-formatted where the code around it already is.
+"""A fix laid out the way ruff format would, where the code around it already is.
 
 Ruff's fixes do not wrap or re-indent: ``raise Error("...") from err`` or an f-string can end
 past the project's line length (the verdict then drops the fix: ``made a line too long``), and
-E731's ``def`` keeps the lambda's continuation lines at their old, deeper indent. So
-:func:`laid_out` formats the statements a fix changes with ``ruff format --range``, at the
-project's line length and in the file's own quote style, when
-
-- the fix writes a line over that length; or
-- those statements, before the fix, are already as ruff format would write them (the file
-  follows black's style there), so the fix keeps to it::
+E731's ``def`` keeps the lambda's continuation lines at their old, deeper indent. Where the code
+follows ruff format's (black's) style at the project's line length, in the file's own quote
+style, :func:`laid_out` writes the fix in that style too::
 
     raise ValueError(
         "missing key %s in the mapping given" % key
     ) from None
 
-Only the lines the fix changes are taken from the formatter (blank lines it would add or drop
-around them are not). A fix the formatter cannot bring within the length, or whose text does
-not format, is left as ruff wrote it.
+- A file formatted throughout: the fix is formatted with the whole file, blank lines around it
+  included (black puts one before a nested ``def``).
+- A file formatted only where the fix is (the statements it changes were as ruff format writes
+  them): those statements are formatted (``ruff format --range``) and nothing around them.
+- Anywhere else the fix is left as ruff wrote it: black's layout would be foreign to the file
+  (a strict reviewer sent such wraps back), and a fix over the length is dropped by the verdict.
+
+A simplification (``SIM``) that would need wrapping is left as ruff wrote it too (and so
+dropped): a four-line ``if``/``else`` turned into a five-line wrapped conditional is not
+simpler. So is a fix the formatter cannot bring within the length.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -55,10 +58,14 @@ def _changed(before: list[str], after: list[str]) -> _Span | None:
     return codes[0][1], codes[-1][2], codes[0][3], codes[-1][4]
 
 
-def _format_range(root: Path, path: str, lines: list[str], first: int, last: int, width: int) -> str | None:
-    """``lines`` with their lines ``[first, last)`` formatted by ruff; None when it fails."""
-    end = len(lines[last - 1].rstrip("\r\n")) + 1
-    command = [sys.executable, "-m", "ruff", "format", "--no-cache", f"--range={first + 1}:1-{last}:{end}"]
+def _format_range(
+    root: Path, path: str, lines: list[str], first: int | None, last: int, width: int
+) -> str | None:
+    """``lines`` with their lines ``[first, last)`` formatted by ruff (all of them when
+    ``first`` is None); None when it fails."""
+    command = [sys.executable, "-m", "ruff", "format", "--no-cache"]
+    if first is not None:
+        command.append(f"--range={first + 1}:1-{last}:{len(lines[last - 1].rstrip(chr(13) + chr(10))) + 1}")
     command += ["--line-length", str(width), "--config", "format.quote-style = 'preserve'"]
     command += ["--stdin-filename", str(root.resolve() / path), "-"]
     try:
@@ -111,13 +118,25 @@ def _formatted(
     return _only_within(lines, split_lines(formatted), first, last) if formatted else None
 
 
+@functools.lru_cache(maxsize=16)
+def _formatted_throughout(root: Path, path: str, text: str, width: int) -> bool:
+    """Whether ruff format, at ``width`` in the file's quote style, leaves ``text`` as it is."""
+    lines = split_lines(text)
+    return bool(lines) and _format_range(root, path, lines, None, 0, width) == text
+
+
+def _format_whole(root: Path, path: str, lines: list[str], width: int) -> list[str] | None:
+    formatted = _format_range(root, path, lines, None, 0, width)
+    return split_lines(formatted) if formatted else None
+
+
 def laid_out(
     root: Path, path: str, text: str, original: str, diagnostic: Mapping[str, Any], width: int
 ) -> dict[str, Any]:
     """``diagnostic`` (a ruff-shaped finding on ``text``, the file ``root/path``, with a fix),
-    its fix laid out as ruff format would at ``width`` where it writes a line over ``width``
-    that ``original`` does not have, or where the lines it changes are formatted already (see
-    the module docstring); unchanged otherwise."""
+    its fix laid out as ruff format would at ``width`` where the code around it is formatted
+    already (see the module docstring; ``original``: the file before ruff's safe fixes, whose
+    long lines are not the fix's); unchanged otherwise."""
     edits = fix_edits(text, diagnostic)
     if not edits:
         return dict(diagnostic)
@@ -127,9 +146,14 @@ def laid_out(
     if span is None or span[2] == span[3]:
         return dict(diagnostic)
     long = _too_long(fixed[span[2] : span[3]], width, known)
-    if not long and (span[0] == span[1] or _formatted(root, path, lines, span[0], span[1], width) != lines):
-        return dict(diagnostic)  # short, and the code around it is not in ruff format's style
-    kept = _formatted(root, path, fixed, span[2], span[3], width)
+    if long and str(diagnostic.get("code", "")).startswith("SIM"):
+        return dict(diagnostic)  # a simplification that needs wrapping is not simpler
+    if _formatted_throughout(root, path, text, width):
+        kept = _format_whole(root, path, fixed, width)
+    elif span[0] < span[1] and _formatted(root, path, lines, span[0], span[1], width) == lines:
+        kept = _formatted(root, path, fixed, span[2], span[3], width)
+    else:
+        return dict(diagnostic)  # the code around it is not in ruff format's style
     whole = _changed(lines, kept) if kept is not None and kept != fixed else None
     if kept is None or whole is None or _too_long(kept[whole[2] : whole[3]], width, known):
         return dict(diagnostic)

@@ -19,8 +19,8 @@ rejected as lint-appeasing noise are not made: ``ClassVar`` on a mutable class a
 (RUF012) in untyped code, ``import x as x`` re-exports (F401), an ambiguous character written as
 its escape (RUF001), a rebound loop variable renamed ``new_k`` (PLW2901: a worse name, and the
 loop's other rebindings left), and ``%`` formatting ruff itself declines to convert (UP031). Some of
-ruff's own fixes are not offered either (:data:`DECLINED`), and a few are written the way a
-reviewer asked (:mod:`~structured_agents.tasks.lint_refine`).
+ruff's own fixes are not offered either (:data:`DECLINED`, and :func:`_declined`'s cases), and a
+few are written the way a reviewer asked (:mod:`~structured_agents.tasks.lint_refine`).
 """
 
 from __future__ import annotations
@@ -184,6 +184,7 @@ DECLINED = {
     "SIM105": "contextlib.suppress is slower on the common path and needs an import",
     "B028": "stacklevel=2 pointed inside the library itself (a cached or generator caller) each time",
     "PLW3301": "max(a, *(gen)) reads worse than the nested max, and fails differently when empty",
+    "SIM103": "return bool(a and b) reads worse than the guard returns it replaces",
 }
 """Rules whose fixes are not offered, and why (a strict reviewer rejected them on packages
 whose tests passed with them)."""
@@ -211,8 +212,31 @@ def _has_fix(diagnostic: Mapping[str, Any]) -> bool:
     return isinstance(fix, Mapping) and fix.get("applicability") in ("safe", "unsafe")
 
 
-def _declined(diagnostic: Mapping[str, Any]) -> bool:
-    return str(diagnostic.get("code")) in DECLINED
+_RENAMES = frozenset({"B007", "RUF059"})
+"""Rules whose fix renames an unused name with a leading underscore."""
+
+
+def _declined(diagnostic: Mapping[str, Any], module: _Module | None) -> bool:
+    """Whether ``diagnostic``'s fix is not offered: its rule is :data:`DECLINED`; or, as a strict
+    reviewer asked, it renames a name in an unpacking the file repeats elsewhere word for word
+    (``num_pos_only, func, keyword_exclude, sigspec = sig`` in six sibling helpers: the shared
+    form documents the tuple), or folds an ``if __debug__:`` block into its condition (the
+    idiom marks debug-only code)."""
+    code = str(diagnostic.get("code"))
+    if code in DECLINED:
+        return True
+    row = int((diagnostic.get("location") or {}).get("row", 0))
+    if module is None or not 1 <= row <= len(module.lines):
+        return False
+    if code in _RENAMES:
+        line = module.lines[row - 1].strip()
+        return sum(other.strip() == line for other in module.lines) > 1
+    if code == "SIM102":
+        return any(
+            isinstance(node.test, ast.Name) and node.test.id == "__debug__"
+            for node in module.at(row, (ast.If,))
+        )
+    return False
 
 
 def with_candidates(
@@ -234,7 +258,7 @@ def with_candidates(
         if int((diagnostic.get("location") or {}).get("row", 0)) in copied:
             left.append(dict(diagnostic))
             continue
-        if _has_fix(diagnostic) and not _declined(diagnostic):
+        if _has_fix(diagnostic) and not _declined(diagnostic, module):
             fixed.append(refine(diagnostic, text))
             continue
         if _has_fix(diagnostic):

@@ -5,8 +5,9 @@
   its flake8 configuration, translated (:func:`~structured_agents.tasks.flake8_config.flake8_rules`);
   else ruff's defaults.
 - The line length a change may write: ruff's ``line-length`` (or pycodestyle's
-  ``max-line-length``), else flake8's ``max-line-length``, else black's ``line-length``
-  (``[tool.black]`` in ``pyproject.toml``); None when the project sets none.
+  ``max-line-length``), else the length flake8 checks (:attr:`.Flake8Rules.width`), else
+  black's ``line-length`` (``[tool.black]`` in ``pyproject.toml``); None when the project sets
+  none.
 """
 
 from __future__ import annotations
@@ -78,5 +79,5 @@ def lint_settings(root: Path) -> LintSettings:
         width = width or _positive(settings.get("line-length"))
         return LintSettings(target, None, width or _black_width(root))
     flake8 = flake8_rules(root)
-    width = flake8.line_length if flake8 is not None and flake8.line_length_set else None
+    width = flake8.width if flake8 is not None else None
     return LintSettings(target, flake8, width or _black_width(root))

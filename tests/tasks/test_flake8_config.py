@@ -43,7 +43,7 @@ def test_every_setting_is_translated_and_codes_ruff_lacks_are_named(tmp_path: Pa
     assert rules.ignore == ("E731", "E741", "E203")  # W503 is not ruff's: dropped silently
     assert rules.per_file_ignores == (("pkg/__init__.py", ("F401", "F403")), ("tests/*", ("E501",)))
     assert rules.exclude == ("docs/conf.py", "build")
-    assert (rules.line_length, rules.line_length_set, rules.max_complexity) == (100, True, 12)
+    assert (rules.line_length, rules.width, rules.max_complexity) == (100, 100, 12)
     assert rules.ruff_options() == (
         "--select", "C,E,F,W,B", "--line-length", "100", "--ignore", "E731,E741,E203",
         "--per-file-ignores", "pkg/__init__.py:F401,F403", "--per-file-ignores", "tests/*:E501",
@@ -60,7 +60,7 @@ def test_flake8_defaults_where_the_section_sets_nothing(tmp_path: Path) -> None:
     assert rules is not None and rules.source == "tox.ini"
     assert rules.select == DEFAULT_SELECT
     assert "E226" in rules.ignore and "W503" not in rules.ignore  # flake8's own ignore list, in ruff's terms
-    assert (rules.line_length, rules.line_length_set, rules.max_complexity) == (79, False, None)
+    assert (rules.line_length, rules.width, rules.max_complexity) == (79, 79, None)  # E501 is checked
     assert "C901" in rules.ruff_options()[rules.ruff_options().index("--ignore") + 1]  # no max-complexity
 
 
@@ -118,7 +118,11 @@ def test_the_line_length_a_change_may_write(tmp_path: Path) -> None:
     assert lint_settings(tmp_path).width == 79  # black's
     (tmp_path / "setup.cfg").write_text("[flake8]\nmax-line-length = 99\n")
     assert lint_settings(tmp_path).width == 99  # flake8's, set
-    (tmp_path / "setup.cfg").write_text("[flake8]\nignore = E731\n")
-    assert lint_settings(tmp_path).width == 79  # flake8's default is not a choice: black's
+    (tmp_path / "setup.cfg").write_text("[flake8]\nignore = E731, E501\nmax-line-length = 99\n")
+    assert lint_settings(tmp_path).width == 79  # flake8 checks no length: black's
+    (tmp_path / "setup.cfg").write_text(
+        "[flake8]\nselect = E, F, W, B, B950\nignore = E501\nmax-line-length = 80\n"
+    )
+    assert lint_settings(tmp_path).width == 88  # bugbear's B950: a tenth more, black's 88
     (tmp_path / "ruff.toml").write_text("line-length = 110\n")
     assert lint_settings(tmp_path).width == 110  # ruff's own configuration

@@ -18,7 +18,7 @@ SOURCE = (
     "    try:\n"
     "        return next(iter(iterable))\n"
     "    except StopIteration:\n"
-    "        raise ValueError('first() was called on an empty iterable, and no default value')\n"
+    "        raise ValueError('first() was called on an empty iterable, no default')\n"
     "x = 1\n"  # one blank line short of what a formatter wants: not the fix's business
 )
 SHORT = "def get(d, k):\n    try:\n        return d[k]\n    except KeyError:\n        raise ValueError(k)\n"
@@ -44,7 +44,7 @@ def test_a_fix_that_writes_a_long_line_is_offered_laid_out(tmp_path: Path) -> No
         new = apply_changes(text, fixes(text, [item]))[0]
         compile(new, "m.py", "exec")
         assert all(len(line) <= 79 for line in new.splitlines())
-        assert "'first() was called on an empty iterable, and no default value'" in new  # quotes kept
+        assert "'first() was called on an empty iterable, no default'" in new  # quotes kept
         assert new.splitlines()[-1] == "x = 1" and new.count("\n\n") == 0  # no blank lines added
         assert new.startswith(SOURCE[: SOURCE.index("    except")])  # the lines before: untouched
 
@@ -108,3 +108,50 @@ def test_a_fix_in_code_laid_out_its_own_way_is_left_as_ruff_wrote_it(tmp_path: P
     _, [offered] = _offered(tmp_path, "m.py")
 
     assert "laid out" not in offered["fix"]["message"] and "wrapped" not in offered["fix"]["message"]
+
+
+def test_in_a_file_formatted_throughout_the_blank_lines_around_the_fix_follow_too(tmp_path: Path) -> None:
+    """Black puts a blank line before a nested ``def`` (more-itertools' E731 fixes lacked it)."""
+    (tmp_path / "pyproject.toml").write_text(CONFIG.replace('"B"', '"E731"'))
+    (tmp_path / "m.py").write_text(LAMBDA)
+
+    text, [offered] = _offered(tmp_path, "m.py")
+    new = apply_changes(text, fixes(text, [offered]))[0]
+
+    assert "    if too_short is None:\n\n        def too_short(count):\n" in new
+
+
+def test_a_long_fix_in_code_not_in_blacks_style_is_left_for_the_verdict(tmp_path: Path) -> None:
+    """Black's wrapping is foreign to a file that aligns its continuations (boltons)."""
+    (tmp_path / "pyproject.toml").write_text(CONFIG)
+    aligned = (
+        "def pick(mapping, key):\n"
+        "    try:\n"
+        "        return mapping[key]\n"
+        "    except LookupError:\n"
+        "        raise ValueError('no such key in the mapping: %s, %s'\n"
+        "                         % (key, len(mapping)))\n"
+    )
+    (tmp_path / "m.py").write_text(aligned)
+
+    _, offered = _offered(tmp_path, "m.py")
+
+    assert offered and all("wrapped" not in item["fix"]["message"] for item in offered)
+
+
+def test_a_simplification_that_needs_wrapping_is_left_for_the_verdict(tmp_path: Path) -> None:
+    """A four-line if/else is simpler than a wrapped conditional expression (toolz's SIM108)."""
+    (tmp_path / "pyproject.toml").write_text(CONFIG.replace('"B"', '"SIM108"'))
+    branches = (
+        "def describe(value, registry):\n"
+        "    if value in registry:\n"
+        "        label = registry[value].description\n"
+        "    else:\n"
+        "        label = 'an unregistered one'\n"
+        "    return label\n"
+    )
+    (tmp_path / "m.py").write_text(branches)
+
+    _, [offered] = _offered(tmp_path, "m.py")
+
+    assert offered["code"] == "SIM108" and "wrapped" not in offered["fix"]["message"]
