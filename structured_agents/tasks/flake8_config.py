@@ -91,20 +91,21 @@ class Flake8Rules:
 
 
 @functools.cache
-def _ruff_codes() -> frozenset[str]:
-    """Every rule code the running ruff knows (preview rules included)."""
+def _ruff_selectors() -> frozenset[str]:
+    """Every rule code the running ruff knows (preview rules included), and every prefix of one."""
     command = [sys.executable, "-m", "ruff", "rule", "--all", "--output-format", "json"]
     try:
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         rules = json.loads(done.stdout or "[]")
     except (OSError, ValueError):
         return frozenset()
-    return frozenset(str(rule.get("code")) for rule in rules if isinstance(rule, dict))
+    codes = [str(rule.get("code")) for rule in rules if isinstance(rule, dict)]
+    return frozenset(code[:end] for code in codes for end in range(1, len(code) + 1))
 
 
 def _known(code: str) -> bool:
     """Whether ruff accepts ``code`` as a rule selector (a code or a prefix of one)."""
-    return _SELECTOR.fullmatch(code) is not None and any(known.startswith(code) for known in _ruff_codes())
+    return _SELECTOR.fullmatch(code) is not None and code in _ruff_selectors()
 
 
 def _items(value: str) -> list[str]:
