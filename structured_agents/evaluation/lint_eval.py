@@ -55,8 +55,8 @@ pyupgrade and simplify, without E501 (line length is a project's own choice)."""
 
 STRICT_RULES = ("E", "F", "W", "B", "UP", "SIM", "PL", "RUF")
 """``sa eval lint --strict``: pycodestyle, pyflakes, bugbear, pyupgrade, simplify, pylint and
-ruff's own, over the package's config (its line length, target and per-file ignores hold),
-without E501 (line length is a project's own choice)."""
+ruff's own, over the package's config (its line length, also where flake8 or black sets it,
+target and per-file ignores hold), without E501 (line length is a project's own choice)."""
 RUFF_DEFAULT_RULES = ("E4", "E7", "E9", "F")
 """The selection a package's ruff config builds on when it selects no rules itself (ruff's
 long-standing default); newer ruff versions select many more by default, which would count
@@ -69,14 +69,17 @@ def _write_fixed_config(root: Path) -> None:
     (root / "ruff.toml").write_text(text, encoding="utf-8")
 
 
-def _pin(root: Path, why: str, select: Sequence[str], ignore: Sequence[str]) -> None:
+def _pin(
+    root: Path, why: str, select: Sequence[str], ignore: Sequence[str], line_length: int | None = None
+) -> None:
     """Write a ``.ruff.toml`` with this rule selection over the package's own config, which it
-    extends (ruff reads a ``.ruff.toml`` first)."""
+    extends (ruff reads a ``.ruff.toml`` first), and ``line_length`` when given."""
     config = ruff_config_file(root)
     if config is not None and config.name == ".ruff.toml":  # make room for the pin
         config = config.rename(root / "ruff-package.toml")
     text = f"# sa eval: {why}\n"
     text += f'extend = "{config.name}"\n' if config is not None else ""
+    text += f"line-length = {line_length}\n" if line_length is not None else ""
     text += f"\n[lint]\nselect = {json.dumps(list(select))}\nignore = {json.dumps(list(ignore))}\n"
     (root / ".ruff.toml").write_text(text, encoding="utf-8")
 
@@ -157,8 +160,8 @@ async def evaluate_lint(
     released = work / "released"
     shutil.copytree(project, released)
     config = "own" if has_ruff_config(released) else "flake8" if flake8_rules(released) else "fixed"
-    if strict:
-        _pin(released, "--strict", STRICT_RULES, ["E501"])
+    if strict:  # the package's line length holds (flake8's or black's, which no extend carries)
+        _pin(released, "--strict", STRICT_RULES, ["E501"], lint_settings(released).width)
         config = "strict"
     elif config == "fixed":
         _write_fixed_config(released)

@@ -173,8 +173,7 @@ def offered_fixes(
     project's length or the code around it is formatted already
     (:func:`~structured_agents.tasks.lint_layout.laid_out`); and those with none."""
     offered, unfixable = with_candidates(fixed, diagnostics, path)
-    width = settings.width_for(original)
-    return [laid_out(root, path, fixed, original, item, width) for item in offered], unfixable
+    return [laid_out(root, path, fixed, original, item, settings) for item in offered], unfixable
 
 
 def agent_changes(inputs: Mapping[str, Any], result: RunResult) -> list[Change]:

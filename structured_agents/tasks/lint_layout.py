@@ -11,9 +11,10 @@ style, :func:`laid_out` writes the fix in that style too::
     ) from None
 
 - A file formatted throughout: the fix is formatted with the whole file, blank lines around it
-  included (black puts one before a nested ``def``).
+  included.
 - A file formatted only where the fix is (the statements it changes were as ruff format writes
-  them): those statements are formatted (``ruff format --range``) and nothing around them.
+  them): those statements are formatted (``ruff format --range``) and nothing around them, but
+  the blank line black puts before a nested ``def`` or ``class``.
 - Anywhere else the fix is left as ruff wrote it: black's layout would be foreign to the file
   (a strict reviewer sent such wraps back), and a fix over the length is dropped by the verdict.
 
@@ -34,6 +35,8 @@ from typing import Any
 
 from structured_agents.jobs.source import split_lines
 from structured_agents.tasks.lint_fixes import apply_edits, fix_edits
+from structured_agents.tasks.lint_settings import LintSettings
+from structured_agents.tasks.ruff import ruff_safe_fixes
 
 __all__ = ["laid_out"]
 
@@ -87,6 +90,15 @@ def _blank(lines: list[str]) -> bool:
     return all(not line.strip() for line in lines)
 
 
+_DEFINITION = ("def ", "async def ", "class ", "@")
+
+
+def _opens_definition(lines: list[str]) -> bool:
+    """Whether the first line of ``lines`` that is not blank starts a definition (black puts a
+    blank line before a nested one)."""
+    return next((line.lstrip().startswith(_DEFINITION) for line in lines if line.strip()), False)
+
+
 def _only_within(fixed: list[str], formatted: list[str], first: int, last: int) -> list[str] | None:
     """``fixed`` with the formatter's changes to its lines ``[first, last)`` taken, and its
     blank lines added or dropped elsewhere left out; None when it changed anything else."""
@@ -95,7 +107,11 @@ def _only_within(fixed: list[str], formatted: list[str], first: int, last: int) 
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             result += formatted[j1:j2]
-        elif _blank([*fixed[i1:i2], *formatted[j1:j2]]) and not first < i1 <= i2 < last:
+        elif (
+            _blank([*fixed[i1:i2], *formatted[j1:j2]])
+            and not first < i1 <= i2 < last
+            and not (op == "insert" and i1 == first and _opens_definition(fixed[first:last]))
+        ):
             result += fixed[i1:i2]  # blank lines at the edges: the formatter's spacing, not the fix
         elif first <= i1 and i2 <= last:
             result += formatted[j1:j2]
@@ -131,16 +147,20 @@ def _format_whole(root: Path, path: str, lines: list[str], width: int) -> list[s
 
 
 def laid_out(
-    root: Path, path: str, text: str, original: str, diagnostic: Mapping[str, Any], width: int
+    root: Path, path: str, text: str, original: str, diagnostic: Mapping[str, Any], settings: LintSettings
 ) -> dict[str, Any]:
     """``diagnostic`` (a ruff-shaped finding on ``text``, the file ``root/path``, with a fix),
-    its fix laid out as ruff format would at ``width`` where the code around it is formatted
-    already (see the module docstring; ``original``: the file before ruff's safe fixes, whose
-    long lines are not the fix's); unchanged otherwise."""
+    its fix laid out as ruff format would at the project's line length where the code around it
+    is formatted already (see the module docstring; ``original``: the file before ruff's safe
+    fixes, whose long lines are not the fix's); unchanged otherwise. The fix is judged with
+    ruff's safe fixes on top, as the verdict applies it (UP031's ``.format()`` is an f-string by
+    then, and may fit where the ``.format()`` did not)."""
     edits = fix_edits(text, diagnostic)
     if not edits:
         return dict(diagnostic)
-    lines, fixed = split_lines(text), split_lines(apply_edits(text, edits))
+    width = settings.width_for(original)
+    fixed_text = ruff_safe_fixes(root, path, apply_edits(text, edits), *settings.ruff_options())
+    lines, fixed = split_lines(text), split_lines(fixed_text)
     known = {line.rstrip("\r\n") for line in split_lines(original)}
     span = _changed(lines, fixed)
     if span is None or span[2] == span[3]:

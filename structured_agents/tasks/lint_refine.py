@@ -8,9 +8,6 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
 - ``RUF005``: ruff writes ``[a, *list(rows)]`` for ``[a] + list(rows)``; unpacking already
   iterates ``rows`` once, so the copy goes: ``[a, *rows]``. Not in a file that binds the name
   ``list`` itself.
-- ``UP031``/``UP032``: ruff writes ``f"{str(item)}"`` for ``"%s" % str(item)``; the reviewer
-  asked for the conversion instead, ``f"{item!s}"`` (``!r`` for ``repr``, ``!a`` for
-  ``ascii``: the same call). Not in a file that binds one of those names itself.
 
 A fix whose text does not parse, or that holds nothing to refine, is left as ruff wrote it.
 """
@@ -58,34 +55,6 @@ class _NoListCopy(cst.CSTTransformer):
         return updated_node
 
 
-_CONVERSIONS = {"str": "s", "repr": "r", "ascii": "a"}
-_BINDS_CONVERTER = re.compile(
-    r"(?m)^\s*(?:(?:str|repr|ascii)\s*=|def\s+(?:str|repr|ascii)\b|class\s+(?:str|repr|ascii)\b)"
-    r"|\bas\s+(?:str|repr|ascii)\b|\bimport\s+(?:str|repr|ascii)\b"
-)
-
-
-class _Conversions(cst.CSTTransformer):
-    def leave_FormattedStringExpression(
-        self, original_node: cst.FormattedStringExpression, updated_node: cst.FormattedStringExpression
-    ) -> cst.FormattedStringExpression:
-        call = updated_node.expression
-        if (
-            updated_node.conversion is None
-            and updated_node.equal is None
-            and isinstance(call, cst.Call)
-            and isinstance(call.func, cst.Name)
-            and call.func.value in _CONVERSIONS
-            and len(call.args) == 1
-            and call.args[0].star == ""
-            and call.args[0].keyword is None
-        ):
-            return updated_node.with_changes(
-                expression=call.args[0].value, conversion=_CONVERSIONS[call.func.value]
-            )
-        return updated_node
-
-
 def _atomic(branch: cst.BaseExpression) -> bool:
     """Whether ``branch`` keeps its grouping wherever it stands in a conditional expression."""
     return bool(getattr(branch, "lpar", ())) or not isinstance(branch, cst.IfExp | cst.Lambda)
@@ -107,16 +76,7 @@ def _ruf005(content: str, text: str) -> str:
     return content if _BINDS_LIST.search(text) else _rewrite(content, _NoListCopy())
 
 
-def _conversions(content: str, text: str) -> str:
-    return content if _BINDS_CONVERTER.search(text) else _rewrite(content, _Conversions())
-
-
-REFINED: dict[str, Callable[[str, str], str]] = {
-    "SIM108": _sim108,
-    "RUF005": _ruf005,
-    "UP031": _conversions,
-    "UP032": _conversions,
-}
+REFINED: dict[str, Callable[[str, str], str]] = {"SIM108": _sim108, "RUF005": _ruf005}
 """Rules whose fixes are refined, and how (a fix's text and the file's text in, the text out)."""
 
 

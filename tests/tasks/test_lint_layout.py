@@ -10,7 +10,7 @@ from structured_agents.tasks.lint import offered_fixes
 from structured_agents.tasks.lint_fixes import apply_changes, fixes
 from structured_agents.tasks.lint_layout import laid_out
 from structured_agents.tasks.lint_settings import lint_settings
-from structured_agents.tasks.ruff import ruff_diagnostics
+from structured_agents.tasks.ruff import ruff_diagnostics, ruff_safe_fixes
 
 CONFIG = '[tool.black]\nline-length = 79\n[tool.ruff.lint]\nselect = ["B", "E", "F"]\nignore = ["E501"]\n'
 SOURCE = (
@@ -58,7 +58,9 @@ def test_a_fix_within_the_length_is_left_as_ruff_wrote_it(tmp_path: Path) -> Non
     diagnostics = ruff_diagnostics(tmp_path, "m.py", text, *settings.ruff_options())
 
     assert offered and all("wrapped" not in str(item["fix"]) for item in offered)
-    assert laid_out(tmp_path, "m.py", text, text, diagnostics[0], 79) == diagnostics[0]  # no fix: as it was
+    assert (
+        laid_out(tmp_path, "m.py", text, text, diagnostics[0], settings) == diagnostics[0]
+    )  # no fix: as it was
 
 
 def test_a_line_no_formatter_can_shorten_is_left_for_the_verdict(tmp_path: Path) -> None:
@@ -155,3 +157,34 @@ def test_a_simplification_that_needs_wrapping_is_left_for_the_verdict(tmp_path: 
     _, [offered] = _offered(tmp_path, "m.py")
 
     assert offered["code"] == "SIM108" and "wrapped" not in offered["fix"]["message"]
+
+
+def test_where_only_the_fix_is_in_blacks_style_a_nested_def_still_gets_its_blank_line(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(CONFIG.replace('"B"', '"E731"'))
+    (tmp_path / "m.py").write_text(LAMBDA + "x=[1,\n  2]\n")  # the file's end is laid out its own way
+
+    text, [offered] = _offered(tmp_path, "m.py")
+    new = apply_changes(text, fixes(text, [offered]))[0]
+
+    assert "    if too_short is None:\n\n        def too_short(count):\n            return raise_(\n" in new
+    assert new.endswith("    return too_short\nx=[1,\n  2]\n")  # nothing else moved
+
+
+def test_a_fix_is_judged_with_ruffs_safe_fixes_on_top(tmp_path: Path) -> None:
+    """UP031 writes ``.format()`` (over the length here); ruff's safe UP032 then makes it an
+    f-string that fits: it is offered on one line, not wrapped (a boltons hunk a reviewer sent
+    back)."""
+    (tmp_path / "pyproject.toml").write_text(CONFIG.replace('"B", "E", "F"', '"UP"'))
+    raising = "        raise TypeError('unexpected keyword arguments: %r' % kw.keys())\n"
+    (tmp_path / "m.py").write_text("def check(kw):\n    if kw:\n" + raising)
+
+    text, [offered] = _offered(tmp_path, "m.py")
+    new = apply_changes(text, fixes(text, [offered]))[0]
+    proposed = ruff_safe_fixes(
+        tmp_path, "m.py", new, *lint_settings(tmp_path).ruff_options()
+    )  # as the verdict does
+
+    assert "wrapped" not in offered["fix"]["message"]
+    assert (
+        proposed.splitlines()[2] == "        raise TypeError(f'unexpected keyword arguments: {kw.keys()!r}')"
+    )

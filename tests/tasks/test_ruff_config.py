@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from structured_agents.evaluation.lint_eval import RUFF_DEFAULT_RULES, pin_default_rules
+from structured_agents.evaluation.lint_eval import RUFF_DEFAULT_RULES, _pin, pin_default_rules
 from structured_agents.tasks.pytarget import python_target
 from structured_agents.tasks.ruff_config import ruff_config_file, ruff_settings, selects_rules
 
@@ -73,3 +73,12 @@ def test_a_package_selecting_no_rules_is_counted_under_rufs_long_standing_defaul
     assert ruff_settings(tmp_path)["line-length"] == 127  # the package's own settings still hold
     assert python_target(tmp_path).lowest == (3, 8)
     assert not pin_default_rules(tmp_path)  # it selects now: pinned once
+
+
+def test_the_strict_pin_keeps_the_line_length_no_extend_carries(tmp_path: Path) -> None:
+    """A flake8 project's 100 columns hold under ``sa eval lint --strict`` too."""
+    for root, length, codes in ((tmp_path / "a", 100, ["F401"]), (tmp_path / "b", None, ["E501", "F401"])):
+        root.mkdir()
+        (root / "m.py").write_text("import os\nVALUE = '" + "word " * 17 + "'\n")  # 95 columns
+        _pin(root, "--strict", ["E501", "F"], [], length)
+        assert _ruff_codes(root) == codes  # without a length: ruff's 88
