@@ -159,8 +159,16 @@ def laid_out(
     if not edits:
         return dict(diagnostic)
     width = settings.width_for(original)
-    fixed_text = ruff_safe_fixes(root, path, apply_edits(text, edits), *settings.ruff_options())
-    lines, fixed = split_lines(text), split_lines(fixed_text)
+    lines = split_lines(text)
+    touched = _changed(lines, split_lines(apply_edits(text, edits)))
+    if touched is None:
+        return dict(diagnostic)
+    throughout = _formatted_throughout(root, path, text, width)
+    if not throughout and (
+        touched[0] == touched[1] or _formatted(root, path, lines, touched[0], touched[1], width) != lines
+    ):
+        return dict(diagnostic)  # the code around it is not in ruff format's style
+    fixed = split_lines(ruff_safe_fixes(root, path, apply_edits(text, edits), *settings.ruff_options()))
     known = {line.rstrip("\r\n") for line in split_lines(original)}
     span = _changed(lines, fixed)
     if span is None or span[2] == span[3]:
@@ -168,12 +176,10 @@ def laid_out(
     long = _too_long(fixed[span[2] : span[3]], width, known)
     if long and str(diagnostic.get("code", "")).startswith("SIM"):
         return dict(diagnostic)  # a simplification that needs wrapping is not simpler
-    if _formatted_throughout(root, path, text, width):
+    if throughout:
         kept = _format_whole(root, path, fixed, width)
-    elif span[0] < span[1] and _formatted(root, path, lines, span[0], span[1], width) == lines:
-        kept = _formatted(root, path, fixed, span[2], span[3], width)
     else:
-        return dict(diagnostic)  # the code around it is not in ruff format's style
+        kept = _formatted(root, path, fixed, span[2], span[3], width)
     whole = _changed(lines, kept) if kept is not None and kept != fixed else None
     if kept is None or whole is None or _too_long(kept[whole[2] : whole[3]], width, known):
         return dict(diagnostic)
