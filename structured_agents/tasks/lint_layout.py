@@ -14,7 +14,10 @@ style, :func:`laid_out` writes the fix in that style too::
   included.
 - A file formatted only where the fix is (the statements it changes were as ruff format writes
   them): those statements are formatted (``ruff format --range``) and nothing around them, but
-  the blank line black puts before a nested ``def`` or ``class``.
+  the blank line black puts before a nested ``def`` or ``class``. A fix that needs wrapping is
+  wrapped there only when one of those statements already spans lines in black's way:
+  one-line statements say nothing of how the file wraps (boltons aligns its continuations
+  under the bracket).
 - Anywhere else the fix is left as ruff wrote it: black's layout would be foreign to the file
   (a strict reviewer sent such wraps back), and a fix over the length is dropped by the verdict.
 
@@ -25,6 +28,7 @@ simpler. So is a fix the formatter cannot bring within the length.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import functools
 import subprocess
@@ -33,6 +37,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from structured_agents import syntax
 from structured_agents.jobs.source import split_lines
 from structured_agents.tasks.lint_fixes import apply_edits, fix_edits
 from structured_agents.tasks.lint_settings import LintSettings
@@ -135,6 +140,21 @@ def _formatted(
 
 
 @functools.lru_cache(maxsize=16)
+def _spans_lines(text: str) -> frozenset[int]:
+    """The lines (from 0) of ``text``'s simple statements that span several lines."""
+    try:
+        tree = syntax.parse(text)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    return frozenset(
+        line
+        for node in ast.walk(tree)
+        if isinstance(node, ast.stmt) and not hasattr(node, "body") and (node.end_lineno or 0) > node.lineno
+        for line in range(node.lineno - 1, node.end_lineno or 0)
+    )
+
+
+@functools.lru_cache(maxsize=16)
 def _formatted_throughout(root: Path, path: str, text: str, width: int) -> bool:
     """Whether ruff format, at ``width`` in the file's quote style, leaves ``text`` as it is."""
     lines = split_lines(text)
@@ -176,6 +196,8 @@ def laid_out(
     long = _too_long(fixed[span[2] : span[3]], width, known)
     if long and str(diagnostic.get("code", "")).startswith("SIM"):
         return dict(diagnostic)  # a simplification that needs wrapping is not simpler
+    if long and not throughout and not _spans_lines(text) & set(range(touched[0], touched[1])):
+        return dict(diagnostic)  # one-line statements say nothing of how the file wraps
     if throughout:
         kept = _format_whole(root, path, fixed, width)
     else:

@@ -19,7 +19,7 @@ SOURCE = (
     "        return next(iter(iterable))\n"
     "    except StopIteration:\n"
     "        raise ValueError('first() was called on an empty iterable, no default')\n"
-    "x = 1\n"  # one blank line short of what a formatter wants: not the fix's business
+    "\n\nx = 1\n"
 )
 SHORT = "def get(d, k):\n    try:\n        return d[k]\n    except KeyError:\n        raise ValueError(k)\n"
 
@@ -45,8 +45,18 @@ def test_a_fix_that_writes_a_long_line_is_offered_laid_out(tmp_path: Path) -> No
         compile(new, "m.py", "exec")
         assert all(len(line) <= 79 for line in new.splitlines())
         assert "'first() was called on an empty iterable, no default'" in new  # quotes kept
-        assert new.splitlines()[-1] == "x = 1" and new.count("\n\n") == 0  # no blank lines added
+        assert new.endswith("\n\n\nx = 1\n") and new.count("\n\n") == 1  # no blank lines added
         assert new.startswith(SOURCE[: SOURCE.index("    except")])  # the lines before: untouched
+
+
+def test_a_one_line_statement_in_a_file_not_in_blacks_style_is_not_wrapped(tmp_path: Path) -> None:
+    """One line says nothing of how the file wraps (boltons aligns under the bracket)."""
+    (tmp_path / "pyproject.toml").write_text(CONFIG)
+    (tmp_path / "m.py").write_text(SOURCE.replace("\n\nx = 1", "x=1"))  # not black's throughout
+
+    _, offered = _offered(tmp_path, "m.py")
+
+    assert len(offered) == 2 and all("wrapped" not in item["fix"]["message"] for item in offered)
 
 
 def test_a_fix_within_the_length_is_left_as_ruff_wrote_it(tmp_path: Path) -> None:
