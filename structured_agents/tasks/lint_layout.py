@@ -10,8 +10,8 @@ style, :func:`laid_out` writes the fix in that style too::
         "missing key %s in the mapping given" % key
     ) from None
 
-- A file formatted throughout: the fix is formatted with the whole file, blank lines around it
-  included.
+- A file formatted throughout (as the user wrote it, before ruff's own fixes): the statements
+  the fix changes are formatted, and the blank lines next to them too.
 - A file formatted only where the fix is (the statements it changes were as ruff format writes
   them): those statements are formatted (``ruff format --range``) and nothing around them, but
   the blank line black puts before a nested ``def`` or ``class``. A fix that needs wrapping is
@@ -96,6 +96,9 @@ def _blank(lines: list[str]) -> bool:
 
 
 _DEFINITION = ("def ", "async def ", "class ", "@")
+_EDGE = 2
+"""Lines either side of the formatted statements whose blank lines the formatter may change,
+in a file formatted throughout (black's two blank lines after a nested ``def``...)."""
 
 
 def _opens_definition(lines: list[str]) -> bool:
@@ -104,7 +107,9 @@ def _opens_definition(lines: list[str]) -> bool:
     return next((line.lstrip().startswith(_DEFINITION) for line in lines if line.strip()), False)
 
 
-def _only_within(fixed: list[str], formatted: list[str], first: int, last: int) -> list[str] | None:
+def _only_within(
+    fixed: list[str], formatted: list[str], first: int, last: int, edges: bool = False
+) -> list[str] | None:
     """``fixed`` with the formatter's changes to its lines ``[first, last)`` taken, and its
     blank lines added or dropped elsewhere left out; None when it changed anything else."""
     result: list[str] = []
@@ -115,6 +120,7 @@ def _only_within(fixed: list[str], formatted: list[str], first: int, last: int) 
         elif (
             _blank([*fixed[i1:i2], *formatted[j1:j2]])
             and not first < i1 <= i2 < last
+            and not (edges and first - _EDGE <= i1 and i2 <= last + _EDGE)
             and not (op == "insert" and i1 == first and _opens_definition(fixed[first:last]))
         ):
             result += fixed[i1:i2]  # blank lines at the edges: the formatter's spacing, not the fix
@@ -131,12 +137,12 @@ def _location(starts: list[int], offset: int) -> dict[str, int]:
 
 
 def _formatted(
-    root: Path, path: str, lines: list[str], first: int, last: int, width: int
+    root: Path, path: str, lines: list[str], first: int, last: int, width: int, edges: bool = False
 ) -> list[str] | None:
     """``lines`` with the formatter's layout of their lines ``[first, last)`` (see
     :func:`_only_within`); None when it cannot be had."""
     formatted = _format_range(root, path, lines, first, last, width)
-    return _only_within(lines, split_lines(formatted), first, last) if formatted else None
+    return _only_within(lines, split_lines(formatted), first, last, edges) if formatted else None
 
 
 @functools.lru_cache(maxsize=16)
@@ -161,11 +167,6 @@ def _formatted_throughout(root: Path, path: str, text: str, width: int) -> bool:
     return bool(lines) and _format_range(root, path, lines, None, 0, width) == text
 
 
-def _format_whole(root: Path, path: str, lines: list[str], width: int) -> list[str] | None:
-    formatted = _format_range(root, path, lines, None, 0, width)
-    return split_lines(formatted) if formatted else None
-
-
 def laid_out(
     root: Path, path: str, text: str, original: str, diagnostic: Mapping[str, Any], settings: LintSettings
 ) -> dict[str, Any]:
@@ -183,7 +184,7 @@ def laid_out(
     touched = _changed(lines, split_lines(apply_edits(text, edits)))
     if touched is None:
         return dict(diagnostic)
-    throughout = _formatted_throughout(root, path, text, width)
+    throughout = _formatted_throughout(root, path, original, width)
     if not throughout and (
         touched[0] == touched[1] or _formatted(root, path, lines, touched[0], touched[1], width) != lines
     ):
@@ -198,10 +199,7 @@ def laid_out(
         return dict(diagnostic)  # a simplification that needs wrapping is not simpler
     if long and not throughout and not _spans_lines(text) & set(range(touched[0], touched[1])):
         return dict(diagnostic)  # one-line statements say nothing of how the file wraps
-    if throughout:
-        kept = _format_whole(root, path, fixed, width)
-    else:
-        kept = _formatted(root, path, fixed, span[2], span[3], width)
+    kept = _formatted(root, path, fixed, span[2], span[3], width, edges=throughout)
     whole = _changed(lines, kept) if kept is not None and kept != fixed else None
     if kept is None or whole is None or _too_long(kept[whole[2] : whole[3]], width, known):
         return dict(diagnostic)

@@ -198,3 +198,19 @@ def test_a_fix_is_judged_with_ruffs_safe_fixes_on_top(tmp_path: Path) -> None:
     assert (
         proposed.splitlines()[2] == "        raise TypeError(f'unexpected keyword arguments: {kw.keys()!r}')"
     )
+
+
+def test_the_files_style_is_read_from_what_the_user_wrote_not_from_ruffs_fixes(tmp_path: Path) -> None:
+    """Ruff's F401 fix leaves the top of a black-formatted file blank; the fix is still wrapped."""
+    (tmp_path / "pyproject.toml").write_text(CONFIG.replace('"B", "E", "F"', '"B", "F"'))
+    original = "import os\n\n\n" + SOURCE
+    (tmp_path / "m.py").write_text(original)
+    settings = lint_settings(tmp_path)
+    fixed = ruff_safe_fixes(tmp_path, "m.py", original, *settings.ruff_options())
+    assert fixed.startswith("\n")  # not black's any more
+    diagnostics = ruff_diagnostics(tmp_path, "m.py", fixed, *settings.ruff_options())
+
+    offered = offered_fixes(tmp_path, "m.py", original, fixed, diagnostics, settings)[0]
+
+    assert [item["code"] for item in offered] == ["B904", "B904"]
+    assert all("wrapped at 79 columns" in item["fix"]["message"] for item in offered)
