@@ -2,7 +2,7 @@
 
 Ruff's fixes do not wrap or re-indent: ``raise Error("...") from err`` or an f-string can end
 past the project's line length (the verdict then drops the fix: ``made a line too long``), and
-E731's ``def`` keeps the lambda's continuation lines at their old, deeper indent. Where the code
+a multi-line fix keeps its continuation lines at their old indent. Where the code
 follows ruff format's (black's) style at the project's line length, in the file's own quote
 style, :func:`laid_out` writes the fix in that style too::
 
@@ -13,8 +13,8 @@ style, :func:`laid_out` writes the fix in that style too::
 - A file formatted throughout (as the user wrote it, before ruff's own fixes): the statements
   the fix changes are formatted, and the blank lines next to them too.
 - A file formatted only where the fix is (the statements it changes were as ruff format writes
-  them): those statements are formatted (``ruff format --range``) and nothing around them, but
-  the blank line black puts before a nested ``def`` or ``class``. A fix that needs wrapping is
+  them): those statements are formatted (``ruff format --range``) and nothing around them. A
+  fix that needs wrapping is
   wrapped there only when one of those statements already spans lines in black's way:
   one-line statements say nothing of how the file wraps (boltons aligns its continuations
   under the bracket).
@@ -95,16 +95,9 @@ def _blank(lines: list[str]) -> bool:
     return all(not line.strip() for line in lines)
 
 
-_DEFINITION = ("def ", "async def ", "class ", "@")
 _EDGE = 2
 """Lines either side of the formatted statements whose blank lines the formatter may change,
 in a file formatted throughout (black's two blank lines after a nested ``def``...)."""
-
-
-def _opens_definition(lines: list[str]) -> bool:
-    """Whether the first line of ``lines`` that is not blank starts a definition (black puts a
-    blank line before a nested one)."""
-    return next((line.lstrip().startswith(_DEFINITION) for line in lines if line.strip()), False)
 
 
 def _only_within(
@@ -121,7 +114,6 @@ def _only_within(
             _blank([*fixed[i1:i2], *formatted[j1:j2]])
             and not first < i1 <= i2 < last
             and not (edges and first - _EDGE <= i1 and i2 <= last + _EDGE)
-            and not (op == "insert" and i1 == first and _opens_definition(fixed[first:last]))
         ):
             result += fixed[i1:i2]  # blank lines at the edges: the formatter's spacing, not the fix
         elif first <= i1 and i2 <= last:
@@ -146,18 +138,32 @@ def _formatted(
 
 
 @functools.lru_cache(maxsize=16)
-def _spans_lines(text: str) -> frozenset[int]:
-    """The lines (from 0) of ``text``'s simple statements that span several lines."""
+def _statements(text: str) -> tuple[tuple[int, int], ...]:
+    """The line ranges ``[first, last)`` (from 0) of ``text``'s simple statements."""
     try:
         tree = syntax.parse(text)
     except (SyntaxError, ValueError):
-        return frozenset()
-    return frozenset(
-        line
+        return ()
+    return tuple(
+        (node.lineno - 1, node.end_lineno or node.lineno)
         for node in ast.walk(tree)
-        if isinstance(node, ast.stmt) and not hasattr(node, "body") and (node.end_lineno or 0) > node.lineno
-        for line in range(node.lineno - 1, node.end_lineno or 0)
+        if isinstance(node, ast.stmt) and not hasattr(node, "body")
     )
+
+
+def _spans_lines(text: str) -> frozenset[int]:
+    """The lines (from 0) of ``text``'s simple statements that span several lines."""
+    return frozenset(
+        line for first, last in _statements(text) if last - first > 1 for line in range(first, last)
+    )
+
+
+def _whole_statements(text: str, first: int, last: int) -> tuple[int, int]:
+    """``[first, last)`` widened to the whole simple statements of ``text`` it touches."""
+    for start, end in _statements(text):
+        if start < last and first < end:
+            first, last = min(first, start), max(last, end)
+    return first, last
 
 
 @functools.lru_cache(maxsize=16)
@@ -185,9 +191,8 @@ def laid_out(
     if touched is None:
         return dict(diagnostic)
     throughout = _formatted_throughout(root, path, original, width)
-    if not throughout and (
-        touched[0] == touched[1] or _formatted(root, path, lines, touched[0], touched[1], width) != lines
-    ):
+    region = _whole_statements(text, touched[0], touched[1])
+    if not throughout and (region[0] == region[1] or _formatted(root, path, lines, *region, width) != lines):
         return dict(diagnostic)  # the code around it is not in ruff format's style
     fixed = split_lines(ruff_safe_fixes(root, path, apply_edits(text, edits), *settings.ruff_options()))
     known = {line.rstrip("\r\n") for line in split_lines(original)}
@@ -197,9 +202,11 @@ def laid_out(
     long = _too_long(fixed[span[2] : span[3]], width, known)
     if long and str(diagnostic.get("code", "")).startswith("SIM"):
         return dict(diagnostic)  # a simplification that needs wrapping is not simpler
-    if long and not throughout and not _spans_lines(text) & set(range(touched[0], touched[1])):
+    if long and not throughout and not _spans_lines(text) & set(range(*region)):
         return dict(diagnostic)  # one-line statements say nothing of how the file wraps
-    kept = _formatted(root, path, fixed, span[2], span[3], width, edges=throughout)
+    kept = _formatted(
+        root, path, fixed, *_whole_statements("".join(fixed), span[2], span[3]), width, edges=throughout
+    )
     whole = _changed(lines, kept) if kept is not None and kept != fixed else None
     if kept is None or whole is None or _too_long(kept[whole[2] : whole[3]], width, known):
         return dict(diagnostic)

@@ -185,6 +185,8 @@ DECLINED = {
     "B028": "stacklevel=2 pointed inside the library itself (a cached or generator caller) each time",
     "PLW3301": "max(a, *(gen)) reads worse than the nested max, and fails differently when empty",
     "SIM103": "return bool(a and b) reads worse than the guard returns it replaces",
+    "E731": "projects allow assigned lambdas on purpose (more-itertools and toolz ignore E731), and "
+    "the def ruff writes was sent back in each file's own layout",
 }
 """Rules whose fixes are not offered, and why (a strict reviewer rejected them on packages
 whose tests passed with them)."""

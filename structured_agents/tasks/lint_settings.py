@@ -24,6 +24,8 @@ __all__ = ["MIN_WIDTH", "LintSettings", "lint_settings"]
 
 MIN_WIDTH = 79
 """The line length a change may always reach, where the project sets none."""
+_USUAL_WIDTHS = (79, 88, 99, 100, 110, 119, 120)
+"""The line lengths projects keep to (pycodestyle's, black's, flake8 and pylint's common ones)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,10 +44,17 @@ class LintSettings:
 
     def width_for(self, original: str) -> int:
         """The longest line a change to ``original`` may write: the project's line length when
-        it sets one, else the longest line the file already has (at least :data:`MIN_WIDTH`)."""
+        it sets one, else the one the file keeps to: the first of the usual limits (79, 88,
+        99...) that all but a few of its lines fit (a URL or two run over), else its longest
+        line. boltons sets none and wraps at 79, with a few lines up to 99."""
         if self.width is not None:
             return self.width
-        return max([MIN_WIDTH, *(len(line.rstrip("\r\n")) for line in original.splitlines())])
+        lengths = [len(line.rstrip("\r\n")) for line in original.splitlines()]
+        few = max(2, len(lengths) // 100)
+        for limit in _USUAL_WIDTHS:
+            if sum(length > limit for length in lengths) <= few:
+                return limit
+        return max([MIN_WIDTH, *lengths])
 
     def rules(self) -> str:
         """Whose rules ruff checks: ``flake8's in setup.cfg: select ...``, or empty for ruff's
