@@ -118,14 +118,15 @@ def summarize(values, flag):
         return None
     if values == None:
         return 0
-    square = lambda x: x * x
+    if flag == False:
+        return 1
     try:
-        total = sum(square(v) for v in values)
+        total = sum(v * v for v in values)
     except:
         total = 0
     return total
 """
-"""A file with findings ruff's safe fixes leave: unsafe fixes to decide (F841, E712, E711, E731)
+"""A file with findings ruff's safe fixes leave: unsafe fixes to decide (F841, E712 twice, E711)
 and a finding ruff has no fix for but a candidate (E722: ``except Exception:``)."""
 
 
