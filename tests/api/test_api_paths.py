@@ -129,6 +129,24 @@ def test_a_shipped_bundle_by_name_over_an_allowed_root_runs(
     assert client.get(f"/batches/{batch_id}").json()["root_path"] == str((places.root / "project").resolve())
 
 
+def test_a_lint_batch_reads_a_codebase_whose_ruff_config_fixes_without_writing_it(
+    client: TestClient, cluster: Cluster, places: Places
+) -> None:
+    """``fix = true`` in the codebase's ruff config had discovery, run by the API, fix the
+    caller's files while reading them; a file changes only through an explicit apply."""
+    root = places.root / "fixing"
+    root.mkdir()
+    (root / "ruff.toml").write_text('fix = true\nunsafe-fixes = true\n[lint]\nselect = ["F", "E7"]\n')
+    text = "import os\n\n\ndef ready(flag):\n    unused = 1\n    return flag == True\n"
+    (root / "flags.py").write_text(text)
+
+    created = client.post("/batches", json={"bundle": "lint", "root": str(root)})
+
+    assert created.status_code == 201, created.text
+    cluster.wait(created.json()["batch_id"])
+    assert (root / "flags.py").read_text() == text
+
+
 @pytest.mark.parametrize(
     "bundle", ["mine", "{bundles}/mine", "{bundles}/mine/bundle.yaml", "{bundles}/../bundles/mine"]
 )
