@@ -12,13 +12,12 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from structured_agents.tasks.flake8_config import Flake8Rules, flake8_rules
 from structured_agents.tasks.pytarget import PythonTarget, python_target
-from structured_agents.tasks.ruff_config import ruff_config_file, ruff_settings
+from structured_agents.tasks.ruff_config import read_toml, ruff_config_file, ruff_settings
 
 __all__ = ["MIN_WIDTH", "LintSettings", "lint_settings"]
 
@@ -67,12 +66,7 @@ def _positive(value: object) -> int | None:
 
 
 def _black_width(root: Path) -> int | None:
-    try:
-        with (root / "pyproject.toml").open("rb") as handle:
-            data = tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError):
-        return None
-    tool = data.get("tool")
+    tool = (read_toml(root / "pyproject.toml") or {}).get("tool")
     black = tool.get("black") if isinstance(tool, dict) else None
     return _positive(black.get("line-length")) if isinstance(black, dict) else None
 

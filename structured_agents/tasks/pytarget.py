@@ -27,7 +27,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from structured_agents import syntax
 from structured_agents.tasks.errors import TaskError
-from structured_agents.tasks.ruff_config import ruff_config_file, ruff_settings
+from structured_agents.tasks.ruff_config import read_toml, ruff_config_file, ruff_settings
 
 __all__ = ["RUFF_LOWEST", "PythonTarget", "find_interpreter", "python_target"]
 
@@ -194,14 +193,6 @@ def _ruff_version(value: Any) -> tuple[int, int] | None:
     return None if match is None else (int(match[1]), int(match[2]))
 
 
-def _toml(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError):
-        return {}
-
-
 def _table(data: Any, *keys: str) -> dict[str, Any]:
     for key in keys:
         data = data.get(key) if isinstance(data, dict) else None
@@ -270,7 +261,7 @@ def _declarations(root: Path) -> list[tuple[tuple[int, int], str]]:
 
     home = _packaging_root(root)
     above = "" if home == root.resolve() else f"{os.path.relpath(home, root.resolve())}/"
-    pyproject = _toml(home / "pyproject.toml")
+    pyproject = read_toml(home / "pyproject.toml") or {}
     spec(_table(pyproject, "project").get("requires-python"), f"{above}pyproject.toml")
     spec(_table(pyproject, "tool", "poetry", "dependencies").get("python"), f"{above}pyproject.toml (Poetry)")
     parser = configparser.ConfigParser(interpolation=None)

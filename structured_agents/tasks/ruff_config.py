@@ -12,14 +12,15 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RUFF_CONFIG_NAMES", "ruff_config_file", "ruff_settings", "selects_rules"]
+__all__ = ["RUFF_CONFIG_NAMES", "read_toml", "ruff_config_file", "ruff_settings", "selects_rules"]
 
 RUFF_CONFIG_NAMES = (".ruff.toml", "ruff.toml", "pyproject.toml")
 """The files ruff reads in a folder, first found first."""
 _MAX_EXTENDS = 8
 
 
-def _toml(path: Path) -> dict[str, Any] | None:
+def read_toml(path: Path) -> dict[str, Any] | None:
+    """The TOML file at ``path``, or None when it cannot be read or parsed."""
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)
@@ -29,7 +30,7 @@ def _toml(path: Path) -> dict[str, Any] | None:
 
 def _settings_of(path: Path) -> dict[str, Any] | None:
     """The ruff settings of ``path``: the file itself, or a ``pyproject.toml``'s ``[tool.ruff]``."""
-    data = _toml(path)
+    data = read_toml(path)
     if data is None:
         return None
     if path.name != "pyproject.toml":
