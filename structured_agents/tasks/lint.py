@@ -75,8 +75,8 @@ __all__ = [
     "agent_changes",
     "discover_lint_jobs",
     "is_generated",
+    "laid_out_fixes",
     "lint_inputs",
-    "offered_fixes",
 ]
 
 LINT_KIND = "lint"
@@ -140,7 +140,7 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
             continue
         fixed = ruff_safe_fixes(root, path, source.text, *ruff_options)
         diagnostics = ruff_diagnostics(root, path, fixed, *ruff_options)
-        offered = offered_fixes(root, path, source.text, fixed, diagnostics, settings)[0]
+        offered = with_candidates(fixed, diagnostics, path)[0]
         if fixed == source.text and not offered:
             codes = sorted({str(item.get("code")) for item in diagnostics})
             logger.info(
@@ -154,26 +154,30 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
                 path=path,
                 qualname=MODULE_QUALNAME,
                 source_hash=source.hash,
-                inputs=lint_inputs(path, fixed, offered if with_fixes else []),
+                inputs=lint_inputs(
+                    path,
+                    fixed,
+                    laid_out_fixes(root, path, source.text, fixed, offered, settings) if with_fixes else [],
+                ),
             )
         )
     return jobs
 
 
-def offered_fixes(
+def laid_out_fixes(
     root: Path,
     path: str,
     original: str,
     fixed: str,
-    diagnostics: Sequence[Mapping[str, Any]],
+    offered: Sequence[Mapping[str, Any]],
     settings: LintSettings,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The findings of ``diagnostics`` (ruff's, on ``fixed``: ``original`` after ruff's safe
-    fixes) with a fix to offer, each laid out as ruff format would where it writes a line over the
-    project's length or the code around it is formatted already
-    (:func:`~structured_agents.tasks.lint_layout.laid_out`); and those with none."""
-    offered, unfixable = with_candidates(fixed, diagnostics, path)
-    return [laid_out(root, path, fixed, original, item, settings) for item in offered], unfixable
+) -> list[dict[str, Any]]:
+    """The fixes ``offered`` (findings on ``fixed``, ``original`` after ruff's safe fixes, with a
+    fix: :func:`~structured_agents.tasks.lint_rewrites.with_candidates`), each laid out as ruff
+    format would where the code around it is formatted already
+    (:func:`~structured_agents.tasks.lint_layout.laid_out`). Only where the laid-out form is
+    used: the fixes a job offers its agent, or those a check decides."""
+    return [laid_out(root, path, fixed, original, item, settings) for item in offered]
 
 
 def agent_changes(inputs: Mapping[str, Any], result: RunResult) -> list[Change]:
@@ -227,11 +231,12 @@ class LintTask:
                 "version or configuration?): discover the jobs again"
             )
         diagnostics = ruff_diagnostics(root, job.path, by_ruff, *settings.ruff_options())
-        offered, unfixable = offered_fixes(root, job.path, original, by_ruff, diagnostics, settings)
-        if check is None:
+        offered, unfixable = with_candidates(by_ruff, diagnostics, job.path)
+        if check is None:  # the fixes the job offered, laid out at discovery
             changes, proposer = agent_changes(job.inputs, result), "agent"
         else:  # evidence decides every fix, not the model
-            changes, proposer = fixes(by_ruff, offered), "fixes tried"
+            laid = laid_out_fixes(root, job.path, original, by_ruff, offered, settings)
+            changes, proposer = fixes(by_ruff, laid), "fixes tried"
         verdict = judge(root, job.path, original, by_ruff, changes, check, settings)
         verdict.unfixable = sorted(str(item.get("code") or "syntax-error") for item in unfixable)
         summary = verdict.summary(len(changes), proposer)

@@ -14,10 +14,9 @@ style, :func:`laid_out` writes the fix in that style too::
   the fix changes are formatted, and the blank lines next to them too.
 - A file formatted only where the fix is (the statements it changes were as ruff format writes
   them): those statements are formatted (``ruff format --range``) and nothing around them. A
-  fix that needs wrapping is
-  wrapped there only when one of those statements already spans lines in black's way:
-  one-line statements say nothing of how the file wraps (boltons aligns its continuations
-  under the bracket).
+  fix that needs wrapping is wrapped there only when one of those statements already spans
+  lines in black's way: one-line statements say nothing of how the file wraps (boltons aligns
+  its continuations under the bracket).
 - Anywhere else the fix is left as ruff wrote it: black's layout would be foreign to the file
   (a strict reviewer sent such wraps back), and a fix over the length is dropped by the verdict.
 
@@ -186,15 +185,15 @@ def laid_out(
     if not edits:
         return dict(diagnostic)
     width = settings.width_for(original)
-    lines = split_lines(text)
-    touched = _changed(lines, split_lines(apply_edits(text, edits)))
+    lines, applied = split_lines(text), apply_edits(text, edits)
+    touched = _changed(lines, split_lines(applied))
     if touched is None:
         return dict(diagnostic)
     throughout = _formatted_throughout(root, path, original, width)
     region = _whole_statements(text, touched[0], touched[1])
     if not throughout and (region[0] == region[1] or _formatted(root, path, lines, *region, width) != lines):
         return dict(diagnostic)  # the code around it is not in ruff format's style
-    fixed = split_lines(ruff_safe_fixes(root, path, apply_edits(text, edits), *settings.ruff_options()))
+    fixed = split_lines(ruff_safe_fixes(root, path, applied, *settings.ruff_options()))
     known = {line.rstrip("\r\n") for line in split_lines(original)}
     span = _changed(lines, fixed)
     if span is None or span[2] == span[3]:

@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from structured_agents.tasks.lint import offered_fixes
+from structured_agents.tasks.lint import laid_out_fixes
 from structured_agents.tasks.lint_fixes import apply_changes, fixes
 from structured_agents.tasks.lint_layout import laid_out
+from structured_agents.tasks.lint_rewrites import with_candidates
 from structured_agents.tasks.lint_settings import lint_settings
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_safe_fixes
 
@@ -28,7 +29,7 @@ def _offered(root: Path, path: str) -> tuple[str, list[dict[str, Any]]]:
     settings = lint_settings(root)
     text = (root / path).read_text()
     diagnostics = ruff_diagnostics(root, path, text, *settings.ruff_options())
-    return text, offered_fixes(root, path, text, text, diagnostics, settings)[0]
+    return text, laid_out_fixes(root, path, text, text, with_candidates(text, diagnostics, path)[0], settings)
 
 
 def test_a_fix_that_writes_a_long_line_is_offered_laid_out(tmp_path: Path) -> None:
@@ -185,7 +186,9 @@ def test_the_files_style_is_read_from_what_the_user_wrote_not_from_ruffs_fixes(t
     assert fixed.startswith("\n")  # not black's any more
     diagnostics = ruff_diagnostics(tmp_path, "m.py", fixed, *settings.ruff_options())
 
-    offered = offered_fixes(tmp_path, "m.py", original, fixed, diagnostics, settings)[0]
+    offered = laid_out_fixes(
+        tmp_path, "m.py", original, fixed, with_candidates(fixed, diagnostics, "m.py")[0], settings
+    )
 
     assert [item["code"] for item in offered] == ["B904", "B904"]
     assert all("wrapped at 79 columns" in item["fix"]["message"] for item in offered)
