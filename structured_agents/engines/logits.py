@@ -75,7 +75,6 @@ class GrammarMasker:
         self._batch = xgrammar.BatchGrammarMatcher(max_threads)
         self._taken: dict[int, int] = {}
         """Rows whose matcher :meth:`first_accepted` already advanced, with the token."""
-
         for grammar in grammars:
             self.add(grammar)
 

@@ -147,8 +147,13 @@ def _section(root: Path) -> tuple[str, configparser.SectionProxy] | None:
     return None
 
 
+def _value(section: configparser.SectionProxy, key: str) -> str | None:
+    """``key``'s value, spelled with dashes or (as flake8 also reads it) underscores."""
+    return section.get(key, section.get(key.replace("-", "_")))
+
+
 def _number(section: configparser.SectionProxy, key: str) -> int | None:
-    value = section.get(key, section.get(key.replace("-", "_")))
+    value = _value(section, key)
     try:
         return int(value) if value is not None else None
     except ValueError:
@@ -164,7 +169,7 @@ def flake8_rules(root: Path) -> Flake8Rules | None:
     source, section = found
 
     def listed(key: str) -> list[str] | None:
-        value = section.get(key, section.get(key.replace("-", "_")))
+        value = _value(section, key)
         return _items(value) if value is not None else None
 
     def codes(values: list[str]) -> tuple[str, ...]:
@@ -176,7 +181,7 @@ def flake8_rules(root: Path) -> Flake8Rules | None:
     select, ignore = codes(chosen), codes(ignored)
     per_file = tuple(
         (pattern.removeprefix("./"), kept)
-        for pattern, values in _per_file(section.get("per-file-ignores", section.get("per_file_ignores", "")))
+        for pattern, values in _per_file(_value(section, "per-file-ignores") or "")
         if (kept := codes(values))
     )
     exclude = [*(listed("exclude") or ()), *(listed("extend-exclude") or ())]
