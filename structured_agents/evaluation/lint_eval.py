@@ -131,9 +131,9 @@ def ruff_fix(root: Path, files: list[str]) -> None:
     """``ruff check --fix`` (its safe fixes) on ``files`` under ``root``, in place, with the
     codebase's lowest Python as the target and its rules (as the lint task gives them)."""
     if files:
-        settings = lint_settings(root).ruff_options()
+        codebase = lint_settings(root).ruff_options()
         options = ("--fix", "--no-unsafe-fixes", "--exit-zero", "--no-cache", "--force-exclude", "--quiet")
-        _ruff(root, "check", *settings, *options, "--", *files)
+        _ruff(root, "check", *codebase, *options, "--", *files)
 
 
 def _count(root: Path, files: list[str]) -> int:
