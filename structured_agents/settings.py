@@ -55,6 +55,9 @@ class EngineSettings(BaseModel):
     """Where the ``transformers`` engine runs; ``auto`` picks CUDA when available."""
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     """Weights dtype of the local engines (``transformers``, ``vllm``)."""
+    quantization: Literal["auto", "none", "int8"] = "auto"
+    """``transformers`` engine: ``int8`` decodes with int8 copies of the linear layers (CPU,
+    bfloat16); ``auto`` takes it wherever it runs, ``none`` never."""
     max_batch_size: int = Field(default=8, ge=1)
     """Most requests decoded in one ``generate`` call (vLLM's ``max_num_seqs``, server batches)."""
     compile_timeout_s: float | None = Field(default=None, gt=0)

@@ -32,6 +32,7 @@ def _transformers(settings: EngineSettings) -> Engine:
         model=settings.model,
         device=settings.device,
         dtype=settings.dtype,
+        quantization=settings.quantization,
         max_batch_size=settings.max_batch_size,
         cache_dir=settings.cache_dir,
         compile_timeout_s=settings.compile_timeout_s,

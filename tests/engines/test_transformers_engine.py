@@ -15,10 +15,13 @@ from unittest.mock import patch
 import pytest
 import torch
 import xgrammar
+from torch import nn
 
 import structured_agents.engines.logits as logits_module
 from structured_agents.engines.bad_words import bad_word_ids, ban_bad_words
+from structured_agents.engines.int8_weights import CACHE_FILE, Int8Linear
 from structured_agents.engines.logits import NO_TOKEN, GrammarMasker, penalize, select_tokens
+from structured_agents.engines.model_store import ModelStore
 from structured_agents.engines.rows import Row, find_stop
 from structured_agents.engines.transformers_engine import resolve_device, resolve_dtype
 from structured_agents.errors import ConfigError
@@ -279,6 +282,32 @@ GRAMMAR_CASES: list[tuple[str, GrammarMode, str]] = [
 def test_four_grammars_in_one_batch_give_valid_calls(engine: TransformersEngine) -> None:
     """Whatever the model writes, the grammar allows it: a whole call when the model stopped,
     a prefix of one when the token limit cut it; and most rows finish their call."""
+    _check_four_grammars(engine)
+
+
+@pytest.mark.model
+def test_an_int8_engine_decodes_valid_calls_from_int8_copies_kept_beside_the_model(
+    engine: TransformersEngine,
+) -> None:
+    """``quantization="int8"`` (on any CPU): every linear layer the kernel takes decodes from its
+    int8 copy, the copies are kept beside a converted model, and the grammars hold as before."""
+    from structured_agents.engines.transformers_engine import TransformersEngine
+
+    int8 = TransformersEngine(engine.model_dir, dtype="bfloat16", quantization="int8")
+    try:
+        modules = list(int8.model.modules())
+        wrapped = {id(module.linear) for module in modules if isinstance(module, Int8Linear)}
+        linears = {id(m) for m in modules if isinstance(m, nn.Linear) and m.in_features % 16 == 0}
+        assert isinstance(int8.model.get_output_embeddings(), Int8Linear)
+        assert wrapped == linears and len(wrapped) > 100
+        if ModelStore.is_entry(engine.model_dir):
+            assert (engine.model_dir / CACHE_FILE).is_file()
+        _check_four_grammars(int8)
+    finally:
+        int8.close()
+
+
+def _check_four_grammars(engine: TransformersEngine) -> None:
     plugins, requests = [], []
     for name, mode, task in GRAMMAR_CASES:
         plugin = get_plugin(name)

@@ -1,0 +1,136 @@
+"""Int8 weight-only linears (:mod:`structured_agents.engines.int8_weights`) on real torch
+kernels: where the int8 copy is used, how far it is from the weight, and the kept copies."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from structured_agents.engines.int8_weights import CACHE_FILE, Int8Linear, quantize_linears, quantize_weight
+from structured_agents.engines.transformers_engine import resolve_quantization
+from structured_agents.errors import ConfigError
+
+
+class _Tiny(nn.Module):
+    """Linears of odd output sizes (so a kept file packs its tensors unaligned), one of an input
+    width the kernel does not take, and an LM head."""
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__()
+        generator = torch.Generator().manual_seed(seed)
+        self.model = nn.ModuleDict(
+            {"up": nn.Linear(64, 37, bias=True), "down": nn.Linear(37, 64, bias=False)}
+        )
+        self.lm_head = nn.Linear(64, 301, bias=False)
+        for parameter in self.parameters():
+            parameter.data = torch.randn(parameter.shape, generator=generator).to(torch.bfloat16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = self.lm_head(self.model["down"](self.model["up"](x)))
+        return out
+
+
+def _step(rows: int, width: int, seed: int = 1) -> torch.Tensor:
+    return torch.randn(rows, 1, width, generator=torch.Generator().manual_seed(seed)).to(torch.bfloat16)
+
+
+def test_quantized_weight_is_within_half_a_step_of_the_weight() -> None:
+    weight = torch.randn(300, 64, generator=torch.Generator().manual_seed(2)).to(torch.bfloat16)
+    weight[7] = 0  # an all-zero row keeps a usable scale
+    values, scales = quantize_weight(weight)
+    assert values.dtype == torch.int8 and scales.dtype == torch.bfloat16 and scales.shape == (300,)
+    assert int(values.abs().max()) <= 127
+    error = (weight.float() - values.float() * scales.float().unsqueeze(1)).abs()
+    assert bool((error <= scales.float().unsqueeze(1) / 2 + 1e-6).all())
+    assert bool((values[7] == 0).all())
+
+
+def test_a_decode_step_multiplies_by_the_int8_copy_and_a_prefill_by_the_weight() -> None:
+    linear = nn.Linear(64, 48, bias=True).to(torch.bfloat16)
+    values, scales = quantize_weight(linear.weight.detach())
+    int8 = Int8Linear(linear, values, scales)
+    step = _step(3, 64)
+    dequantized = values.float() * scales.float().unsqueeze(1)
+    expected = step.float() @ dequantized.T + linear.bias.detach().float()
+    got = int8(step)
+    assert got.shape == (3, 1, 48) and got.dtype == torch.bfloat16
+    assert torch.allclose(got.float(), expected, rtol=2e-2, atol=2e-2)
+    exact = step.float() @ linear.weight.detach().float().T + linear.bias.detach().float()
+    assert not torch.allclose(got.float(), exact, rtol=1e-3, atol=1e-3)  # the copy, not the weight
+    prefill = torch.randn(2, 5, 64).to(torch.bfloat16)
+    assert torch.equal(int8(prefill), linear(prefill))
+    last = prefill[:, -1:, :]  # the LM head's input after a prefill: a strided view, one step
+    assert torch.equal(int8(last), int8(last.contiguous()))
+    assert not torch.equal(int8(last), linear(last))
+    wide = _step(9, 64)  # more rows than a decode step of the engine: the weight
+    assert torch.equal(int8(wide), linear(wide))
+    assert int8.weight is linear.weight and int8.out_features == 48
+    with pytest.raises(ValueError, match="multiple of 16"):
+        Int8Linear(nn.Linear(40, 8), *quantize_weight(torch.zeros(8, 40)))
+
+
+def test_a_row_does_not_depend_on_the_rows_beside_it() -> None:
+    linear = nn.Linear(640, 256, bias=False).to(torch.bfloat16)
+    int8 = Int8Linear(linear, *quantize_weight(linear.weight.detach()))
+    batch = _step(8, 640)
+    together = int8(batch)
+    for row in range(8):
+        assert torch.equal(int8(batch[row : row + 1]), together[row : row + 1])
+
+
+def test_int8_copies_are_kept_beside_the_model_and_read_back(tmp_path: Path) -> None:
+    first = _Tiny()
+    assert quantize_linears(first, cache_dir=tmp_path) == 2
+    assert type(first.get_submodule("model.down")) is nn.Linear  # 37 inputs: the kernel's blocks are 16
+    kept = tmp_path / CACHE_FILE
+    assert kept.is_file()
+    stamp = kept.stat().st_mtime_ns
+    second = _Tiny()
+    assert quantize_linears(second, cache_dir=tmp_path) == 2
+    assert kept.stat().st_mtime_ns == stamp  # read, not written again
+    for name in ("model.up", "lm_head"):
+        one, two = first.get_submodule(name), second.get_submodule(name)
+        assert isinstance(one, Int8Linear) and isinstance(two, Int8Linear)
+        assert torch.equal(one.values, two.values) and torch.equal(one.scales, two.scales)
+    # Every row count of a decode step, on tensors read from the file (which packs them
+    # unaligned: the kernel crashed the process on those before they were copied).
+    for rows in range(1, 9):
+        step = _step(rows, 64, seed=rows)
+        assert torch.equal(second(step), first(step))
+
+
+def test_a_damaged_or_foreign_kept_file_is_quantized_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    kept = tmp_path / CACHE_FILE
+    kept.write_bytes(b"not a safetensors file")
+    reference = _Tiny()
+    quantize_linears(reference)
+    with caplog.at_level(logging.WARNING, logger="structured_agents.engines.int8_weights"):
+        model = _Tiny()
+        quantize_linears(model, cache_dir=tmp_path)
+    assert "ignoring the int8 weights" in caplog.text
+    step = _step(2, 64)
+    assert torch.equal(model(step), reference(step))
+    caplog.clear()
+    other = nn.Module()  # a model of other shapes finds the file does not fit it
+    other.lm_head = nn.Linear(64, 300, bias=False).to(torch.bfloat16)
+    with caplog.at_level(logging.WARNING, logger="structured_agents.engines.int8_weights"):
+        quantize_linears(other, cache_dir=tmp_path)
+    assert "do not fit this model" in caplog.text
+
+
+def test_quantization_is_resolved_for_the_device_and_dtype() -> None:
+    cpu = torch.device("cpu")
+    assert resolve_quantization("auto", cpu, "bfloat16") == "int8"
+    assert resolve_quantization("auto", cpu, "float32") == "none"
+    assert resolve_quantization("none", cpu, "bfloat16") == "none"
+    assert resolve_quantization("int8", cpu, "bfloat16") == "int8"
+    with pytest.raises(ConfigError, match="needs device cpu and dtype bfloat16"):
+        resolve_quantization("int8", cpu, "float32")
+    with pytest.raises(ConfigError, match="auto, none or int8"):
+        resolve_quantization("int4", cpu, "bfloat16")
