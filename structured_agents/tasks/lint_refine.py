@@ -4,7 +4,9 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
 
 - ``SIM108``: ruff writes ``x = a if not c else b``; the reviewer asked for the positive form,
   ``x = b if c else a``. Only where neither branch is itself an unparenthesized conditional or
-  lambda, whose precedence would regroup the expression.
+  lambda, whose precedence would regroup the expression. A branch that is an operation
+  (``size - self.__size[key] if key in self.__data else size``) is parenthesized: the reviewer
+  asked not to leave the reader to work out that the subtraction binds first.
 - ``RUF005``: ruff writes ``[a, *list(rows)]`` for ``[a] + list(rows)``; unpacking already
   iterates ``rows`` once, so the copy goes: ``[a, *rows]``. Not in a file that binds the name
   ``list`` itself.
@@ -26,15 +28,35 @@ _BINDS_LIST = re.compile(r"(?m)^\s*(?:list\s*=|def\s+list\b|class\s+list\b)|\bas
 
 
 class _PositiveTernary(cst.CSTTransformer):
+    def __init__(self) -> None:
+        super().__init__()
+        self._depth = 0
+
+    def visit_IfExp(self, node: cst.IfExp) -> bool:
+        self._depth += 1
+        return True
+
     def leave_IfExp(self, original_node: cst.IfExp, updated_node: cst.IfExp) -> cst.BaseExpression:
-        test = updated_node.test
+        self._depth -= 1
+        node = updated_node
+        if self._depth == 0:  # the conditional the fix wrote, not one it carries over
+            node = node.with_changes(body=_grouped(node.body), orelse=_grouped(node.orelse))
+        test = node.test
         if not (isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)):
-            return updated_node
-        if not all(_atomic(branch) for branch in (updated_node.body, updated_node.orelse)):
-            return updated_node
-        return updated_node.with_changes(
-            test=test.expression, body=updated_node.orelse, orelse=updated_node.body
-        )
+            return node
+        if not all(_atomic(branch) for branch in (node.body, node.orelse)):
+            return node
+        return node.with_changes(test=test.expression, body=node.orelse, orelse=node.body)
+
+
+_OPERATIONS = (cst.BinaryOperation, cst.BooleanOperation, cst.Comparison)
+
+
+def _grouped(branch: cst.BaseExpression) -> cst.BaseExpression:
+    """``branch`` in parentheses when it is an unparenthesized operation."""
+    if isinstance(branch, _OPERATIONS) and not branch.lpar:
+        return branch.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return branch
 
 
 class _NoListCopy(cst.CSTTransformer):

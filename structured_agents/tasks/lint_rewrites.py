@@ -8,8 +8,9 @@ that does what the rule asks and nothing else:
   one operator; types compare by identity;
 - ``B904`` (``raise`` in an ``except`` without ``from``): ``from`` the handled exception (bound
   as ``err`` when the handler binds none), or ``from None``; ``from None`` first where the
-  handler catches only a lookup miss (``KeyError``, ``IndexError``, ``StopIteration``...), whose
-  traceback a reviewer called noise.
+  handler catches only a lookup miss (``KeyError``, ``IndexError``, ``StopIteration``...) or a
+  failed ``assert`` used as a check, whose traceback a reviewer called noise (and the cause of
+  the error the handler raises, wrongly).
 
 :func:`with_candidates` gives them to the lint task as ruff-shaped findings with a fix, so each
 is offered, decided and verified as ruff's unsafe fixes are. A finding of any other rule gets
@@ -133,9 +134,12 @@ def _e721(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
     return []
 
 
-_LOOKUPS = frozenset({"KeyError", "IndexError", "LookupError", "StopIteration", "AttributeError"})
+_LOOKUPS = frozenset(
+    {"KeyError", "IndexError", "LookupError", "StopIteration", "AttributeError", "AssertionError"}
+)
 """Exceptions a handler turns into its own error as a matter of course (a missing key, an
-exhausted iterator): their traceback is an implementation detail, so ``from None`` comes first."""
+exhausted iterator, an ``assert`` used as a check): their traceback is an implementation detail,
+so ``from None`` comes first."""
 
 
 def _caught_lookups(handler: ast.ExceptHandler) -> bool:
@@ -218,18 +222,54 @@ _RENAMES = frozenset({"B007", "RUF059"})
 """Rules whose fix renames an unused name with a leading underscore."""
 
 
+_SPELLED = re.compile(r"(?<![\w.])(?:0[xXoObB][0-9a-fA-F_]+|\d+_[\d_]*)\b")
+"""A number written other than in plain decimal: hexadecimal, octal, binary, or with ``_``."""
+
+
+def _respells_numbers(text: str, starts: Sequence[int], diagnostic: Mapping[str, Any]) -> bool:
+    """Whether ``diagnostic``'s fix writes a number of ``text`` in another spelling (PLR1714
+    turns idna's ``cp == 0x05F3 or cp == 0x05F4`` into ``cp in {1523, 1524}``, in a table of
+    code points all written in hexadecimal); ``starts``: the offsets of ``text``'s lines."""
+    fix = diagnostic.get("fix")
+    edits = fix.get("edits") if isinstance(fix, Mapping) else None
+    for edit in edits if isinstance(edits, list) else []:
+        start = _offset(text, edit.get("location") or {}, starts)
+        end = _offset(text, edit.get("end_location") or {}, starts)
+        kept = set(_SPELLED.findall(str(edit.get("content") or "")))
+        if any(number not in kept for number in _SPELLED.findall(text[start:end])):
+            return True
+    return False
+
+
+def _comment_leads_nested_if(module: _Module, row: int) -> bool:
+    """Whether a comment stands between the ``else:`` on line ``row`` and the ``if`` it holds
+    (PLR5501's ``elif`` moves it out of the branch it describes; tabulate's ``# single-line cell
+    values`` mirrors the multi-line branch above it)."""
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.If) and len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+            nested = node.orelse[0]
+            if (node.body[-1].end_lineno or 0) < row < nested.lineno:
+                return any(line.strip().startswith("#") for line in module.lines[row : nested.lineno - 1])
+    return False
+
+
 def _declined(diagnostic: Mapping[str, Any], module: _Module | None) -> bool:
     """Whether ``diagnostic``'s fix is not offered: its rule is :data:`DECLINED`; or, as a strict
     reviewer asked, it renames a name in an unpacking the file repeats elsewhere word for word
     (``num_pos_only, func, keyword_exclude, sigspec = sig`` in six sibling helpers: the shared
-    form documents the tuple), or folds an ``if __debug__:`` block into its condition (the
-    idiom marks debug-only code)."""
+    form documents the tuple), folds an ``if __debug__:`` block into its condition (the idiom
+    marks debug-only code), writes a number in another spelling (:func:`_respells_numbers`), or
+    moves a comment out of the ``else:`` it describes (:func:`_comment_leads_nested_if`)."""
     code = str(diagnostic.get("code"))
     if code in DECLINED:
         return True
     row = int((diagnostic.get("location") or {}).get("row", 0))
     if module is None or not 1 <= row <= len(module.lines):
         return False
+    if _respells_numbers(module.text, module.starts, diagnostic):
+        return True
+    if code == "PLR5501":
+        return _comment_leads_nested_if(module, row)
     if code in _RENAMES:
         line = module.lines[row - 1].strip()
         return sum(other.strip() == line for other in module.lines) > 1

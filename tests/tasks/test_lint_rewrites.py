@@ -30,7 +30,14 @@ RAISES_ANY = (
 )
 BOUND = RAISES_ANY.replace("IndexError):", "IndexError) as err:")
 PARSED = RAISES.replace("return d['k']", "return int(d)").replace("KeyError as e", "ValueError as e")
+ASSERTED = RAISES.replace("return d['k']", "assert d, 'empty'").replace(
+    "KeyError as e", "AssertionError as e"
+)
 TYPES = "def f(row):\n    kind = type(row)\n    return kind == list or type(row) != (str)\n"
+ELSE_IF = (
+    "def f(a, b):\n    if a:\n        return 1\n    else:\n        if b:\n            return 2\n"
+    "        else:\n            return 3\n"
+)
 LOOP = (
     "def f(lines):\n    out = []\n    for line in lines:\n        line = line.strip()\n"
     "        if line:\n            out.append(line)\n    return out\n"
@@ -49,6 +56,7 @@ LOOP = (
         ("m.py", "B904", RAISES + "\n", [RAISES + " from None\n", RAISES + " from e\n"]),  # a lookup miss
         ("m.py", "B904", RAISES_ANY + "\n", [RAISES_ANY + " from None\n", BOUND + " from err\n"]),
         ("m.py", "B904", PARSED + "\n", [PARSED + " from e\n", PARSED + " from None\n"]),  # a real cause
+        ("m.py", "B904", ASSERTED + "\n", [ASSERTED + " from None\n", ASSERTED + " from e\n"]),  # a check
         (
             "m.py",
             "E721",
@@ -95,6 +103,10 @@ def test_a_rule_without_candidates_is_left_not_rewritten(tmp_path: Path) -> None
         ),  # stacklevel=2 misses the caller
         ("PLW2901", LOOP),  # new_line: a worse name
         ("PLW3301", "def f(a, xs):\n    return max(a, max(x for x in xs))\n"),
+        # idna: hexadecimal code points written back in decimal ({1523, 1524})
+        ("PLR1714", "def f(cp):\n    return cp == 0x05F3 or cp == 0x05F4\n"),
+        # tabulate: the comment describes the else branch, and elif moves it above
+        ("PLR5501", ELSE_IF.replace("    else:\n", "    else:\n        # single-line values\n", 1)),
     ],
 )
 def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: str, text: str) -> None:
@@ -103,6 +115,21 @@ def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: 
     found, left = with_candidates(text, diagnostics, "m.py")
 
     assert diagnostics and found == [] and {item["code"] for item in left} == {rule}
+
+
+@pytest.mark.parametrize(
+    ("rule", "text"),
+    [
+        ("PLR1714", "def f(cp):\n    return cp == 1523 or cp == 1524\n"),  # plain decimal stays
+        ("PLR5501", ELSE_IF),  # no comment between else: and if
+    ],
+)
+def test_the_same_fixes_are_offered_where_nothing_is_lost(tmp_path: Path, rule: str, text: str) -> None:
+    diagnostics = _diagnostics(tmp_path, "m.py", text, rule)
+
+    found, left = with_candidates(text, diagnostics, "m.py")
+
+    assert [item["code"] for item in found] == [rule] and left == []
 
 
 def test_code_its_docstring_says_is_copied_is_left_as_it_is(tmp_path: Path) -> None:
@@ -141,6 +168,16 @@ COPY = "def f(index_v, rows):\n    return [index_v] + list(rows)\n"
             "def f(c, d):\n    x = 1 if not c else 2 if d else 3\n    return x\n",
         ),  # regrouped
         ("RUF005", COPY, "def f(index_v, rows):\n    return [index_v, *rows]\n"),
+        (
+            "SIM108",
+            TERNARY.replace('x = ""', "x = size").replace("m.group(1)", "size - m.size"),
+            "def f(m):\n    x = (size - m.size) if m else size\n    return x\n",
+        ),  # cachetools: the subtraction grouped
+        (
+            "SIM108",
+            NESTED.replace("2 if d else 3", "2 + d if d else 3"),
+            "def f(c, d):\n    x = 1 if not c else 2 + d if d else 3\n    return x\n",
+        ),  # the conditional it carries over is left as written
         (
             "RUF005",
             "list = tuple\n\n\n" + COPY,
