@@ -175,10 +175,11 @@ def _write_cache(path: Path, tensors: dict[str, torch.Tensor]) -> None:
 
 
 def quantize_linears(model: Any, *, cache_dir: Path | None = None, max_rows: int = MAX_ROWS) -> int:
-    """Give every linear layer of ``model``'s decoder, and its LM head, an int8 copy (those
-    whose input width the kernel takes)
-    (:class:`Int8Linear`), read from ``cache_dir`` when it has them and kept there otherwise
-    (None: quantized here, kept nowhere); the number of layers converted."""
+    """Give every linear layer of ``model``'s decoder, and its LM head, an int8 copy
+    (:class:`Int8Linear`; those whose input width the kernel takes), read from ``cache_dir``
+    when it has them and kept there otherwise (None: quantized here, kept nowhere); the number
+    of layers converted. :func:`~.rescored_head.rescore_head` then makes the head's copy an
+    estimate."""
     names = _linears(model)
     path = None if cache_dir is None else cache_dir / CACHE_FILE
     tensors = _read_cache(path, names) if path is not None and path.is_file() else None

@@ -53,6 +53,7 @@ from structured_agents.engines.fast_start import load_tokenizer, tokenizer_info
 from structured_agents.engines.int8_weights import quantize_linears
 from structured_agents.engines.model_store import DEFAULT_MODEL, ModelStore
 from structured_agents.engines.occupancy import Occupancy
+from structured_agents.engines.rescored_head import RescoredHead, rescore_head
 from structured_agents.engines.review import MAX_REVIEW_TOKENS
 from structured_agents.engines.rows import Row
 from structured_agents.engines.step_loop import StepLoop
@@ -207,9 +208,12 @@ class TransformersEngine:
         """Seconds the constructor took (conversion included when it ran)."""
 
     def _load(self, path: Path) -> tuple[Any, Any]:
-        """The tokenizer and the model of ``path``, each read on a thread of its own that ends
-        with the load (:mod:`.fast_start`: the tokenizer's read holds the GIL for most of a
-        second; the weights are mapped in a tenth of that).
+        """The tokenizer and the model of ``path``, read on threads that end with the load.
+
+        The weights are mapped first (a tenth of a second, mostly Python, with their int8
+        copies when quantized); then the tokenizer is read (:mod:`.fast_start`: 0.75 s that
+        hold the GIL) beside the int8 LM head's packing (:func:`~.rescored_head.rescore_head`:
+        0.55 s that let the GIL go), so the packing costs the start nothing.
 
         No torch work runs on the caller's thread. libgomp throttles the spinning of every
         OpenMP team once it manages more threads than the machine has cores, and a team a
@@ -233,9 +237,18 @@ class TransformersEngine:
 
         try:
             with ThreadPoolExecutor(2, thread_name_prefix="model-load") as pool:
-                reading = pool.submit(load_tokenizer, path, fast=ModelStore.fast_tokenizer(path))
-                loading = pool.submit(weights)
-                tokenizer, model = reading.result(), loading.result()
+                model = pool.submit(weights).result()
+                packing = threading.Event()
+                head = (
+                    pool.submit(rescore_head, model, packing=packing.set)
+                    if self.quantization == "int8"
+                    else None
+                )
+                while head is not None and not (packing.wait(0.005) or head.done()):
+                    pass  # the tokenizer's read takes the GIL: it starts once the packing has let it go
+                tokenizer = pool.submit(load_tokenizer, path, fast=ModelStore.fast_tokenizer(path)).result()
+                if head is not None:
+                    head.result()
         except Exception as exc:
             raise EngineError(f"could not load the model at {path}: {type(exc).__name__}: {exc}") from exc
         return tokenizer, model
@@ -371,9 +384,19 @@ class TransformersEngine:
         return row
 
     def forward(
-        self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any
+        self,
+        ids: torch.Tensor,
+        mask: torch.Tensor,
+        positions: torch.Tensor,
+        cache: Any,
+        exact_rows: Sequence[int] = (),
     ) -> torch.Tensor:
-        """Run the model on ``ids``; the float32 logits of each row's last position."""
+        """Run the model on ``ids``; the float32 logits of each row's last position (every one
+        of them from the weights for ``exact_rows``, where the LM head estimates:
+        :class:`~.rescored_head.RescoredHead`)."""
+        head = self.model.get_output_embeddings()
+        if isinstance(head, RescoredHead):
+            head.exact_rows = frozenset(exact_rows)
         out = self.model(
             input_ids=ids.to(self.device),
             attention_mask=mask.to(self.device),

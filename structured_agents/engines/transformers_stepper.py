@@ -48,6 +48,16 @@ def prefill_groups(rows: Sequence[Row], *, slack: float = _PAD_SLACK, extra: int
     return groups
 
 
+def _exact_rows(rows: Sequence[Row]) -> list[int]:
+    """The rows whose logits must not depend on the rows beside them: those that sample (a seed
+    alone decides a sample) or report log probabilities."""
+    return [
+        k
+        for k, row in enumerate(rows)
+        if row.request.sampling.temperature > 0 or row.request.sampling.logprobs is not None
+    ]
+
+
 class StepModel(ReviewModel, Protocol):
     """What the stepper needs of its engine: the loaded model, its tokens, and where to count."""
 
@@ -60,7 +70,12 @@ class StepModel(ReviewModel, Protocol):
     """The ``transformers`` model (its ``config`` sizes the cache)."""
 
     def forward(
-        self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any
+        self,
+        ids: torch.Tensor,
+        mask: torch.Tensor,
+        positions: torch.Tensor,
+        cache: Any,
+        exact_rows: Sequence[int] = (),
     ) -> torch.Tensor: ...
 
     def decode_text(self, tokens: Sequence[int]) -> str: ...
@@ -162,7 +177,7 @@ class TransformersStepper:
             mask[j, width - len(row.prompt_ids) :] = 1
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         cache = DynamicCache(config=self.engine.model.config)
-        logits = self.engine.forward(ids, mask, positions, cache)
+        logits = self.engine.forward(ids, mask, positions, cache, exact_rows=_exact_rows(rows))
         return logits, cache, mask, positions[:, -1:] + 1
 
     @torch.inference_mode()
@@ -201,7 +216,9 @@ class TransformersStepper:
         clock = time.perf_counter()
         self.kv.grow()
         fed = torch.tensor([tokens[k] for k in keep]).unsqueeze(1)
-        self.logits = self.engine.forward(fed, self.kv.mask, self.kv.next_pos, self.kv.cache)
+        self.logits = self.engine.forward(
+            fed, self.kv.mask, self.kv.next_pos, self.kv.cache, exact_rows=_exact_rows(self.rows)
+        )
         self.kv.advance()
         stats.decode_s += time.perf_counter() - clock
 

@@ -1,5 +1,6 @@
-"""Int8 weight-only linears (:mod:`structured_agents.engines.int8_weights`) on real torch
-kernels: where the int8 copy is used, how far it is from the weight, and the kept copies."""
+"""Int8 weight-only linears (:mod:`structured_agents.engines.int8_weights`) and the rescored LM
+head (:mod:`structured_agents.engines.rescored_head`) on real torch kernels: where the int8
+copies are used, how far they are from the weight, the kept copies, and the rescored logits."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import torch
 from torch import nn
 
 from structured_agents.engines.int8_weights import CACHE_FILE, Int8Linear, quantize_linears, quantize_weight
+from structured_agents.engines.rescored_head import EXACT, RescoredHead, rescore_head
 from structured_agents.engines.transformers_engine import resolve_quantization
 from structured_agents.errors import ConfigError
 
@@ -32,6 +34,12 @@ class _Tiny(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out: torch.Tensor = self.lm_head(self.model["down"](self.model["up"](x)))
         return out
+
+    def get_output_embeddings(self) -> nn.Module:
+        return self.lm_head
+
+    def set_output_embeddings(self, head: nn.Module) -> None:
+        self.lm_head = head
 
 
 def _step(rows: int, width: int, seed: int = 1) -> torch.Tensor:
@@ -134,3 +142,67 @@ def test_quantization_is_resolved_for_the_device_and_dtype() -> None:
         resolve_quantization("int8", cpu, "float32")
     with pytest.raises(ConfigError, match="auto, none or int8"):
         resolve_quantization("int4", cpu, "bfloat16")
+
+
+def _rescored(vocabulary: int = 3000, seed: int = 3) -> tuple[nn.Linear, nn.Module]:
+    model = _Tiny(seed)
+    model.lm_head = nn.Linear(64, vocabulary, bias=False)
+    model.lm_head.weight.data = torch.randn(vocabulary, 64, generator=torch.Generator().manual_seed(seed)).to(
+        torch.bfloat16
+    )
+    plain = model.lm_head
+    quantize_linears(model)
+    calls: list[bool] = []
+    assert rescore_head(model, packing=lambda: calls.append(True)) and calls == [True]
+    head = model.get_output_embeddings()
+    assert isinstance(head, RescoredHead) and head.weight is plain.weight
+    return plain, head
+
+
+def test_the_rescored_head_computes_its_best_estimates_again_from_the_weight() -> None:
+    plain, head = _rescored()
+    step = _step(5, 64, seed=4)
+    got = head(step).reshape(5, -1)
+    exact = plain(step).reshape(5, -1).float()  # the plain head: bfloat16 logits
+    assert got.dtype == torch.float32 and got.shape == exact.shape
+    weight, x = plain.weight.float(), step.reshape(5, 64).float()
+    for row in range(5):
+        rescored = torch.topk(got[row], EXACT).indices  # the estimate's best carry exact logits
+        assert torch.allclose(got[row, rescored], exact[row, rescored], rtol=2**-7, atol=1e-3)
+        # Every other logit is the estimate: within the weight's and the activations' rounding.
+        values, scales = quantize_weight(plain.weight.detach())
+        dequantized = values.float() * scales.float().unsqueeze(1)
+        bound = x[row].norm() * (weight - dequantized).norm(dim=1)
+        bound += x[row].abs().max() / 127 * dequantized.abs().sum(dim=1) + 1e-3 * exact[row].abs() + 1e-3
+        assert bool(((got[row] - exact[row]).abs() <= bound).all())
+        assert int(got[row].argmax()) == int(rescored[exact[row, rescored].argmax()])
+
+
+def test_the_rescored_head_multiplies_by_the_weight_outside_a_decode_step() -> None:
+    plain, head = _rescored()
+    prefill = torch.randn(2, 5, 64).to(torch.bfloat16)
+    assert torch.equal(head(prefill), plain(prefill))
+    wide = _step(9, 64)
+    assert torch.equal(head(wide), plain(wide))
+
+
+def test_only_an_int8_head_is_rescored() -> None:
+    model = _Tiny()
+    assert not rescore_head(model)  # its head is the plain linear
+    assert type(model.get_output_embeddings()) is nn.Linear
+
+
+def test_rows_that_sample_take_every_logit_from_the_weight_whatever_the_batch() -> None:
+    """The estimate quantizes the whole batch's activations with one scale; a row that samples
+    (``exact_rows``, set by the engine) must not move with its neighbours."""
+    plain, head = _rescored()
+    assert isinstance(head, RescoredHead)
+    step = _step(4, 64, seed=5)
+    head.exact_rows = frozenset({1})
+    got = head(step).reshape(4, -1)
+    assert torch.equal(got[1], plain(step[1:2]).reshape(-1).float())
+    louder = step.clone()
+    louder[0] *= 40  # a neighbour that widens the batch's activation range
+    assert torch.equal(head(louder).reshape(4, -1)[1], got[1])
+    head.exact_rows = frozenset(range(4))
+    assert torch.equal(head(step), plain(step))

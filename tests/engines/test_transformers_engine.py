@@ -22,6 +22,7 @@ from structured_agents.engines.bad_words import bad_word_ids, ban_bad_words
 from structured_agents.engines.int8_weights import CACHE_FILE, Int8Linear
 from structured_agents.engines.logits import NO_TOKEN, GrammarMasker, penalize, select_tokens
 from structured_agents.engines.model_store import ModelStore
+from structured_agents.engines.rescored_head import RescoredHead
 from structured_agents.engines.rows import Row, find_stop
 from structured_agents.engines.transformers_engine import resolve_device, resolve_dtype
 from structured_agents.errors import ConfigError
@@ -290,15 +291,17 @@ def test_an_int8_engine_decodes_valid_calls_from_int8_copies_kept_beside_the_mod
     engine: TransformersEngine,
 ) -> None:
     """``quantization="int8"`` (on any CPU): every linear layer the kernel takes decodes from its
-    int8 copy, the copies are kept beside a converted model, and the grammars hold as before."""
+    int8 copy (the LM head from an int8 estimate, rescored), the copies are kept beside a
+    converted model, and the grammars hold as before."""
     from structured_agents.engines.transformers_engine import TransformersEngine
 
     int8 = TransformersEngine(engine.model_dir, dtype="bfloat16", quantization="int8")
     try:
         modules = list(int8.model.modules())
-        wrapped = {id(module.linear) for module in modules if isinstance(module, Int8Linear)}
+        wrapped = {id(m.linear) for m in modules if isinstance(m, Int8Linear | RescoredHead)}
         linears = {id(m) for m in modules if isinstance(m, nn.Linear) and m.in_features % 16 == 0}
-        assert isinstance(int8.model.get_output_embeddings(), Int8Linear)
+        rescored = "onednn" in torch.backends.quantized.supported_engines
+        assert isinstance(int8.model.get_output_embeddings(), RescoredHead if rescored else Int8Linear)
         assert wrapped == linears and len(wrapped) > 100
         if ModelStore.is_entry(engine.model_dir):
             assert (engine.model_dir / CACHE_FILE).is_file()
