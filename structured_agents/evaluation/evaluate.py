@@ -162,6 +162,7 @@ async def evaluate(
         setup.work_dir.mkdir(parents=True, exist_ok=True)
         if any(setup.work_dir.iterdir()):
             raise EvaluationError(f"--work-dir {setup.work_dir} is not empty")
-        return await _evaluate_in(setup, engine_factory, setup.work_dir, report_package)
+        # Absolute: the checks run in the scratch copies, where a relative path means nothing.
+        return await _evaluate_in(setup, engine_factory, setup.work_dir.resolve(), report_package)
     with tempfile.TemporaryDirectory(prefix="sa-eval-") as temp:
         return await _evaluate_in(setup, engine_factory, Path(temp), report_package)

@@ -222,9 +222,12 @@ def test_sa_eval_lint_strict_counts_under_the_strict_rules(
 def test_sa_eval_lint_with_the_packages_tests_as_the_check(
     monkeypatch: pytest.MonkeyPatch, archives: Path, tmp_path: Path
 ) -> None:
+    """With a relative ``--work-dir`` too: pytest was once given the scratch copy's path as a
+    root relative to the copy itself, and found no tests ("cannot run")."""
     out = tmp_path / "eval.json"
+    monkeypatch.chdir(tmp_path)
     args = ["lint", "tinypkg==0.1.0", "--from-dir", str(archives), "--json", str(out), "--check-tests"]
-    result = _eval(monkeypatch, _scripted_lint, *args)
+    result = _eval(monkeypatch, _scripted_lint, *args, "--work-dir", "work")
 
     assert result.exit_code == 0, result.output
     [package] = json.loads(out.read_text())["packages"]
