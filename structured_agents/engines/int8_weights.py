@@ -40,7 +40,7 @@ from typing import Any
 import torch
 from torch import nn
 
-__all__ = ["CACHE_FILE", "MAX_ROWS", "Int8Linear", "quantize_linears", "quantize_weight"]
+__all__ = ["CACHE_FILE", "MAX_ROWS", "Int8Linear", "StepLinear", "quantize_linears", "quantize_weight"]
 
 CACHE_FILE = "int8-weights.safetensors"
 """Beside a converted model: its linears' int8 weights and scales, by module name."""
@@ -79,34 +79,16 @@ def _aligned(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.contiguous() if not tensor.is_contiguous() else tensor.clone()
 
 
-class Int8Linear(nn.Module):
-    """A linear layer that multiplies by its int8 copy for a decode step (``[rows, 1, in]``,
-    at most ``max_rows`` rows, bfloat16 on CPU) and by its own weight otherwise (a prefill,
-    a review's scoring). The kernel works row by row, so a row's result does not depend on
-    the rows beside it."""
+class StepLinear(nn.Module):
+    """A linear layer with a faster product for a CPU decode step (``[rows, 1, in]``, at most
+    ``max_rows`` rows, bfloat16), :meth:`step`; any other call multiplies by its own weight."""
 
-    values: torch.Tensor
-    scales: torch.Tensor
-
-    def __init__(
-        self, linear: nn.Linear, values: torch.Tensor, scales: torch.Tensor, *, max_rows: int = MAX_ROWS
-    ) -> None:
+    def __init__(self, linear: nn.Linear, *, max_rows: int) -> None:
         super().__init__()
-        if linear.in_features % _BLOCK:
-            raise ValueError(
-                f"Int8Linear: the input width must be a multiple of {_BLOCK}, got {linear.in_features}"
-            )
-        if values.shape != linear.weight.shape or scales.shape != (linear.weight.shape[0],):
-            raise ValueError(
-                f"Int8Linear: int8 weight {tuple(values.shape)} and scales {tuple(scales.shape)} do not "
-                f"fit a weight of {tuple(linear.weight.shape)}"
-            )
         self.linear = linear
         self.in_features = linear.in_features
         self.out_features = linear.out_features
         self.max_rows = max_rows
-        self.register_buffer("values", _aligned(values), persistent=False)
-        self.register_buffer("scales", _aligned(scales.to(torch.bfloat16)), persistent=False)
 
     @property
     def weight(self) -> torch.Tensor:
@@ -119,10 +101,39 @@ class Int8Linear(nn.Module):
         if not one_step or x.dtype != torch.bfloat16 or x.device.type != "cpu":
             out: torch.Tensor = self.linear(x)
             return out
-        flat = torch._weight_int8pack_mm(x.reshape(rows, self.in_features), self.values, self.scales)
-        if self.linear.bias is not None:
-            flat = flat + self.linear.bias
-        return flat.reshape(rows, 1, self.out_features)
+        return self.step(x.reshape(rows, self.in_features)).reshape(rows, 1, self.out_features)
+
+    def step(self, x: torch.Tensor) -> torch.Tensor:
+        """The product of a decode step's ``[rows, in]`` bfloat16 input, ``[rows, out]``."""
+        raise NotImplementedError
+
+
+class Int8Linear(StepLinear):
+    """A linear layer that multiplies a decode step by its int8 copy. The kernel works row by
+    row, so a row's result does not depend on the rows beside it."""
+
+    values: torch.Tensor
+    scales: torch.Tensor
+
+    def __init__(
+        self, linear: nn.Linear, values: torch.Tensor, scales: torch.Tensor, *, max_rows: int = MAX_ROWS
+    ) -> None:
+        super().__init__(linear, max_rows=max_rows)
+        if linear.in_features % _BLOCK:
+            raise ValueError(
+                f"Int8Linear: the input width must be a multiple of {_BLOCK}, got {linear.in_features}"
+            )
+        if values.shape != linear.weight.shape or scales.shape != (linear.weight.shape[0],):
+            raise ValueError(
+                f"Int8Linear: int8 weight {tuple(values.shape)} and scales {tuple(scales.shape)} do not "
+                f"fit a weight of {tuple(linear.weight.shape)}"
+            )
+        self.register_buffer("values", _aligned(values), persistent=False)
+        self.register_buffer("scales", _aligned(scales.to(torch.bfloat16)), persistent=False)
+
+    def step(self, x: torch.Tensor) -> torch.Tensor:
+        out = torch._weight_int8pack_mm(x, self.values, self.scales)
+        return out if self.linear.bias is None else out + self.linear.bias
 
 
 def _linears(model: Any) -> dict[str, nn.Linear]:

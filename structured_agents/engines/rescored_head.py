@@ -36,7 +36,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from structured_agents.engines.int8_weights import Int8Linear
+from structured_agents.engines.int8_weights import Int8Linear, StepLinear
 
 __all__ = ["EXACT", "RescoredHead", "rescore_head"]
 
@@ -48,49 +48,34 @@ _PACKING = threading.Lock()
 logger = logging.getLogger(__name__)
 
 
-class RescoredHead(nn.Module):
+class RescoredHead(StepLinear):
     """An LM head whose decode steps estimate every logit in int8 and compute the
     :data:`EXACT` best again from the weight."""
 
     def __init__(self, linear: nn.Linear, packed: Any, *, max_rows: int) -> None:
-        super().__init__()
-        self.linear = linear
-        self.in_features = linear.in_features
-        self.out_features = linear.out_features
-        self.max_rows = max_rows
+        super().__init__(linear, max_rows=max_rows)
         self._packed = packed
         self.exact_rows: frozenset[int] = frozenset()
         """Rows of the next call whose every logit comes from the weight (rows that sample or
         report log probabilities: their logits must not move with the rows beside them);
         set by the engine around each forward pass."""
 
-    @property
-    def weight(self) -> torch.Tensor:
-        """The original weight (tied embeddings read it)."""
-        return self.linear.weight
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        rows = x.shape[0]
-        one_step = x.dim() == 3 and x.shape[1] == 1 and rows <= self.max_rows
-        if not one_step or x.dtype != torch.bfloat16 or x.device.type != "cpu":
+    def step(self, x: torch.Tensor) -> torch.Tensor:
+        exact = sorted(row for row in self.exact_rows if row < x.shape[0])
+        if len(exact) == x.shape[0]:
             out: torch.Tensor = self.linear(x)
             return out
-        flat = x.reshape(rows, self.in_features)
-        exact = sorted(row for row in self.exact_rows if row < rows)
-        if len(exact) == rows:
-            out = self.linear(x)
-            return out
-        logits: torch.Tensor = torch.ops.quantized.linear_dynamic(flat.float(), self._packed, False)
+        logits: torch.Tensor = torch.ops.quantized.linear_dynamic(x.float(), self._packed, False)
         best = torch.topk(logits, min(EXACT, self.out_features), dim=-1).indices
-        again = torch.bmm(self.linear.weight[best], flat.unsqueeze(-1)).squeeze(-1)  # bfloat16, as the head
+        again = torch.bmm(self.linear.weight[best], x.unsqueeze(-1)).squeeze(-1)  # bfloat16, as the head
         if self.linear.bias is not None:
             logits = logits + self.linear.bias.float()
             again = again + self.linear.bias[best]
         logits.scatter_(1, best, again.float())
         if exact:
             index = torch.tensor(exact)
-            logits[index] = self.linear(flat[index]).float()
-        return logits.reshape(rows, 1, self.out_features)
+            logits[index] = self.linear(x[index]).float()
+        return logits
 
 
 def rescore_head(model: Any, *, packing: Callable[[], object] = lambda: None) -> bool:
