@@ -51,6 +51,7 @@ from structured_agents.engines.candidates import decode_candidates, submit_candi
 from structured_agents.engines.decode_stats import DecodeStats
 from structured_agents.engines.fast_start import load_tokenizer, tokenizer_info
 from structured_agents.engines.int8_weights import quantize_linears
+from structured_agents.engines.lean_step import LeanStep
 from structured_agents.engines.model_store import DEFAULT_MODEL, ModelStore
 from structured_agents.engines.occupancy import Occupancy
 from structured_agents.engines.rescored_head import RescoredHead, rescore_head
@@ -179,6 +180,8 @@ class TransformersEngine:
         """The model as completions name it (the shipped one's name, or as given)."""
         self.tokenizer, self.model = self._load(self.model_dir)
         self._cache_kwarg = cache_kwarg(self.model)
+        self._lean = LeanStep.of(self.model)
+        """Decode steps of a Gemma 3 model without transformers' per-call machinery."""
         vocab = self.tokenizer.get_vocab()
         self.vocab_size = self._logit_width()
         self.stop_token_ids = self._stop_tokens(vocab)
@@ -397,6 +400,8 @@ class TransformersEngine:
         head = self.model.get_output_embeddings()
         if isinstance(head, RescoredHead):
             head.exact_rows = frozenset(exact_rows)
+        if self._lean is not None and ids.shape[1] == 1:
+            return self._lean(ids.to(self.device), mask.to(self.device), positions.to(self.device), cache)
         out = self.model(
             input_ids=ids.to(self.device),
             attention_mask=mask.to(self.device),

@@ -20,6 +20,7 @@ from torch import nn
 import structured_agents.engines.logits as logits_module
 from structured_agents.engines.bad_words import bad_word_ids, ban_bad_words
 from structured_agents.engines.int8_weights import CACHE_FILE, Int8Linear
+from structured_agents.engines.lean_step import LeanStep
 from structured_agents.engines.logits import NO_TOKEN, GrammarMasker, penalize, select_tokens
 from structured_agents.engines.model_store import ModelStore
 from structured_agents.engines.rescored_head import RescoredHead
@@ -521,3 +522,52 @@ def test_logprobs_come_with_each_token_and_its_alternatives(engine: Transformers
             scored.top[0][1]
         )  # greedy
     assert "".join(scored.token for scored in completion.logprobs) == completion.text
+
+
+@pytest.mark.model
+def test_the_lean_decode_step_gives_the_models_logits_bit_for_bit(engine: TransformersEngine) -> None:
+    """:class:`LeanStep` against the model's own forward, teacher-forced on the same tokens: two
+    rows, one left-padded, decoding past Gemma 3's 512-token sliding window (its cache trims)."""
+    from transformers import DynamicCache
+
+    lean = LeanStep.of(engine.model)
+    assert lean is not None and engine._lean is not None  # the engine decodes with it
+    window = int(engine.model.config.sliding_window)
+    lengths = [window + 3, window - 5]
+    width = max(lengths)
+    ids = torch.full((2, width), engine.pad_token_id, dtype=torch.long)
+    mask = torch.zeros((2, width), dtype=torch.long)
+    for row, length in enumerate(lengths):
+        ids[row, width - length :] = torch.arange(length) % 5000 + 1000
+        mask[row, width - length :] = 1
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    caches = [DynamicCache(config=engine.model.config) for _ in range(2)]
+    with torch.inference_mode():
+        for cache in caches:
+            engine.model(
+                input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, logits_to_keep=1
+            )
+        fed, at = torch.tensor([[7], [7]]), positions[:, -1:] + 1
+        for step in range(6):
+            mask = torch.cat([mask, torch.ones((2, 1), dtype=torch.long)], dim=1)
+            model = (
+                engine.model(
+                    input_ids=fed, attention_mask=mask, position_ids=at, cache=caches[0], logits_to_keep=1
+                )
+                .logits[:, -1, :]
+                .float()
+            )
+            assert torch.equal(lean(fed, mask, at, caches[1]), model), step
+            fed, at = model.argmax(-1, keepdim=True), at + 1
+
+
+def test_the_lean_step_is_for_gemma_3_with_sdpa_only() -> None:
+    from types import SimpleNamespace
+
+    def model(**config: object) -> object:
+        return SimpleNamespace(config=SimpleNamespace(**config))
+
+    assert LeanStep.of(model(model_type="llama", _attn_implementation="sdpa")) is None
+    assert LeanStep.of(model(model_type="gemma3_text", _attn_implementation="eager")) is None
+    soft = model(model_type="gemma3_text", _attn_implementation="sdpa", attn_logit_softcapping=50.0)
+    assert LeanStep.of(soft) is None
