@@ -12,9 +12,9 @@ here). The test decodes two rows, one left-padded, past the sliding window throu
 compares the logits with ``torch.equal``. Measured with ``benchmarks/bench_engine.py`` on 2
 cores: batch 1 from 70.7 to 80.1 tokens/s, batch 8 from 322 to 332.
 
-It is used for decode steps (one new token per row) of a ``gemma3_text`` model with SDPA
-attention; :meth:`LeanStep.of` gives None for any other model, and the engine then calls the
-model as before.
+It is used for decode steps (one new token per row) of a ``gemma3_text`` model on CPU with SDPA
+attention; :meth:`LeanStep.of` gives None for any other model or device, and the engine then
+calls the model as before.
 """
 
 from __future__ import annotations
@@ -60,11 +60,13 @@ class LeanStep:
 
     @classmethod
     def of(cls, model: Any) -> LeanStep | None:
-        """A lean step for ``model``, or None where it is not a Gemma 3 text model this step
-        reproduces (SDPA attention, causal, no attention soft-capping)."""
+        """A lean step for ``model``, or None where it is not a Gemma 3 text model on CPU this
+        step reproduces (SDPA attention, causal, no attention soft-capping). On CUDA the same
+        bits are not measured yet (``F.rms_norm`` has its own kernel there)."""
         config = getattr(model, "config", None)
         if (
-            getattr(config, "model_type", None) != "gemma3_text"
+            getattr(getattr(model, "device", None), "type", None) != "cpu"
+            or getattr(config, "model_type", None) != "gemma3_text"
             or getattr(config, "_attn_implementation", None) != "sdpa"
             or getattr(config, "use_bidirectional_attention", False)
             or getattr(config, "attn_logit_softcapping", None) is not None

@@ -561,13 +561,14 @@ def test_the_lean_decode_step_gives_the_models_logits_bit_for_bit(engine: Transf
             fed, at = model.argmax(-1, keepdim=True), at + 1
 
 
-def test_the_lean_step_is_for_gemma_3_with_sdpa_only() -> None:
+def test_the_lean_step_is_for_gemma_3_on_cpu_with_sdpa_only() -> None:
     from types import SimpleNamespace
 
-    def model(**config: object) -> object:
-        return SimpleNamespace(config=SimpleNamespace(**config))
+    def model(device: str = "cpu", **config: object) -> object:
+        return SimpleNamespace(device=torch.device(device), config=SimpleNamespace(**config))
 
     assert LeanStep.of(model(model_type="llama", _attn_implementation="sdpa")) is None
     assert LeanStep.of(model(model_type="gemma3_text", _attn_implementation="eager")) is None
     soft = model(model_type="gemma3_text", _attn_implementation="sdpa", attn_logit_softcapping=50.0)
     assert LeanStep.of(soft) is None
+    assert LeanStep.of(model("meta", model_type="gemma3_text", _attn_implementation="sdpa")) is None
