@@ -76,7 +76,7 @@ def _aligned(tensor: torch.Tensor) -> torch.Tensor:
     file (torch 2.13, rows > 1); torch's own allocator aligns to 64 bytes."""
     if tensor.is_contiguous() and tensor.data_ptr() % _ALIGNMENT == 0:
         return tensor
-    return tensor.contiguous() if not tensor.is_contiguous() else tensor.clone()
+    return tensor.clone(memory_format=torch.contiguous_format)
 
 
 class StepLinear(nn.Module):

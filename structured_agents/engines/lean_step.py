@@ -45,7 +45,7 @@ class LeanStep:
     def __init__(self, model: Any) -> None:
         from transformers.integrations.sdpa_attention import sdpa_attention_forward
         from transformers.masking_utils import create_causal_mask, create_sliding_window_causal_mask
-        from transformers.models.gemma3.modeling_gemma3 import apply_rotary_pos_emb
+        from transformers.models.gemma3.modeling_gemma3 import Gemma3RMSNorm, apply_rotary_pos_emb
 
         self._model = model
         self._decoder = model.get_decoder()
@@ -56,13 +56,18 @@ class LeanStep:
         }
         self._attention = sdpa_attention_forward
         self._rotate = apply_rotary_pos_emb
-        self._scales: dict[int, torch.Tensor] = {}
+        self._scales = {
+            id(norm): 1.0 + norm.weight.float()
+            for norm in self._decoder.modules()
+            if isinstance(norm, Gemma3RMSNorm)
+        }
+        """Each RMSNorm's float32 ``1 + weight``, by the norm's identity."""
 
     @classmethod
     def of(cls, model: Any) -> LeanStep | None:
         """A lean step for ``model``, or None where it is not a Gemma 3 text model on CPU this
-        step reproduces (SDPA attention, causal, no attention soft-capping). On CUDA the same
-        bits are not measured yet (``F.rms_norm`` has its own kernel there)."""
+        step reproduces (SDPA attention, causal, no soft-capping of attention or logits). On
+        CUDA the same bits are not measured yet (``F.rms_norm`` has its own kernel there)."""
         config = getattr(model, "config", None)
         if (
             getattr(getattr(model, "device", None), "type", None) != "cpu"
@@ -70,16 +75,14 @@ class LeanStep:
             or getattr(config, "_attn_implementation", None) != "sdpa"
             or getattr(config, "use_bidirectional_attention", False)
             or getattr(config, "attn_logit_softcapping", None) is not None
+            or getattr(config, "final_logit_softcapping", None) is not None
         ):
             return None
         return cls(model)
 
     def _norm(self, norm: Any, x: torch.Tensor) -> torch.Tensor:
         """Gemma's RMSNorm (``x * rsqrt(mean(x^2) + eps) * (1 + weight)`` in float32)."""
-        scale = self._scales.get(id(norm))
-        if scale is None:
-            scale = self._scales[id(norm)] = 1.0 + norm.weight.float()
-        return F.rms_norm(x.float(), (x.shape[-1],), scale, norm.eps).type_as(x)
+        return F.rms_norm(x.float(), (x.shape[-1],), self._scales[id(norm)], norm.eps).type_as(x)
 
     def __call__(
         self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any
@@ -123,7 +126,4 @@ class LeanStep:
             hidden = residual + self._norm(layer.post_feedforward_layernorm, x)
         hidden = self._norm(decoder.norm, hidden)
         logits: torch.Tensor = self._model.get_output_embeddings()(hidden)
-        cap = getattr(config, "final_logit_softcapping", None)
-        if cap is not None:
-            logits = torch.tanh(logits / cap) * cap
         return logits[:, -1, :].float()

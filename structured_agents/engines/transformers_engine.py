@@ -243,16 +243,18 @@ class TransformersEngine:
             with ThreadPoolExecutor(2, thread_name_prefix="model-load") as pool:
                 model = pool.submit(weights).result()
                 packing = threading.Event()
-                head = (
-                    pool.submit(rescore_head, model, packing=packing.set)
-                    if self.quantization == "int8"
-                    else None
-                )
-                while head is not None and not (packing.wait(0.005) or head.done()):
-                    pass  # the tokenizer's read takes the GIL: it starts once the packing has let it go
+
+                def head() -> None:
+                    try:
+                        if self.quantization == "int8":
+                            rescore_head(model, packing=packing.set)
+                    finally:
+                        packing.set()  # also where it packs nothing, or fails
+
+                rescoring = pool.submit(head)
+                packing.wait()  # the tokenizer's read takes the GIL: it starts once the packing has let it go
                 tokenizer = pool.submit(load_tokenizer, path, fast=ModelStore.fast_tokenizer(path)).result()
-                if head is not None:
-                    head.result()
+                rescoring.result()
         except Exception as exc:
             raise EngineError(f"could not load the model at {path}: {type(exc).__name__}: {exc}") from exc
         return tokenizer, model

@@ -571,4 +571,6 @@ def test_the_lean_step_is_for_gemma_3_on_cpu_with_sdpa_only() -> None:
     assert LeanStep.of(model(model_type="gemma3_text", _attn_implementation="eager")) is None
     soft = model(model_type="gemma3_text", _attn_implementation="sdpa", attn_logit_softcapping=50.0)
     assert LeanStep.of(soft) is None
+    capped = model(model_type="gemma3_text", _attn_implementation="sdpa", final_logit_softcapping=30.0)
+    assert LeanStep.of(capped) is None
     assert LeanStep.of(model("meta", model_type="gemma3_text", _attn_implementation="sdpa")) is None
