@@ -8,19 +8,18 @@ width, so ids the tokenizer does not know (padded vocabularies) are never allowe
 (temperature, then nucleus ``top_p``) drawn with that row's own ``torch.Generator``, so a
 request's seed alone decides its sample, whichever batch it shares.
 
-Masking is lazy for greedy rows. A greedy row's token is the first of its best tokens, in logit
-order, that its grammar accepts: its matcher is offered the argmax, and only when it rejects
-that, the row's 64 best tokens (one ``topk`` over those rows) one by one (``accept_token``
-leaves a matcher unchanged when it rejects a token); its bitmask is not filled. Usually the
-argmax fits: a few microseconds, against about 1 ms per row to fill a bitmask over a 262k-token
-vocabulary. Only rows still without a token (where the grammar forces a text the model does not
-expect, ``<start_function_call>call:`` before a call) and every sampling row get a bitmask,
-filled together in one ``BatchGrammarMatcher`` call. A greedy row then takes the best of the
-tokens its bitmask allows, read from the bitmask's set bits (:meth:`GrammarMasker.best_allowed`:
-where the grammar forces a text, a handful of tokens, 0.03 ms a row against 0.5 ms to mask the
-whole row); a sampling row's bitmask is applied in place, with XGrammar's ``cpu`` kernel for CPU
-logits (measured here, 262k-token vocabulary, float32 logits, xgrammar 0.2.8, 2-core AVX-512
-CPU: 0.5/2.2/4.3 ms for 1/4/8 rows, against 1.3/5.4/35 ms for ``torch_native``) and with
+Masking is lazy for greedy rows. A greedy row's matcher is offered its argmax first
+(``accept_token`` leaves a matcher unchanged when it rejects a token); usually it fits, and the
+row's bitmask is never filled. The rows it does not fit (where the grammar forces a text the
+model does not expect, ``{"name":`` before a call) and every sampling row get a bitmask, filled
+together in one ``BatchGrammarMatcher`` call on one thread: XGrammar's token mask cache makes a
+fill a few microseconds a row (0.02-0.04 ms for 8 rows of a JSON schema's grammar, 262k-token
+vocabulary, xgrammar 0.2.8), while handing the rows to a second thread cost 0.3-5 ms a call in
+the CPU engine's decode loop, whose OpenMP team holds both cores. A greedy row then takes the
+best token its bitmask allows (:meth:`GrammarMasker.best_allowed`): read from the bitmask's set
+bits where it allows few (forced text: a handful of tokens), else the first of the row's 64 best
+tokens the bitmask allows. A sampling row's bitmask is applied in place, with XGrammar's ``cpu``
+kernel for CPU logits (0.4 ms a row here, against 1.7 for ``torch_native``) and with
 ``torch_native`` elsewhere (it needs no Triton). Either way the token is the lowest-id best
 allowed one, as an argmax over the masked row gives. XGrammar's jump-forward search (the text a
 grammar forces next) is never called: on a grammar whose forced text never ends (``root ::= "a"
@@ -31,19 +30,22 @@ token at all gets :data:`NO_TOKEN` and ends as an error of its grammar.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from typing import Literal
 
 import torch
 import xgrammar
 
+from structured_agents.engines.vocab_rank import argmax_rows, topk_rows
 from structured_agents.kernel.engine import SamplingParams
 
 __all__ = ["NO_TOKEN", "GrammarMasker", "penalize", "select_tokens", "top_logprobs"]
 
 _CANDIDATES = 64
-"""How many of a greedy constrained row's best tokens are tried before its whole row is masked."""
+"""How many of a greedy row's best tokens are read against a bitmask that allows many tokens,
+before its set bits are."""
+_FEW_WORDS = 64
+"""A bitmask with at most this many nonzero words (2048 tokens) is read from its set bits."""
 _BITS = torch.arange(32, dtype=torch.int32)
 """A bitmask word's bit positions (bit ``b`` of word ``w`` allows token ``32 * w + b``)."""
 NO_TOKEN = -1
@@ -64,7 +66,6 @@ class GrammarMasker:
         *,
         vocab_size: int,
         stop_token_ids: Sequence[int],
-        max_threads: int = min(4, os.cpu_count() or 1),
     ) -> None:
         """``vocab_size`` is the bitmask width (the model's logit width or more); the matchers
         end on ``stop_token_ids`` once their grammar is complete."""
@@ -72,7 +73,10 @@ class GrammarMasker:
         self._matchers: list[xgrammar.GrammarMatcher | None] = []
         self.vocab_size = vocab_size
         self._bitmask = xgrammar.allocate_token_bitmask(max(1, len(grammars)), vocab_size)
-        self._batch = xgrammar.BatchGrammarMatcher(max_threads)
+        self._batch = xgrammar.BatchGrammarMatcher(max_threads=1)
+        """One thread: a fill is a few microseconds a row (XGrammar's token mask cache), and
+        handing rows to other threads cost 0.3-5 ms a call in the CPU engine's decode loop,
+        whose OpenMP team holds the cores between steps (see the module's docstring)."""
         self._taken: dict[int, int] = {}
         """Rows whose matcher :meth:`first_accepted` already advanced, with the token."""
         for grammar in grammars:
@@ -144,11 +148,19 @@ class GrammarMasker:
 
     def best_allowed(self, logits: torch.Tensor, position: int) -> int:
         """The best token of ``logits[position]`` its filled bitmask allows (the lowest id among
-        equals, as an argmax over the masked row), from the bitmask's set bits;
-        :data:`NO_TOKEN` when it allows none, or none with a finite logit."""
+        equals, as an argmax over the masked row), :data:`NO_TOKEN` when it allows none, or none
+        with a finite logit. A bitmask that allows many tokens is first read at the row's
+        :data:`_CANDIDATES` best tokens; one that allows few, or none of those, from its set bits."""
         words = self._bitmask[position]
         width = min(logits.shape[-1], self.vocab_size)
         found = words.nonzero().squeeze(-1)
+        if found.numel() > _FEW_WORDS:
+            _, top = topk_rows(logits[position : position + 1, :width], min(_CANDIDATES, width))
+            ids = top[0].to(words.device)
+            hits = ((words[ids >> 5] >> (ids & 31)) & 1).nonzero()
+            if hits.numel():
+                token = int(ids[hits[0, 0]])
+                return token if math.isfinite(float(logits[position, token])) else NO_TOKEN
         bits = ((words[found].unsqueeze(-1) >> _BITS) & 1).bool()
         allowed = (found.unsqueeze(-1) * 32 + _BITS)[bits]
         allowed = allowed[allowed < width].to(torch.long)
@@ -218,11 +230,11 @@ def top_logprobs(
     logprobs = torch.log_softmax(logits[wanted].float(), dim=-1)
     chosen = logprobs[torch.arange(len(wanted)), torch.tensor([tokens[k] for k in wanted])].tolist()
     most = max(counts[k] for k in wanted)
-    best = torch.topk(logprobs, most, dim=-1) if most else None
+    best = topk_rows(logprobs, most) if most else None
     for j, k in enumerate(wanted):
         out[k].append((tokens[k], float(chosen[j])))
         if best is not None and counts[k]:
-            ids, values = best.indices[j, : counts[k]].tolist(), best.values[j, : counts[k]].tolist()
+            ids, values = best[1][j, : counts[k]].tolist(), best[0][j, : counts[k]].tolist()
             out[k] += [(int(i), float(v)) for i, v in zip(ids, values, strict=True)]
     return out
 
@@ -244,26 +256,16 @@ def select_tokens(
     constrained = masker.live(rows)
     greedy = [k for k in constrained if not sampling[k]]
     to_mask = [k for k in constrained if sampling[k]]
-    tokens = [int(t) for t in torch.argmax(logits, dim=-1).tolist()]
+    tokens = [int(t) for t in argmax_rows(logits).tolist()]
     missed = [k for k in greedy if masker.first_accepted(rows[k], tokens[k : k + 1]) is None]
-    unmatched = []
-    if missed:  # the argmax does not fit: the next best tokens, best first
-        width = min(_CANDIDATES, logits.shape[-1])
-        top = torch.topk(logits[torch.tensor(missed, device=logits.device)], width, dim=-1).indices
-        for k, candidates in zip(missed, top.tolist(), strict=True):
-            token = masker.first_accepted(rows[k], [c for c in candidates if c != tokens[k]])
-            if token is None:  # none of them fits: the row's bitmask decides
-                unmatched.append(k)
-            else:
-                tokens[k] = token
-    if unmatched or to_mask:
-        masker.fill(rows, sorted(unmatched + to_mask))
-        for k in unmatched:
-            tokens[k] = masker.best_allowed(logits, k)
+    if missed or to_mask:  # the argmax does not fit, or the row samples: its bitmask decides
+        masker.fill(rows, sorted(missed + to_mask))
+    for k in missed:
+        tokens[k] = masker.best_allowed(logits, k)
     if to_mask:
         masker.mask(logits, to_mask)
-        for k in to_mask:
-            best = int(torch.argmax(logits[k]).item())
+        chosen = argmax_rows(logits[torch.tensor(to_mask, device=logits.device)]).tolist()
+        for k, best in zip(to_mask, chosen, strict=True):
             tokens[k] = best if math.isfinite(float(logits[k, best])) else NO_TOKEN
     for k, generator in enumerate(generators):
         if sampling[k] and generator is not None and tokens[k] != NO_TOKEN:

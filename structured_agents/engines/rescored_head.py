@@ -37,6 +37,7 @@ import torch
 from torch import nn
 
 from structured_agents.engines.int8_weights import Int8Linear, StepLinear
+from structured_agents.engines.vocab_rank import topk_rows
 
 __all__ = ["EXACT", "RescoredHead", "rescore_head"]
 
@@ -66,7 +67,7 @@ class RescoredHead(StepLinear):
             out: torch.Tensor = self.linear(x)
             return out
         logits: torch.Tensor = torch.ops.quantized.linear_dynamic(x.float(), self._packed, False)
-        best = torch.topk(logits, min(EXACT, self.out_features), dim=-1).indices
+        _, best = topk_rows(logits, min(EXACT, self.out_features))
         again = torch.bmm(self.linear.weight[best], x.unsqueeze(-1)).squeeze(-1)  # bfloat16, as the head
         if self.linear.bias is not None:
             logits = logits + self.linear.bias.float()

@@ -142,7 +142,7 @@ def test_row_finishes_on_length_stop_token_grammar_and_rejection() -> None:
 def _masker(grammar: str | None, *, vocab_size: int = 4) -> GrammarMasker:
     info = xgrammar.TokenizerInfo(["a", "b", "ab", "</s>"], vocab_size=vocab_size, stop_token_ids=[3])
     compiled = None if grammar is None else xgrammar.GrammarCompiler(info).compile_grammar(grammar)
-    return GrammarMasker([None, compiled], vocab_size=vocab_size, stop_token_ids=[3], max_threads=1)
+    return GrammarMasker([None, compiled], vocab_size=vocab_size, stop_token_ids=[3])
 
 
 def test_masker_fills_and_masks_only_constrained_rows_and_ids_beyond_the_vocabulary() -> None:
@@ -175,7 +175,7 @@ def test_a_forced_text_the_model_does_not_expect_is_taken_through_the_mask() -> 
     texts = ["a", "b", "ab", "</s>", "<", "<s", "s>", ">a"]
     info = xgrammar.TokenizerInfo(texts, stop_token_ids=[3])
     compiled = xgrammar.GrammarCompiler(info).compile_grammar('root ::= "<s>" ("a" | "b")')
-    masker = GrammarMasker([compiled], vocab_size=8, stop_token_ids=[3], max_threads=1)
+    masker = GrammarMasker([compiled], vocab_size=8, stop_token_ids=[3])
     logits = torch.tensor([[9.0, 8.0, 7.0, 6.0, 1.0, 2.0, 0.0, -1.0]])
 
     with patch.object(logits_module, "_CANDIDATES", 4):  # "a", "b", "ab", "</s>": none fits
@@ -192,27 +192,46 @@ def test_the_bitmask_decides_among_ids_in_every_bit_of_a_word() -> None:
     logits = torch.arange(64, dtype=torch.float32).flip(0).unsqueeze(0).repeat(2, 1)  # low ids best
     logits[1, 63] = logits[1, 31]  # a tie: the lower id, as an argmax over the masked row
     for row, expected in ((0, 31), (1, 31)):
-        masker = GrammarMasker([compiled], vocab_size=64, stop_token_ids=[0], max_threads=1)
+        masker = GrammarMasker([compiled], vocab_size=64, stop_token_ids=[0])
         with patch.object(logits_module, "_CANDIDATES", 2):
             assert select_tokens(logits[row : row + 1].clone(), [0], masker, [SamplingParams()], [None]) == [
                 expected
             ]
-    masker = GrammarMasker([compiled], vocab_size=64, stop_token_ids=[0], max_threads=1)
+    masker = GrammarMasker([compiled], vocab_size=64, stop_token_ids=[0])
     only_y = logits[:1].clone()
     only_y[0, 31] = float("-inf")  # banned: the grammar's other token
     with patch.object(logits_module, "_CANDIDATES", 2):
         assert select_tokens(only_y, [0], masker, [SamplingParams()], [None]) == [63]
 
 
+def test_a_bitmask_allowing_many_tokens_gives_the_best_of_them_from_either_path() -> None:
+    """Past 2048 allowed tokens the row's best tokens are read against the bitmask first; where
+    none of them is allowed, its set bits decide: the same token either way."""
+    texts = ["</s>", "bad"] + [f"x{i}" for i in range(4094)]
+    info = xgrammar.TokenizerInfo(texts, stop_token_ids=[0])
+    compiled = xgrammar.GrammarCompiler(info).compile_grammar('root ::= "x" [0-9]+')
+    logits = torch.zeros(1, 4096)
+    logits[0, 1] = 9.0  # "bad": the argmax, refused
+    logits[0, [3000, 2000, 777]] = torch.tensor([5.0, 7.0, 7.0])  # a tie: the lower id
+    for candidates, expected in ((64, 777), (1, 777)):  # 1: "bad" alone is read, then the bits
+        masker = GrammarMasker([compiled], vocab_size=4096, stop_token_ids=[0])
+        with patch.object(logits_module, "_CANDIDATES", candidates):
+            assert select_tokens(logits.clone(), [0], masker, [SamplingParams()], [None]) == [expected]
+    banned = logits.clone()
+    banned[0, 2:] = float("-inf")  # every allowed token banned
+    masker = GrammarMasker([compiled], vocab_size=4096, stop_token_ids=[0])
+    assert select_tokens(banned, [0], masker, [SamplingParams()], [None]) == [NO_TOKEN]
+
+
 def test_a_row_whose_grammar_allows_no_token_gets_no_token() -> None:
     texts = ["a", "b", "</s>"]
     info = xgrammar.TokenizerInfo(texts, stop_token_ids=[2])
     compiled = xgrammar.GrammarCompiler(info).compile_grammar('root ::= "z"')  # no token spells it
-    masker = GrammarMasker([compiled, None], vocab_size=3, stop_token_ids=[2], max_threads=1)
+    masker = GrammarMasker([compiled, None], vocab_size=3, stop_token_ids=[2])
     logits = torch.tensor([[1.0, 2.0, 0.0], [1.0, 2.0, 0.0]])
     assert select_tokens(logits, [0, 1], masker, [SamplingParams()] * 2, [None, None]) == [NO_TOKEN, 1]
     warm = SamplingParams(temperature=1.0, seed=1)
-    masker = GrammarMasker([compiled], vocab_size=3, stop_token_ids=[2], max_threads=1)
+    masker = GrammarMasker([compiled], vocab_size=3, stop_token_ids=[2])
     assert select_tokens(logits[:1].clone(), [0], masker, [warm], [torch.Generator().manual_seed(1)]) == [
         NO_TOKEN
     ]
