@@ -31,16 +31,26 @@ atomically), so a start reads them (0.05 s for Gemma 3 270M) instead of quantizi
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
 
-__all__ = ["CACHE_FILE", "MAX_ROWS", "Int8Linear", "StepLinear", "quantize_linears", "quantize_weight"]
+__all__ = [
+    "CACHE_FILE",
+    "MAX_ROWS",
+    "Int8Linear",
+    "StepLinear",
+    "quantize_linears",
+    "quantize_weight",
+    "share_copies",
+]
 
 CACHE_FILE = "int8-weights.safetensors"
 """Beside a converted model: its linears' int8 weights and scales, by module name."""
@@ -134,6 +144,32 @@ class Int8Linear(StepLinear):
     def step(self, x: torch.Tensor) -> torch.Tensor:
         out = torch._weight_int8pack_mm(x, self.values, self.scales)
         return out if self.linear.bias is None else out + self.linear.bias
+
+
+def share_copies(layers: Sequence[nn.Module]) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """One int8 copy for ``layers``, linear layers that read the same input (a decoder layer's
+    q/k/v, or its gate and up projections): their values and scales by output row, one layer's
+    after another, each layer's own copy then a view of them. A decode step multiplies by all of
+    them in one kernel call, with the same bits (the kernel computes each output row on its own)
+    and no memory added. None, nothing changed, where one is not an :class:`Int8Linear` without
+    bias, their input widths or row limits differ, or a view would not be 64-byte aligned."""
+    int8: list[Int8Linear] = []
+    for layer in layers:
+        if isinstance(layer, Int8Linear) and getattr(layer.linear, "bias", None) is None:
+            int8.append(layer)
+    if not int8 or len(int8) != len(layers) or len({(q.in_features, q.max_rows) for q in int8}) != 1:
+        return None
+    if len(int8) == 1:
+        return int8[0].values, int8[0].scales
+    values = torch.cat([layer.values for layer in int8])
+    scales = torch.cat([layer.scales for layer in int8])
+    starts = list(itertools.accumulate((layer.out_features for layer in int8), initial=0))
+    views = [(values[a:b], scales[a:b]) for a, b in itertools.pairwise(starts)]
+    if any(v.data_ptr() % _ALIGNMENT or s.data_ptr() % _ALIGNMENT for v, s in views):
+        return None
+    for layer, (layer_values, layer_scales) in zip(int8, views, strict=True):
+        layer.values, layer.scales = layer_values, layer_scales
+    return values, scales
 
 
 def _linears(model: Any) -> dict[str, nn.Linear]:

@@ -19,13 +19,16 @@ calls the model as before.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from structured_agents.engines.int8_weights import StepLinear
+from structured_agents.engines import packed_attention
+from structured_agents.engines.int8_weights import StepLinear, share_copies
 
 __all__ = ["LeanStep"]
 
@@ -39,13 +42,65 @@ def _linear(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:
     return F.linear(x, layer.weight, layer.bias)
 
 
+class _Product:
+    """A decode step's product by linear layers that read the same input (a layer's q/k/v, its
+    gate and up projections, or one layer): one int8 kernel call where their int8 copies are
+    shared (:func:`~.int8_weights.share_copies`), as :class:`~.int8_weights.Int8Linear` calls
+    it; each layer's own call where they are not, or for more rows than the copies take."""
+
+    def __init__(self, layers: Sequence[nn.Linear | StepLinear]) -> None:
+        self._layers = tuple(layers)
+        self._widths = [layer.out_features for layer in layers]
+        self._shared = share_copies(layers)
+        first = layers[0]
+        self._max_rows = first.max_rows if self._shared is not None and isinstance(first, StepLinear) else 0
+
+    def __call__(self, x: torch.Tensor) -> Sequence[torch.Tensor]:
+        """Each layer's product of ``x`` (``[rows, 1, in]``)."""
+        rows = x.shape[0]
+        if self._shared is None or rows > self._max_rows or x.dtype != torch.bfloat16:
+            return [_linear(layer, x) for layer in self._layers]
+        out = torch._weight_int8pack_mm(x.reshape(rows, -1), *self._shared)
+        return torch.split(out.reshape(rows, 1, -1), self._widths, dim=-1)
+
+
+_Norm = tuple[torch.Tensor, float]
+"""An RMSNorm's float32 ``1 + weight`` and its eps."""
+
+
+@dataclass(frozen=True)
+class _Layer:
+    """What a decode step reads of one decoder layer, gathered once."""
+
+    kind: str
+    scaling: float
+    head_dim: int
+    groups: int
+    """Query heads per key/value head."""
+    norms: tuple[_Norm, _Norm, _Norm, _Norm, _Norm, _Norm]
+    """input, q, k, post-attention, pre-feedforward and post-feedforward norms."""
+    qkv: _Product
+    out: _Product
+    gate_up: _Product
+    down: _Product
+    act: Callable[[torch.Tensor], torch.Tensor]
+
+
+def _norm(norm: _Norm, x: torch.Tensor) -> torch.Tensor:
+    """Gemma's RMSNorm (``x * rsqrt(mean(x^2) + eps) * (1 + weight)`` in float32)."""
+    return F.rms_norm(x.float(), (x.shape[-1],), norm[0], norm[1]).type_as(x)
+
+
+def _scaled(norm: Any) -> _Norm:
+    return 1.0 + norm.weight.float(), float(norm.eps)
+
+
 class LeanStep:
     """One decode step of a transformers Gemma 3 text model: the logits of each row's new token."""
 
     def __init__(self, model: Any) -> None:
-        from transformers.integrations.sdpa_attention import sdpa_attention_forward
         from transformers.masking_utils import create_causal_mask, create_sliding_window_causal_mask
-        from transformers.models.gemma3.modeling_gemma3 import Gemma3RMSNorm, apply_rotary_pos_emb
+        from transformers.models.gemma3.modeling_gemma3 import apply_rotary_pos_emb
 
         self._model = model
         self._decoder = model.get_decoder()
@@ -54,35 +109,53 @@ class LeanStep:
             "full_attention": create_causal_mask,
             "sliding_attention": create_sliding_window_causal_mask,
         }
-        self._attention = sdpa_attention_forward
         self._rotate = apply_rotary_pos_emb
-        self._scales = {
-            id(norm): 1.0 + norm.weight.float()
-            for norm in self._decoder.modules()
-            if isinstance(norm, Gemma3RMSNorm)
-        }
-        """Each RMSNorm's float32 ``1 + weight``, by the norm's identity."""
+        self._final_norm = _scaled(self._decoder.norm)
+        self._layers = [
+            self._plan(layer, self._config.layer_types[index])
+            for index, layer in enumerate(self._decoder.layers[: self._config.num_hidden_layers])
+        ]
+
+    @staticmethod
+    def _plan(layer: Any, kind: str) -> _Layer:
+        attention, mlp = layer.self_attn, layer.mlp
+        return _Layer(
+            kind=kind,
+            scaling=attention.scaling,
+            head_dim=attention.head_dim,
+            groups=attention.num_key_value_groups,
+            norms=(
+                _scaled(layer.input_layernorm),
+                _scaled(attention.q_norm),
+                _scaled(attention.k_norm),
+                _scaled(layer.post_attention_layernorm),
+                _scaled(layer.pre_feedforward_layernorm),
+                _scaled(layer.post_feedforward_layernorm),
+            ),
+            qkv=_Product([attention.q_proj, attention.k_proj, attention.v_proj]),
+            out=_Product([attention.o_proj]),
+            gate_up=_Product([mlp.gate_proj, mlp.up_proj]),
+            down=_Product([mlp.down_proj]),
+            act=mlp.act_fn,
+        )
 
     @classmethod
     def of(cls, model: Any) -> LeanStep | None:
         """A lean step for ``model``, or None where it is not a Gemma 3 text model on CPU this
-        step reproduces (SDPA attention, causal, no soft-capping of attention or logits). On
-        CUDA the same bits are not measured yet (``F.rms_norm`` has its own kernel there)."""
+        step reproduces (causal, no soft-capping of attention or logits, and the packed SDPA
+        attention of :mod:`.packed_attention`, which this step's attention is). On CUDA the
+        same bits are not measured yet (``F.rms_norm`` has its own kernel there)."""
         config = getattr(model, "config", None)
         if (
             getattr(getattr(model, "device", None), "type", None) != "cpu"
             or getattr(config, "model_type", None) != "gemma3_text"
-            or getattr(config, "_attn_implementation", None) != "sdpa"
+            or getattr(config, "_attn_implementation", None) != packed_attention.NAME
             or getattr(config, "use_bidirectional_attention", False)
             or getattr(config, "attn_logit_softcapping", None) is not None
             or getattr(config, "final_logit_softcapping", None) is not None
         ):
             return None
         return cls(model)
-
-    def _norm(self, norm: Any, x: torch.Tensor) -> torch.Tensor:
-        """Gemma's RMSNorm (``x * rsqrt(mean(x^2) + eps) * (1 + weight)`` in float32)."""
-        return F.rms_norm(x.float(), (x.shape[-1],), self._scales[id(norm)], norm.eps).type_as(x)
 
     def __call__(
         self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any
@@ -95,35 +168,27 @@ class LeanStep:
         masks = {kind: make(**found, position_ids=positions) for kind, make in self._masks.items()}
         rotary = {kind: decoder.rotary_emb(hidden, positions, kind) for kind in set(config.layer_types)}
         rows = hidden.shape[0]
-        for index, layer in enumerate(decoder.layers[: config.num_hidden_layers]):
-            kind = config.layer_types[index]
-            attention = layer.self_attn
+        for index, layer in enumerate(self._layers):
+            before, q_norm, k_norm, after, before_mlp, after_mlp = layer.norms
             residual = hidden
-            x = self._norm(layer.input_layernorm, hidden)
-            shape = (rows, 1, -1, attention.head_dim)
-            query = _linear(attention.q_proj, x).view(shape).transpose(1, 2)
-            key = _linear(attention.k_proj, x).view(shape).transpose(1, 2)
-            value = _linear(attention.v_proj, x).view(shape).transpose(1, 2)
-            query, key = self._norm(attention.q_norm, query), self._norm(attention.k_norm, key)
-            query, key = self._rotate(query, key, *rotary[kind])
+            shape = (rows, 1, -1, layer.head_dim)
+            query, key, value = (t.view(shape).transpose(1, 2) for t in layer.qkv(_norm(before, hidden)))
+            query, key = self._rotate(_norm(q_norm, query), _norm(k_norm, key), *rotary[layer.kind])
             key, value = cache.update(key, value, index)
-            out, _ = self._attention(
-                attention,
-                query,
+            out = F.scaled_dot_product_attention(
+                query.reshape(rows, -1, layer.groups, layer.head_dim),  # a key/value head's queries
                 key,
                 value,
-                masks[kind],
-                dropout=0.0,
-                scaling=attention.scaling,
-                sliding_window=attention.sliding_window,
+                attn_mask=masks[layer.kind],
+                dropout_p=0.0,
+                scale=layer.scaling,
             )
-            out = _linear(attention.o_proj, out.reshape(rows, 1, -1).contiguous())
-            hidden = residual + self._norm(layer.post_attention_layernorm, out)
+            (out,) = layer.out(out.reshape(rows, 1, -1))
+            hidden = residual + _norm(after, out)
             residual = hidden
-            x = self._norm(layer.pre_feedforward_layernorm, hidden)
-            mlp = layer.mlp
-            x = _linear(mlp.down_proj, mlp.act_fn(_linear(mlp.gate_proj, x)) * _linear(mlp.up_proj, x))
-            hidden = residual + self._norm(layer.post_feedforward_layernorm, x)
-        hidden = self._norm(decoder.norm, hidden)
+            gate, up = layer.gate_up(_norm(before_mlp, hidden))
+            (down,) = layer.down(layer.act(gate) * up)
+            hidden = residual + _norm(after_mlp, down)
+        hidden = _norm(self._final_norm, hidden)
         logits: torch.Tensor = self._model.get_output_embeddings()(hidden)
         return logits[:, -1, :].float()

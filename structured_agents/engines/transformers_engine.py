@@ -54,6 +54,7 @@ from structured_agents.engines.int8_weights import quantize_linears
 from structured_agents.engines.lean_step import LeanStep
 from structured_agents.engines.model_store import DEFAULT_MODEL, ModelStore
 from structured_agents.engines.occupancy import Occupancy
+from structured_agents.engines.packed_attention import use_packed_attention
 from structured_agents.engines.rescored_head import RescoredHead, rescore_head
 from structured_agents.engines.review import MAX_REVIEW_TOKENS
 from structured_agents.engines.rows import Row
@@ -178,10 +179,8 @@ class TransformersEngine:
         self.model_dir = ModelStore(cache_dir).resolve(model, self.dtype)
         self.model_name = str(model) if model is not None else DEFAULT_MODEL
         """The model as completions name it (the shipped one's name, or as given)."""
-        self.tokenizer, self.model = self._load(self.model_dir)
+        self.tokenizer, self.model, self._lean = self._load(self.model_dir)
         self._cache_kwarg = cache_kwarg(self.model)
-        self._lean = LeanStep.of(self.model)
-        """Decode steps of a Gemma 3 model without transformers' per-call machinery."""
         vocab = self.tokenizer.get_vocab()
         self.vocab_size = self._logit_width()
         self.stop_token_ids = self._stop_tokens(vocab)
@@ -210,14 +209,17 @@ class TransformersEngine:
         self.load_time_s = time.perf_counter() - started
         """Seconds the constructor took (conversion included when it ran)."""
 
-    def _load(self, path: Path) -> tuple[Any, Any]:
-        """The tokenizer and the model of ``path``, read on threads that end with the load.
+    def _load(self, path: Path) -> tuple[Any, Any, LeanStep | None]:
+        """The tokenizer and the model of ``path``, read on threads that end with the load, and
+        the model's :class:`~.lean_step.LeanStep` (decode steps of a Gemma 3 model without
+        transformers' per-call machinery) where it has one.
 
         The weights are mapped first (a tenth of a second, mostly Python, with their int8
-        copies when quantized); then the tokenizer is read (:mod:`.fast_start`: 0.75 s that
-        hold the GIL) beside the int8 LM head's packing (:func:`~.rescored_head.rescore_head`:
-        0.55 s that let the GIL go), so the two overlap: an int8 start takes 1.5-1.7 s on 2
-        cores, against 1.2-1.4 s in bfloat16.
+        copies when quantized, the packed attention of :mod:`.packed_attention` on CPU, and the
+        lean step, which joins some of the int8 copies); then the tokenizer is read
+        (:mod:`.fast_start`: 0.75 s that hold the GIL) beside the int8 LM head's packing
+        (:func:`~.rescored_head.rescore_head`: 0.55 s that let the GIL go), so the two overlap:
+        an int8 start takes 1.5-1.7 s on 2 cores, against 1.2-1.4 s in bfloat16.
 
         No torch work runs on the caller's thread. libgomp throttles the spinning of every
         OpenMP team once it manages more threads than the machine has cores, and a team a
@@ -230,18 +232,19 @@ class TransformersEngine:
 
         transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # no "Loading weights" bar
 
-        def weights() -> Any:
+        def weights() -> tuple[Any, LeanStep | None]:
             model: Any = AutoModelForCausalLM.from_pretrained(
                 str(path), local_files_only=True, dtype=_DTYPES[self.dtype]
             )
             model = model.to(self.device).eval()
+            use_packed_attention(model)
             if self.quantization == "int8":
                 quantize_linears(model, cache_dir=path if ModelStore.is_entry(path) else None)
-            return model
+            return model, LeanStep.of(model)
 
         try:
             with ThreadPoolExecutor(2, thread_name_prefix="model-load") as pool:
-                model = pool.submit(weights).result()
+                model, lean = pool.submit(weights).result()
                 packing = threading.Event()
 
                 def head() -> None:
@@ -257,7 +260,7 @@ class TransformersEngine:
                 rescoring.result()
         except Exception as exc:
             raise EngineError(f"could not load the model at {path}: {type(exc).__name__}: {exc}") from exc
-        return tokenizer, model
+        return tokenizer, model, lean
 
     def _logit_width(self) -> int:
         head = self.model.get_output_embeddings()

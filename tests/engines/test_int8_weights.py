@@ -11,7 +11,13 @@ import pytest
 import torch
 from torch import nn
 
-from structured_agents.engines.int8_weights import CACHE_FILE, Int8Linear, quantize_linears, quantize_weight
+from structured_agents.engines.int8_weights import (
+    CACHE_FILE,
+    Int8Linear,
+    quantize_linears,
+    quantize_weight,
+    share_copies,
+)
 from structured_agents.engines.rescored_head import EXACT, RescoredHead, rescore_head
 from structured_agents.engines.transformers_engine import resolve_quantization
 from structured_agents.errors import ConfigError
@@ -206,3 +212,45 @@ def test_rows_that_sample_take_every_logit_from_the_weight_whatever_the_batch() 
     assert torch.equal(head(louder).reshape(4, -1)[1], got[1])
     head.exact_rows = frozenset(range(4))
     assert torch.equal(head(step), plain(step))
+
+
+def _int8(out_features: int, seed: int, *, bias: bool = False, width: int = 64) -> Int8Linear:
+    linear = nn.Linear(width, out_features, bias=bias)
+    linear.weight.data = torch.randn(out_features, width, generator=torch.Generator().manual_seed(seed))
+    linear = linear.to(torch.bfloat16)
+    return Int8Linear(linear, *quantize_weight(linear.weight))
+
+
+@pytest.mark.parametrize("rows", [1, 3, 8])
+def test_shared_copies_give_each_layers_bits_in_one_product_and_add_no_memory(rows: int) -> None:
+    layers = [_int8(64, 1), _int8(32, 2), _int8(32, 3)]  # q, k, v of one input
+    x = _step(rows, 64)
+    alone = [layer(x) for layer in layers]
+    shared = share_copies(layers)
+    assert shared is not None
+    values, scales = shared
+    assert values.shape == (128, 64) and scales.shape == (128,)
+    for layer in layers:  # each copy is a view of the shared one now
+        assert layer.values.untyped_storage().data_ptr() == values.untyped_storage().data_ptr()
+    together = torch._weight_int8pack_mm(x.reshape(rows, 64), values, scales).split([64, 32, 32], dim=-1)
+    for one, part, layer in zip(alone, together, layers, strict=True):
+        assert torch.equal(one.reshape(rows, -1), part)
+        assert torch.equal(layer(x), one)  # the layer's own call is unchanged
+
+
+def test_copies_are_not_shared_with_a_bias_another_input_or_a_plain_linear() -> None:
+    assert share_copies([_int8(16, 1), _int8(16, 2, bias=True)]) is None
+    assert share_copies([_int8(16, 1), _int8(16, 2, width=32)]) is None
+    plain = nn.Linear(64, 16).to(torch.bfloat16)
+    assert share_copies([_int8(16, 1), plain]) is None
+    assert share_copies([]) is None
+    one = _int8(16, 4)
+    assert share_copies([one]) == (one.values, one.scales)  # one layer: its own copy, no new tensor
+
+
+def test_copies_whose_views_would_be_unaligned_are_not_shared() -> None:
+    """Scales of 16 bfloat16 rows end 32 bytes in: the next layer's view would crash the kernel."""
+    layers = [_int8(16, 1), _int8(16, 2)]
+    before = [layer.values for layer in layers]
+    assert share_copies(layers) is None
+    assert all(layer.values is kept for layer, kept in zip(layers, before, strict=True))

@@ -23,6 +23,7 @@ from structured_agents.engines.int8_weights import CACHE_FILE, Int8Linear
 from structured_agents.engines.lean_step import LeanStep
 from structured_agents.engines.logits import NO_TOKEN, GrammarMasker, penalize, select_tokens
 from structured_agents.engines.model_store import ModelStore
+from structured_agents.engines.packed_attention import NAME as PACKED
 from structured_agents.engines.rescored_head import RescoredHead
 from structured_agents.engines.rows import Row, find_stop
 from structured_agents.engines.transformers_engine import resolve_device, resolve_dtype
@@ -544,18 +545,23 @@ def test_logprobs_come_with_each_token_and_its_alternatives(engine: Transformers
 
 
 @pytest.mark.model
-def test_the_lean_decode_step_gives_the_models_logits_bit_for_bit(engine: TransformersEngine) -> None:
-    """:class:`LeanStep` against the model's own forward, teacher-forced on the same tokens: two
-    rows, one left-padded, decoding past Gemma 3's 512-token sliding window (its cache trims)."""
+@pytest.mark.parametrize("shortfalls", [(-3, 5), (5,)])
+def test_the_lean_decode_step_gives_the_models_logits_bit_for_bit(
+    engine: TransformersEngine, shortfalls: tuple[int, ...]
+) -> None:
+    """:class:`LeanStep` against the model's own forward, teacher-forced on the same tokens past
+    Gemma 3's 512-token sliding window (its cache trims): two rows, one left-padded (the model
+    masks its attention), and one row alone (no mask until the window: the model's attention
+    then takes SDPA's grouped-query path, which the lean step does not)."""
     from transformers import DynamicCache
 
-    lean = LeanStep.of(engine.model)
-    assert lean is not None and engine._lean is not None  # the engine decodes with it
+    lean = engine._lean  # the engine decodes with it (its layers' int8 copies shared, where int8)
+    assert lean is not None
     window = int(engine.model.config.sliding_window)
-    lengths = [window + 3, window - 5]
-    width = max(lengths)
-    ids = torch.full((2, width), engine.pad_token_id, dtype=torch.long)
-    mask = torch.zeros((2, width), dtype=torch.long)
+    lengths = [window - shortfall for shortfall in shortfalls]
+    rows, width = len(lengths), max(lengths)
+    ids = torch.full((rows, width), engine.pad_token_id, dtype=torch.long)
+    mask = torch.zeros((rows, width), dtype=torch.long)
     for row, length in enumerate(lengths):
         ids[row, width - length :] = torch.arange(length) % 5000 + 1000
         mask[row, width - length :] = 1
@@ -566,9 +572,9 @@ def test_the_lean_decode_step_gives_the_models_logits_bit_for_bit(engine: Transf
             engine.model(
                 input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, logits_to_keep=1
             )
-        fed, at = torch.tensor([[7], [7]]), positions[:, -1:] + 1
-        for step in range(6):
-            mask = torch.cat([mask, torch.ones((2, 1), dtype=torch.long)], dim=1)
+        fed, at = torch.full((rows, 1), 7), positions[:, -1:] + 1
+        for step in range(10):
+            mask = torch.cat([mask, torch.ones((rows, 1), dtype=torch.long)], dim=1)
             model = (
                 engine.model(
                     input_ids=fed, attention_mask=mask, position_ids=at, cache=caches[0], logits_to_keep=1
@@ -580,16 +586,17 @@ def test_the_lean_decode_step_gives_the_models_logits_bit_for_bit(engine: Transf
             fed, at = model.argmax(-1, keepdim=True), at + 1
 
 
-def test_the_lean_step_is_for_gemma_3_on_cpu_with_sdpa_only() -> None:
+def test_the_lean_step_is_for_gemma_3_on_cpu_with_packed_sdpa_only() -> None:
     from types import SimpleNamespace
 
-    def model(device: str = "cpu", **config: object) -> object:
-        return SimpleNamespace(device=torch.device(device), config=SimpleNamespace(**config))
+    def model(device: str = "cpu", attention: str = PACKED, **config: object) -> object:
+        return SimpleNamespace(
+            device=torch.device(device), config=SimpleNamespace(_attn_implementation=attention, **config)
+        )
 
-    assert LeanStep.of(model(model_type="llama", _attn_implementation="sdpa")) is None
-    assert LeanStep.of(model(model_type="gemma3_text", _attn_implementation="eager")) is None
-    soft = model(model_type="gemma3_text", _attn_implementation="sdpa", attn_logit_softcapping=50.0)
-    assert LeanStep.of(soft) is None
-    capped = model(model_type="gemma3_text", _attn_implementation="sdpa", final_logit_softcapping=30.0)
-    assert LeanStep.of(capped) is None
-    assert LeanStep.of(model("meta", model_type="gemma3_text", _attn_implementation="sdpa")) is None
+    assert LeanStep.of(model(model_type="llama")) is None
+    assert LeanStep.of(model(model_type="gemma3_text", attention="eager")) is None
+    assert LeanStep.of(model(model_type="gemma3_text", attention="sdpa")) is None  # its own GQA path
+    assert LeanStep.of(model(model_type="gemma3_text", attn_logit_softcapping=50.0)) is None
+    assert LeanStep.of(model(model_type="gemma3_text", final_logit_softcapping=30.0)) is None
+    assert LeanStep.of(model("meta", model_type="gemma3_text")) is None
