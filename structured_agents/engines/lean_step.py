@@ -5,16 +5,23 @@ through ``model(...)`` is Python: 18 layers of module calls, keyword plumbing, d
 output-capturing wrappers around about 20 tensor operations each, and Gemma's RMSNorm as four
 operations 109 times. :class:`LeanStep` runs the same operations in one loop: transformers' own
 embedding, masks (``create_causal_mask`` and ``create_sliding_window_causal_mask``), rotary
-embeddings, cache update and SDPA attention function, the layers' own weights (a linear layer's
-product called without the module call), and ``F.rms_norm`` for the ``(1 + weight)`` RMSNorm in
-float32, which gives the same bits as transformers' four operations (15 us against 10 us a call
-here). The test decodes two rows, one left-padded, past the sliding window through both and
-compares the logits with ``torch.equal``. Measured with ``benchmarks/bench_engine.py`` on 2
-cores: batch 1 from 70.7 to 80.1 tokens/s, batch 8 from 322 to 332.
+embeddings and cache update, the layers' own weights, gathered once per layer, and
+``F.rms_norm`` for the ``(1 + weight)`` RMSNorm in float32, which gives the same bits as
+transformers' four operations (15 us against 10 us a call here). A layer's q/k/v products, and
+its gate and up products, are one int8 kernel call each where the copies are int8
+(:func:`~.int8_weights.share_copies`: the same bits). Attention is the packed SDPA of
+:mod:`.packed_attention`, which the engine sets the model to as well. The test decodes past the
+sliding window through both, two rows with one left-padded and one row alone, and compares the
+logits with ``torch.equal``.
 
-It is used for decode steps (one new token per row) of a ``gemma3_text`` model on CPU with SDPA
-attention; :meth:`LeanStep.of` gives None for any other model or device, and the engine then
-calls the model as before.
+Measured on 2 cores, a batch-1 step (``benchmarks/bench_engine.py`` for whole runs): through
+``model(...)`` about 14 ms; the first lean step, 12.5-13.5 ms (batch 1 from 70.7 to 80.1
+tokens/s); with the shared copies and gathered layers, 12.6 ms; with the packed attention,
+11.5 ms.
+
+It is used for decode steps (one new token per row) of a ``gemma3_text`` model on CPU with the
+packed attention; :meth:`LeanStep.of` gives None for any other model or device, and the engine
+then calls the model as before.
 """
 
 from __future__ import annotations
