@@ -68,7 +68,7 @@ class _Product:
         if self._shared is None or rows > self._max_rows or x.dtype != torch.bfloat16:
             return [_linear(layer, x) for layer in self._layers]
         out = torch._weight_int8pack_mm(x.reshape(rows, -1), *self._shared)
-        return torch.split(out.reshape(rows, 1, -1), self._widths, dim=-1)
+        return torch.split_with_sizes(out.reshape(rows, 1, -1), self._widths, dim=-1)
 
 
 _Norm = tuple[torch.Tensor, float]
@@ -98,6 +98,16 @@ def _norm(norm: _Norm, x: torch.Tensor) -> torch.Tensor:
     return F.rms_norm(x.float(), (x.shape[-1],), norm[0], norm[1]).type_as(x)
 
 
+def _rotary(cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A step's rotary ``cos`` and ``sin`` (``[rows, 1, dim]``) for transformers'
+    ``x * cos + rotate_half(x) * sin`` written as ``x * cos + x.roll(dim / 2) * sin``: the first
+    half of ``sin`` negated in place of the rotated half of ``x`` (the same bits: a product's
+    sign is exact), so queries and keys rotate in three operations, together."""
+    half = sin.shape[-1] // 2
+    signed = torch.cat((-sin[..., :half], sin[..., half:]), dim=-1)
+    return cos.unsqueeze(1), signed.unsqueeze(1)
+
+
 def _scaled(norm: Any) -> _Norm:
     return 1.0 + norm.weight.float(), float(norm.eps)
 
@@ -107,7 +117,6 @@ class LeanStep:
 
     def __init__(self, model: Any) -> None:
         from transformers.masking_utils import create_causal_mask, create_sliding_window_causal_mask
-        from transformers.models.gemma3.modeling_gemma3 import apply_rotary_pos_emb
 
         self._model = model
         self._decoder = model.get_decoder()
@@ -116,7 +125,6 @@ class LeanStep:
             "full_attention": create_causal_mask,
             "sliding_attention": create_sliding_window_causal_mask,
         }
-        self._rotate = apply_rotary_pos_emb
         self._final_norm = _scaled(self._decoder.norm)
         self._layers = [
             self._plan(layer, self._config.layer_types[index])
@@ -173,14 +181,20 @@ class LeanStep:
         hidden = decoder.embed_tokens(ids)
         found = {"config": config, "inputs_embeds": hidden, "attention_mask": mask, "cache": cache}
         masks = {kind: make(**found, position_ids=positions) for kind, make in self._masks.items()}
-        rotary = {kind: decoder.rotary_emb(hidden, positions, kind) for kind in set(config.layer_types)}
+        rotary = {
+            kind: _rotary(*decoder.rotary_emb(hidden, positions, kind)) for kind in set(config.layer_types)
+        }
         rows = hidden.shape[0]
         for index, layer in enumerate(self._layers):
             before, q_norm, k_norm, after, before_mlp, after_mlp = layer.norms
             residual = hidden
             shape = (rows, 1, -1, layer.head_dim)
             query, key, value = (t.view(shape).transpose(1, 2) for t in layer.qkv(_norm(before, hidden)))
-            query, key = self._rotate(_norm(q_norm, query), _norm(k_norm, key), *rotary[layer.kind])
+            heads = query.shape[1]
+            cos, sin = rotary[layer.kind]
+            both = torch.cat((_norm(q_norm, query), _norm(k_norm, key)), dim=1)
+            both = both * cos + both.roll(both.shape[-1] // 2, dims=-1) * sin
+            query, key = both[:, :heads], both[:, heads:]
             key, value = cache.update(key, value, index)
             out = F.scaled_dot_product_attention(
                 query.reshape(rows, -1, layer.groups, layer.head_dim),  # a key/value head's queries
