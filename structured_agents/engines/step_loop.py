@@ -75,12 +75,13 @@ class StepLoop(Generic[P]):
         """The steps taken so far, and how full their batches were."""
         return self._occupancy.snapshot()
 
-    def put(self, pending: P) -> None:
-        """Queue ``pending`` for admission (from any thread)."""
+    def put(self, *pending: P) -> None:
+        """Queue ``pending`` for admission (from any thread); requests queued in one call are
+        admitted together where the batch has room for them."""
         with self._cond:
             if self._closed:
                 raise EngineError(f"{self._name} is closed")
-            self._waiting.append(pending)
+            self._waiting.extend(pending)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
                 self._thread.start()

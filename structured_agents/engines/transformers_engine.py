@@ -299,7 +299,22 @@ class TransformersEngine:
             self.last_stats = self.stats.since(before)
 
     def _decode_rows(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
-        streams = [self._submit(request, i, streams_text=False) for i, request in enumerate(requests)]
+        """Each request's completion. The rows of one call join the batch together, once every
+        one is prepared: a row's logits round with the rows beside it, so rows admitted as they
+        happened to be ready decoded the same requests differently from run to run, and on an
+        idle engine the same requests now decode the same way."""
+        streams = [self._stream(request) for request in requests]
+        submitted = time.perf_counter()
+        prepared = self._prepare_pool.map(
+            lambda k: self._prepared(streams[k], k, submitted, streams_text=False), range(len(streams))
+        )
+        rows = [row for row in prepared if row is not None]
+        try:
+            if rows:
+                self._loop.put(*rows)
+        except EngineError as exc:  # the engine was closed meanwhile
+            for stream in streams:
+                stream.fail(exc)
         return [stream.result() for stream in streams]
 
     @property
@@ -325,20 +340,37 @@ class TransformersEngine:
         self.close()
 
     def _submit(self, request: GenerationRequest, index: int, *, streams_text: bool) -> GenerationStream:
-        stream = GenerationStream(request)
-        stream.on_cancel(self._loop.wake)
+        stream = self._stream(request)
         submitted = time.perf_counter()
         self._prepare_pool.submit(self._prepare, stream, index, submitted, streams_text)
         return stream
 
+    def _stream(self, request: GenerationRequest) -> GenerationStream:
+        stream = GenerationStream(request)
+        stream.on_cancel(self._loop.wake)
+        return stream
+
     def _prepare(self, stream: GenerationStream, index: int, submitted: float, streams_text: bool) -> None:
-        """Tokenize and compile (on the pool), then queue the row for the loop, or end it now."""
+        """Prepare the row (on the pool) and queue it for the loop, unless it already ended."""
+        row = self._prepared(stream, index, submitted, streams_text=streams_text)
+        if row is None:
+            return
+        try:
+            self._loop.put(row)
+        except EngineError as exc:  # the engine was closed meanwhile
+            stream.fail(exc)
+
+    def _prepared(
+        self, stream: GenerationStream, index: int, submitted: float, *, streams_text: bool
+    ) -> Row | None:
+        """The request's row, tokenized and its grammar compiled; None where the request ended
+        here (cancelled, refused, failed: its stream then says so)."""
         try:
             row = self._row(index, stream.request)
             row.stream, row.submitted, row.streams_text = stream, submitted, streams_text
             grammar = stream.request.grammar
             if stream.cancelled:  # abandoned while it waited for the pool: compile nothing for it
-                return
+                return None
             if not row.finished and grammar is not None:
                 clock = time.perf_counter()
                 try:
@@ -348,11 +380,12 @@ class TransformersEngine:
                 self.stats.compile_s += time.perf_counter() - clock
             if row.finished:
                 stream.finish(row.completion(latency_s=time.perf_counter() - submitted))
-            else:
-                self._loop.put(row)
-        except Exception as exc:  # a tokenizer failure, or the engine was closed
+                return None
+            return row
+        except Exception as exc:  # a tokenizer failure
             error = exc if isinstance(exc, EngineError) else EngineError(f"request {index}: {exc}")
             stream.fail(error)
+            return None
 
     def _encode(self, text: str) -> list[int]:
         return [int(t) for t in self.tokenizer(text, add_special_tokens=False)["input_ids"]]

@@ -308,6 +308,31 @@ def test_four_grammars_in_one_batch_give_valid_calls(engine: TransformersEngine)
 
 
 @pytest.mark.model
+def test_the_same_requests_decode_the_same_way_again_on_an_idle_engine(engine: TransformersEngine) -> None:
+    """A call's rows join the batch together: which rows share a prefill and a step no longer
+    depends on when each was ready, so greedy text (whose logits round with the rows beside
+    them) repeats exactly."""
+    requests = []
+    for name, mode, task in GRAMMAR_CASES:
+        plugin = get_plugin(name)
+        grammar = plugin.build_grammar(TOOLS, GrammarConfig(mode=mode, allow_parallel_calls=False))
+        prompt = plugin.render_prompt(_conversation(task), TOOLS)
+        sampling = SamplingParams(max_new_tokens=24)
+        requests.append(GenerationRequest(prompt, grammar=grammar, sampling=sampling))
+    requests += [
+        GenerationRequest(text, sampling=SamplingParams(max_new_tokens=24))
+        for text in ("def add(a, b):", "The capital of France is", "Write a haiku about rain.", "1, 2, 3,")
+    ]
+    deadline = time.monotonic() + 30
+    while engine.live_rows and time.monotonic() < deadline:  # an earlier test's rows still leaving
+        time.sleep(0.05)
+    assert engine.live_rows == 0
+    first = [completion.text for completion in engine.generate(requests)]
+    for _ in range(2):
+        assert [completion.text for completion in engine.generate(requests)] == first
+
+
+@pytest.mark.model
 def test_an_int8_engine_decodes_valid_calls_from_int8_copies_kept_beside_the_model(
     engine: TransformersEngine,
 ) -> None:
