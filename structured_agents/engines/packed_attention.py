@@ -58,7 +58,7 @@ def packed_sdpa_forward(
 
 def use_packed_attention(model: Any) -> bool:
     """Set ``model`` (on CPU, with ``sdpa`` attention) to :data:`NAME`; False, unchanged, for
-    any other model."""
+    any other model, or one whose attention transformers cannot switch (it warns)."""
     from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
     from transformers.modeling_utils import AttentionInterface
 
@@ -68,4 +68,4 @@ def use_packed_attention(model: Any) -> bool:
     AttentionInterface.register(NAME, packed_sdpa_forward)
     AttentionMaskInterface.register(NAME, sdpa_mask)
     model.set_attn_implementation(NAME)
-    return True
+    return bool(model.config._attn_implementation == NAME)

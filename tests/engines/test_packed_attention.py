@@ -51,16 +51,22 @@ def test_prefills_and_masked_steps_are_transformers_own() -> None:
 
 
 def test_only_a_cpu_model_with_sdpa_attention_is_switched() -> None:
-    def model(device: str, attention: str) -> SimpleNamespace:
+    def model(device: str, attention: str, *, switches: bool = True) -> SimpleNamespace:
+        config = SimpleNamespace(_attn_implementation=attention)
         switched: list[str] = []
+
+        def switch(name: str) -> None:
+            switched.append(name)
+            if switches:  # transformers only warns where a model's attention cannot switch
+                config._attn_implementation = name
+
         return SimpleNamespace(
-            device=torch.device(device),
-            config=SimpleNamespace(_attn_implementation=attention),
-            set_attn_implementation=switched.append,
-            switched=switched,
+            device=torch.device(device), config=config, set_attn_implementation=switch, switched=switched
         )
 
     eager, gpu, cpu = model("cpu", "eager"), model("meta", "sdpa"), model("cpu", "sdpa")
     assert not use_packed_attention(eager) and not use_packed_attention(gpu)
     assert use_packed_attention(cpu) and cpu.switched == [NAME]
     assert eager.switched == gpu.switched == []
+    stuck = model("cpu", "sdpa", switches=False)
+    assert not use_packed_attention(stuck) and stuck.config._attn_implementation == "sdpa"
