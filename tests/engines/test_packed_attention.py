@@ -70,3 +70,38 @@ def test_only_a_cpu_model_with_sdpa_attention_is_switched() -> None:
     assert eager.switched == gpu.switched == []
     stuck = model("cpu", "sdpa", switches=False)
     assert not use_packed_attention(stuck) and stuck.config._attn_implementation == "sdpa"
+
+
+def test_a_llama_with_grouped_queries_decodes_as_under_transformers_sdpa() -> None:
+    """Any CPU model the engine loads gets the packed attention: a small random Llama with 4
+    query heads per key/value head gives transformers' ``sdpa`` logits (within rounding) on
+    an unmasked decode step, and the same greedy tokens over 12 steps."""
+    from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=300,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=8,
+        num_key_value_heads=2,
+        attn_implementation="sdpa",
+    )
+    models = [LlamaForCausalLM(config).eval() for _ in range(2)]
+    models[1].load_state_dict(models[0].state_dict())
+    assert use_packed_attention(models[1]) and not use_packed_attention(models[0])
+    tokens = [[3, 14, 15, 92, 65, 35]]
+    caches = [DynamicCache(config=config) for _ in models]
+    with torch.inference_mode():
+        fed = torch.tensor(tokens)
+        for _ in range(12):
+            outs = [
+                m(input_ids=fed, cache=c, use_cache=True).logits[:, -1]
+                for m, c in zip(models, caches, strict=True)
+            ]
+            torch.testing.assert_close(outs[1], outs[0])
+            nxt = [int(out.argmax(-1)) for out in outs]
+            assert nxt[0] == nxt[1]
+            fed = torch.tensor([[nxt[0]]])
+    assert [cache.get_seq_length() for cache in caches] == [6 + 11] * 2  # decoded with the cache
