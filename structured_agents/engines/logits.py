@@ -230,11 +230,11 @@ def top_logprobs(
     logprobs = torch.log_softmax(logits[wanted].float(), dim=-1)
     chosen = logprobs[torch.arange(len(wanted)), torch.tensor([tokens[k] for k in wanted])].tolist()
     most = max(counts[k] for k in wanted)
-    best = topk_rows(logprobs, most) if most else None
+    best = topk_rows(logprobs, most) if most else None  # (values, ids)
     for j, k in enumerate(wanted):
         out[k].append((tokens[k], float(chosen[j])))
         if best is not None and counts[k]:
-            ids, values = best[1][j, : counts[k]].tolist(), best[0][j, : counts[k]].tolist()
+            values, ids = (part[j, : counts[k]].tolist() for part in best)
             out[k] += [(int(i), float(v)) for i, v in zip(ids, values, strict=True)]
     return out
 
