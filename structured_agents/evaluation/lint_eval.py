@@ -27,7 +27,7 @@ from structured_agents.evaluation.errors import EvaluationError
 from structured_agents.evaluation.layout import has_ruff_config, package_files
 from structured_agents.evaluation.package_tests import (
     TESTS_TIMEOUT_S,
-    pytest_check_command,
+    check_command,
     run_package_tests,
 )
 from structured_agents.evaluation.packages import spread
@@ -179,7 +179,7 @@ async def evaluate_lint(
     usable = tests_before.usable
     check = None
     if check_tests and usable and tests_before.failed == 0:
-        check = CheckCommand(pytest_check_command(released), TESTS_TIMEOUT_S)
+        check = CheckCommand(check_command(released, tests_before.runner), TESTS_TIMEOUT_S)
     options = check.to_options() if check is not None else None
     chosen = set(files)
     jobs = [job for job in bundle.discover_jobs(by_agent, options=options) if job.path in chosen]
@@ -213,8 +213,8 @@ async def evaluate_lint(
             for job in run.jobs
         ),
         tests_before=tests_before,
-        tests_ruff=run_package_tests(by_ruff) if usable else None,
-        tests_agent=run_package_tests(by_agent) if usable else None,
+        tests_ruff=run_package_tests(by_ruff, tests_before.runner) if usable else None,
+        tests_agent=run_package_tests(by_agent, tests_before.runner) if usable else None,
         wall_s=run.wall_s,
         check=check.command if check is not None else "",
         target=target.describe(),

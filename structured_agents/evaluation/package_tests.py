@@ -1,4 +1,4 @@
-"""Run a package's own tests against a copy of its code, and read pytest's counts.
+"""Run a package's own tests against a copy of its code, and read the runner's counts.
 
 pytest runs in the project root with the folder the package imports from first on
 ``PYTHONPATH`` (so the copy is what the tests import, not an installed release), with the
@@ -7,9 +7,14 @@ coverage that are not installed here) and no plugin loaded from entry points
 (``PYTEST_DISABLE_PLUGIN_AUTOLOAD``): this interpreter's pytest and nothing else. pytest's own
 deprecation warnings are ignored: a package whose configuration turns warnings into errors
 (``filterwarnings = error``, as click 8.1.7's does) would otherwise fail to collect under a
-newer pytest than it was released against. A package
-whose tests need more than that shows up as ``cannot run`` with pytest's last words, never
-as a pass.
+newer pytest than it was released against.
+
+Where pytest cannot use the tests (they fail to collect, or none are found) and the package's
+own test command is unittest's (``-m unittest`` in its ``tox.ini``, ``setup.cfg``,
+``pyproject.toml``, ``Makefile``/``makefile`` or CI workflows: Markdown 3.6's 961 tests, whose
+``TestSuite`` class pytest refuses to collect), unittest's discovery runs them instead, from the
+tests folder. A package whose tests need more than that shows up as ``cannot run`` with the
+runner's last words, never as a pass.
 """
 
 from __future__ import annotations
@@ -26,12 +31,13 @@ from typing import Any, Literal
 
 from structured_agents.evaluation.layout import source_root
 
-__all__ = ["TESTS_TIMEOUT_S", "TestsOutcome", "pytest_check_command", "run_package_tests"]
+__all__ = ["TESTS_TIMEOUT_S", "TestsOutcome", "check_command", "run_package_tests"]
 
 TESTS_TIMEOUT_S = 300
 """Longest one run of a package's tests may take."""
 
 TestsStatus = Literal["ran", "no tests", "cannot run", "timed out"]
+Runner = Literal["pytest", "unittest"]
 _COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)")
 _SUMMARY = re.compile(r"^=*\s*(\d+ \w+.*) in [\d.]+s")
 
@@ -51,9 +57,11 @@ class TestsOutcome:
     """Errors while collecting or setting up tests."""
     skipped: int = 0
     detail: str = ""
-    """pytest's summary line, or why the tests could not run."""
+    """The runner's summary line, or why the tests could not run."""
     seconds: float = 0.0
     """Wall time of the run."""
+    runner: Runner = "pytest"
+    """What ran them."""
 
     @property
     def usable(self) -> bool:
@@ -93,20 +101,70 @@ _PYTEST = (
     "ignore::pytest.PytestDeprecationWarning",
 )
 """pytest as the evaluation runs it (see the module docstring)."""
+_DECLARES_UNITTEST = re.compile(r"-m\s+unittest\b")
+_DECLARATIONS = ("tox.ini", "setup.cfg", "pyproject.toml", "Makefile", "makefile", ".github/workflows/*.y*ml")
+_TESTS_FOLDERS = ("tests", "test")
+_RAN = re.compile(r"^Ran (\d+) tests? in ", re.M)
+_UNITTEST_COUNT = re.compile(r"(failures|errors|skipped|expected failures|unexpected successes)=(\d+)")
 
 
-def pytest_check_command(root: Path) -> str:
+def _declares_unittest(root: Path) -> bool:
+    """Whether the project's own test command is unittest's."""
+    for pattern in _DECLARATIONS:
+        for path in root.glob(pattern):
+            try:
+                if _DECLARES_UNITTEST.search(path.read_text(encoding="utf-8", errors="replace")):
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def _args(runner: Runner, root: Path, *, first_failure: bool = False) -> list[str]:
+    """The runner's arguments: pytest as :data:`_PYTEST`; unittest's discovery from the
+    project's tests folder (``tests`` or ``test``, imported from the project root), else from
+    the root. ``first_failure``: stop there."""
+    if runner == "pytest":
+        return [*_PYTEST, *(["-x"] if first_failure else []), "--rootdir", "."]
+    start = next((name for name in _TESTS_FOLDERS if (root / name).is_dir()), None)
+    folder = ["-s", start, "-t", "."] if start is not None else []
+    return ["-m", "unittest", "discover", *(["-f"] if first_failure else []), *folder]
+
+
+def check_command(root: Path, runner: Runner = "pytest") -> str:
     """The project's tests as the lint task's check command (``sa eval lint --check-tests``):
-    run as :func:`run_package_tests` runs them, from whatever folder holds a copy of the
-    project, stopping at the first failure (only pass or fail counts)."""
+    run by ``runner`` as :func:`run_package_tests` runs them, from whatever folder holds a copy
+    of the project, stopping at the first failure (only pass or fail counts)."""
     source = source_root(root).relative_to(root).as_posix()
     variables = f"PYTHONPATH={shlex.quote(source)} PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 PYTHONDONTWRITEBYTECODE=1"
-    return f"{variables} {shlex.join([sys.executable, *_PYTEST, '-x', '--rootdir', '.'])}"
+    return f"{variables} {shlex.join([sys.executable, *_args(runner, root, first_failure=True)])}"
 
 
-def run_package_tests(root: Path) -> TestsOutcome:
-    """Run the tests of the project at ``root`` (see the module docstring)."""
-    command = [sys.executable, *_PYTEST, "--rootdir", str(root)]
+def _unittest_outcome(output: str, returncode: int, seconds: float) -> TestsOutcome:
+    ran = _RAN.findall(output)
+    last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
+    if not ran or returncode not in (0, 1, 5):
+        return TestsOutcome(
+            "cannot run",
+            detail=f"unittest exit {returncode}: {last[:300]}",
+            seconds=seconds,
+            runner="unittest",
+        )
+    total = int(ran[-1])
+    if total == 0:
+        return TestsOutcome("no tests", detail=last, seconds=seconds, runner="unittest")
+    found = {key: int(number) for key, number in _UNITTEST_COUNT.findall(last)}
+    failed = found.get("failures", 0) + found.get("unexpected successes", 0)
+    errors, skipped = found.get("errors", 0), found.get("skipped", 0)
+    passed = total - failed - errors - skipped - found.get("expected failures", 0)
+    detail = f"Ran {total} tests: {last[:200]}"
+    return TestsOutcome(
+        "ran", passed, failed, errors, skipped, detail=detail, seconds=seconds, runner="unittest"
+    )
+
+
+def _run(root: Path, runner: Runner) -> TestsOutcome:
+    command = [sys.executable, *_args(runner, root)]
     path = [str(source_root(root)), os.environ.get("PYTHONPATH", "")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p)}
     env |= {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
@@ -116,9 +174,13 @@ def run_package_tests(root: Path) -> TestsOutcome:
             command, cwd=root, env=env, capture_output=True, text=True, timeout=TESTS_TIMEOUT_S, check=False
         )
     except subprocess.TimeoutExpired:
-        return TestsOutcome("timed out", detail=f"over {TESTS_TIMEOUT_S} s", seconds=TESTS_TIMEOUT_S)
+        return TestsOutcome(
+            "timed out", detail=f"over {TESTS_TIMEOUT_S} s", seconds=TESTS_TIMEOUT_S, runner=runner
+        )
     seconds = time.monotonic() - started
     output = done.stdout + done.stderr
+    if runner == "unittest":
+        return _unittest_outcome(output, done.returncode, seconds)
     last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
     if done.returncode == 5:
         return TestsOutcome("no tests", detail=last, seconds=seconds)
@@ -127,4 +189,18 @@ def run_package_tests(root: Path) -> TestsOutcome:
         return TestsOutcome(
             "cannot run", detail=f"pytest exit {done.returncode}: {last[:300]}", seconds=seconds
         )
-    return TestsOutcome("ran", **counts, detail=last[:300], seconds=seconds)
+    passed, failed, errors, skipped = (counts[key] for key in ("passed", "failed", "errors", "skipped"))
+    return TestsOutcome("ran", passed, failed, errors, skipped, detail=last[:300], seconds=seconds)
+
+
+def run_package_tests(root: Path, runner: Runner | None = None) -> TestsOutcome:
+    """Run the tests of the project at ``root`` with ``runner``, or, when it is not given, as
+    the module docstring says: pytest, then unittest where pytest cannot use them and the
+    project declares unittest."""
+    if runner is not None:
+        return _run(root, runner)
+    outcome = _run(root, "pytest")
+    if (outcome.usable or outcome.status == "timed out") or not _declares_unittest(root):
+        return outcome
+    fallback = _run(root, "unittest")
+    return fallback if fallback.usable else outcome

@@ -1,4 +1,4 @@
-"""Running a package's own tests against a copy of its code, and reading pytest's counts."""
+"""Running a package's own tests against a copy of its code, and reading the runner's counts."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from structured_agents.evaluation.package_tests import pytest_check_command, run_package_tests
+from structured_agents.evaluation.package_tests import check_command, run_package_tests
 
 
 def _project(root: Path, test: str, code: str = "def two():\n    return 2\n") -> Path:
@@ -62,7 +62,7 @@ def test_the_tests_as_a_check_command_run_in_any_copy_of_the_project(tmp_path: P
     project = _project(
         tmp_path / "released", "from pkg import two\n\ndef test_ok():\n    assert two() == 2\n"
     )
-    command = pytest_check_command(project)
+    command = check_command(project)
     copy = shutil.copytree(project, tmp_path / "copy")
 
     def passes() -> bool:
@@ -73,4 +73,84 @@ def test_the_tests_as_a_check_command_run_in_any_copy_of_the_project(tmp_path: P
 
     assert passes()
     (copy / "pkg" / "__init__.py").write_text("def two():\n    return 3\n")  # the copy is what it imports
+    assert not passes()
+
+
+_UNITTEST_SUITE = """import unittest
+import warnings
+from unittest import TestSuite  # pytest warns it cannot collect this class: it has an __init__
+
+from pkg import two
+
+warnings.simplefilter("error")  # as Markdown 3.6's test_legacy.py does on import
+
+
+class TestTwo(unittest.TestCase):
+    def test_ok(self):
+        self.assertEqual(two(), 2)
+
+    @unittest.skip("not here")
+    def test_skipped(self):
+        pass
+"""
+
+
+def _unittest_project(root: Path, declared: bool) -> Path:
+    """Markdown 3.6's shape: a test module that imports unittest's ``TestSuite`` (pytest warns
+    it cannot collect it) and turns warnings into errors, run by unittest in its tox.ini."""
+    project = _project(root, _UNITTEST_SUITE)
+    (project / "tests" / "__init__.py").write_text("")
+    if declared:
+        (project / "tox.ini").write_text("[testenv]\ncommands = python -m unittest discover tests\n")
+    return project
+
+
+def test_tests_a_package_runs_with_unittest_run_there_when_pytest_cannot_collect_them(
+    tmp_path: Path,
+) -> None:
+    outcome = run_package_tests(_unittest_project(tmp_path, declared=True))
+    assert outcome.runner == "unittest" and outcome.usable
+    assert (outcome.passed, outcome.failed, outcome.errors, outcome.skipped) == (1, 0, 0, 1)
+
+
+def test_unittest_is_not_tried_where_the_package_does_not_run_it(tmp_path: Path) -> None:
+    outcome = run_package_tests(_unittest_project(tmp_path, declared=False))
+    assert outcome.runner == "pytest" and not outcome.usable
+
+
+def test_unittest_failures_and_errors_are_counted(tmp_path: Path) -> None:
+    project = _unittest_project(tmp_path, declared=True)
+    suite = (
+        _UNITTEST_SUITE
+        + """
+    def test_bad(self):
+        self.assertEqual(two(), 3)
+
+    def test_broken(self):
+        raise RuntimeError("broken")
+"""
+    )
+    (project / "tests" / "test_pkg.py").write_text(suite)
+    outcome = run_package_tests(project, "unittest")
+    assert (outcome.status, outcome.passed, outcome.failed, outcome.errors, outcome.skipped) == (
+        "ran",
+        1,
+        1,
+        1,
+        1,
+    )
+    assert outcome.short() == "1/1+1e" and not outcome.usable
+
+
+def test_the_unittest_check_command_fails_on_a_copy_that_breaks_a_test(tmp_path: Path) -> None:
+    project = _unittest_project(tmp_path / "released", declared=True)
+    command = check_command(project, "unittest")
+    copy = shutil.copytree(project, tmp_path / "copy")
+
+    def passes() -> bool:
+        done = subprocess.run(["/bin/sh", "-c", command], cwd=copy, capture_output=True, check=False)
+        return done.returncode == 0
+
+    assert passes()
+    (copy / "pkg" / "__init__.py").write_text("def two():\n    return 3\n")
     assert not passes()
