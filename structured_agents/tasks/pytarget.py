@@ -13,8 +13,10 @@ of them admits is the target. Ruff is given it (``--target-version``, raised to 
 A text breaks the target (:meth:`PythonTarget.breaks`) when, beyond what the original already
 had, ruff reports syntax the target lacks (``match``, ``except*``, parenthesized context
 managers...) or a typing form its evaluated annotations lack (``X | Y`` before 3.10,
-``list[int]`` before 3.9: FA102); or when the target's own interpreter (``python3.6`` on
-``PATH`` or under pyenv) is on the machine and does not compile it.
+``list[int]`` before 3.9: FA102); below ruff's lowest target (``py37``), also the syntax of
+:mod:`~structured_agents.tasks.old_syntax` (an f-string for a codebase that supports Python 3.5
+or 2.7); or when the target's own interpreter (``python3.6`` on ``PATH`` or under pyenv) is on
+the machine and does not compile it.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from structured_agents import syntax
 from structured_agents.tasks.errors import TaskError
+from structured_agents.tasks.old_syntax import older_syntax
 from structured_agents.tasks.ruff_config import read_toml, ruff_config_file, ruff_settings
 
 __all__ = ["RUFF_LOWEST", "PythonTarget", "find_interpreter", "python_target"]
@@ -103,8 +106,9 @@ class PythonTarget:
 
 
 def _problems(root: Path, path: str, text: str, target: PythonTarget) -> Counter[str]:
-    """Ruff's version-syntax errors and FA102 findings on ``text``, by message (with its count:
-    one more of a message already there is new)."""
+    """Ruff's version-syntax errors and FA102 findings on ``text``, and below ruff's lowest
+    target :func:`~structured_agents.tasks.old_syntax.older_syntax`'s, by message (with its
+    count: one more of a message already there is new)."""
     command = [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "FA102", "--no-cache"]
     command += [*target.ruff_options(), "--exit-zero", "--output-format", "json"]
     command += ["--stdin-filename", str(root.resolve() / path), "-"]
@@ -120,6 +124,8 @@ def _problems(root: Path, path: str, text: str, target: PythonTarget) -> Counter
         message = str(finding.get("message", ""))
         if finding.get("code") == "FA102" or " on Python " in message:
             messages[message] += 1
+    if target.lowest is not None and target.lowest < RUFF_LOWEST:
+        messages += older_syntax(text, target.lowest)
     return messages
 
 

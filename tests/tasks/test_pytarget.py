@@ -136,6 +136,10 @@ def test_ruff_keeps_to_the_target_so_its_fixes_import_on_the_lowest_python(tmp_p
         ((3, 8), "def f(x: list[int]) -> None:\n    pass\n", "uses PEP 585 collection"),
         ((3, 7), "if (n := 1):\n    pass\n", "Cannot use named assignment expression (`:=`) on Python 3.7"),
         ((3, 9), "match 1:\n    case _:\n        pass\n", "Cannot use `match` statement on Python 3.9"),
+        # below ruff's lowest target (simplejson 3.19 declares >=2.5): read from the tree
+        ((2, 5), "name = 'x'\nprint(f'{name}')\n", "an f-string needs Python 3.6"),
+        ((2, 7), "try:\n    pass\nexcept ValueError as e:\n    raise KeyError from e\n", "raise ... from"),
+        ((3, 4), "a = [1]\nb = [*a, 2]\n", "unpacking into a display ([*a, *b]) needs Python 3.5"),
     ],
 )
 def test_a_form_the_lowest_python_lacks_breaks_it(
