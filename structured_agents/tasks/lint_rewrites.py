@@ -258,8 +258,11 @@ def _declined(diagnostic: Mapping[str, Any], module: _Module | None) -> bool:
     reviewer asked, it renames a name in an unpacking the file repeats elsewhere word for word
     (``num_pos_only, func, keyword_exclude, sigspec = sig`` in six sibling helpers: the shared
     form documents the tuple), folds an ``if __debug__:`` block into its condition (the idiom
-    marks debug-only code), writes a number in another spelling (:func:`_respells_numbers`), or
-    moves a comment out of the ``else:`` it describes (:func:`_comment_leads_nested_if`)."""
+    marks debug-only code) or a nested test that acts (:func:`_acts_in_nested_test`), writes a
+    number in another spelling (:func:`_respells_numbers`), moves a comment out of the ``else:``
+    it describes (:func:`_comment_leads_nested_if`), writes a conditional expression past
+    :data:`_TERNARY_WIDTH` columns, or turns into an f-string a ``%`` format that reads better
+    as it is (:func:`_format_reads_worse`)."""
     code = str(diagnostic.get("code"))
     if code in DECLINED:
         return True
@@ -275,10 +278,117 @@ def _declined(diagnostic: Mapping[str, Any], module: _Module | None) -> bool:
         return sum(other.strip() == line for other in module.lines) > 1
     if code == "SIM102":
         return any(
-            isinstance(node.test, ast.Name) and node.test.id == "__debug__"
+            (isinstance(node.test, ast.Name) and node.test.id == "__debug__") or _acts_in_nested_test(node)
             for node in module.at(row, (ast.If,))
         )
+    if code == "SIM108":
+        return _long_ternary(diagnostic)
+    if code == "UP031":
+        at = _offset(module.text, diagnostic.get("location") or {}, module.starts)
+        return any(
+            _format_reads_worse(module, node)
+            for node in module.at(row, (ast.BinOp,))
+            if module.start(node) == at
+        )
     return False
+
+
+_PURE_CALLS = frozenset(
+    {
+        "isinstance",
+        "issubclass",
+        "len",
+        "hasattr",
+        "getattr",
+        "callable",
+        "type",
+        "bool",
+        "any",
+        "all",
+        "startswith",
+        "endswith",
+        "strip",
+        "lstrip",
+        "rstrip",
+        "lower",
+        "upper",
+        "isdigit",
+        "isalpha",
+        "isalnum",
+        "isspace",
+        "get",
+        "match",
+        "search",
+        "fullmatch",
+        "keys",
+        "values",
+        "items",
+    }
+)
+"""Calls a condition reads without doing anything (a type or length test, a string test, a
+lookup, a regular expression match)."""
+
+
+def _acts_in_nested_test(node: ast.If) -> bool:
+    """Whether the ``if`` nested in ``node`` tests by calling something that acts (Markdown's
+    ``if processor.test(...):`` / ``if processor.run(...) is not False:``): SIM102 would bury
+    the action in the outer test, which a strict reviewer sent back."""
+    nested = node.body[0] if len(node.body) == 1 and isinstance(node.body[0], ast.If) else None
+    if nested is None:
+        return False
+    for call in ast.walk(nested.test):
+        if isinstance(call, ast.Call):
+            func = call.func
+            name = (
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else ""
+            )
+            if name not in _PURE_CALLS:
+                return True
+    return False
+
+
+_TERNARY_WIDTH = 79
+"""The longest line a SIM108 conditional expression may take; longer, a strict reviewer
+preferred the ``if``/``else`` it replaces (Markdown's 88- and 90-column ternaries)."""
+
+
+def _long_ternary(diagnostic: Mapping[str, Any]) -> bool:
+    fix = diagnostic.get("fix")
+    edits = fix.get("edits") if isinstance(fix, Mapping) else None
+    for edit in edits if isinstance(edits, list) else []:
+        column = int((edit.get("location") or {}).get("column", 1))
+        lines = str(edit.get("content") or "").splitlines() or [""]
+        if column - 1 + len(lines[0]) > _TERNARY_WIDTH or len(lines) > 1:
+            return True
+    return False
+
+
+_LOGGING = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
+"""Logging methods, whose message takes its arguments lazily."""
+
+
+def _format_reads_worse(module: _Module, node: ast.BinOp) -> bool:
+    """Whether the f-string UP031 leads to would read worse than the ``%`` format ``node``: its
+    format holds a brace (the f-string doubles it: Markdown's ``rf'^(([ ]{{{self.tab_length}}})+)'``)
+    or a backslash before a ``%`` (``rf'\\{value}'`` reads as an escaped brace), or it is a
+    logging call's message (``logger.warning("...: %r", block)`` formats lazily; a reviewer asked
+    for that, not an f-string)."""
+    if not isinstance(node.op, ast.Mod):
+        return False
+    fmt = module.text[module.start(node.left) : module.end(node.left)]
+    if "{" in fmt or "}" in fmt or "\\%" in fmt:
+        return True
+    parent = module.parents.get(node)
+    return (
+        isinstance(parent, ast.Call)
+        and node in parent.args
+        and isinstance(parent.func, ast.Attribute)
+        and parent.func.attr in _LOGGING
+    )
 
 
 def with_candidates(

@@ -90,6 +90,16 @@ def test_a_rule_without_candidates_is_left_not_rewritten(tmp_path: Path) -> None
     assert found == [] and [item["code"] for item in left] == ["PLR2004"]
 
 
+NESTED_TERNARY = """def place(node, subnode, is_text, kids):
+    if not is_text and node is not subnode:
+        pos = list(kids).index(subnode) + 1
+    else:
+        pos = 0
+    return pos
+"""
+"""SIM108's conditional expression runs past 79 columns (Markdown's ran to 88 and 90)."""
+
+
 @pytest.mark.parametrize(
     ("rule", "text"),
     [
@@ -107,6 +117,18 @@ def test_a_rule_without_candidates_is_left_not_rewritten(tmp_path: Path) -> None
         ("PLR1714", "def f(cp):\n    return cp == 0x05F3 or cp == 0x05F4\n"),
         # tabulate: the comment describes the else branch, and elif moves it above
         ("PLR5501", ELSE_IF.replace("    else:\n", "    else:\n        # single-line values\n", 1)),
+        # Markdown 3.6: the run() the nested test calls would hide in the outer test
+        (
+            "SIM102",
+            "def f(p, b):\n    if p.test(b):\n        if p.run(b) is not False:\n            return 1\n",
+        ),
+        # Markdown 3.6: a 90-column conditional expression
+        ("SIM108", NESTED_TERNARY),
+        # Markdown 3.6: braces doubled in a regular expression's f-string, a backslash before a
+        # placeholder, a logging call's message
+        ("UP031", "import re\n\n\ndef f(n):\n    return re.compile(r'^(([ ]{%s})+)' % (n,))\n"),
+        ("UP031", "def f(value):\n    return r'\\%s' % (value,)\n"),
+        ("UP031", "def f(logger, block):\n    logger.warning('a problem header: %r' % (block,))\n"),
     ],
 )
 def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: str, text: str) -> None:
@@ -122,6 +144,17 @@ def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: 
     [
         ("PLR1714", "def f(cp):\n    return cp == 1523 or cp == 1524\n"),  # plain decimal stays
         ("PLR5501", ELSE_IF),  # no comment between else: and if
+        (
+            "SIM102",
+            "def f(x, b):\n    if x:\n        if isinstance(b, str) and b.startswith('a'):\n"
+            "            return 1\n",
+        ),
+        (
+            "SIM108",
+            "def f(args):\n    if len(args) == 0:\n        x = None\n    else:\n        x = args[0]\n"
+            "    return x\n",
+        ),
+        ("UP031", "def f(name):\n    return 'missing: %s' % (name,)\n"),
     ],
 )
 def test_the_same_fixes_are_offered_where_nothing_is_lost(tmp_path: Path, rule: str, text: str) -> None:
