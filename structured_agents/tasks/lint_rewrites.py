@@ -295,34 +295,10 @@ def _declined(diagnostic: Mapping[str, Any], module: _Module | None) -> bool:
 
 _PURE_CALLS = frozenset(
     {
-        "isinstance",
-        "issubclass",
-        "len",
-        "hasattr",
-        "getattr",
-        "callable",
-        "type",
-        "bool",
-        "any",
-        "all",
-        "startswith",
-        "endswith",
-        "strip",
-        "lstrip",
-        "rstrip",
-        "lower",
-        "upper",
-        "isdigit",
-        "isalpha",
-        "isalnum",
-        "isspace",
-        "get",
-        "match",
-        "search",
-        "fullmatch",
-        "keys",
-        "values",
-        "items",
+        *("isinstance", "issubclass", "len", "hasattr", "getattr", "callable", "type", "bool", "any", "all"),
+        *("startswith", "endswith", "find", "rfind", "count", "strip", "lstrip", "rstrip", "lower", "upper"),
+        *("isdigit", "isalpha", "isalnum", "isspace", "isupper", "islower", "isnumeric", "isidentifier"),
+        *("get", "keys", "values", "items", "match", "search", "fullmatch"),
     }
 )
 """Calls a condition reads without doing anything (a type or length test, a string test, a
