@@ -179,7 +179,7 @@ async def evaluate_lint(
     usable = tests_before.usable
     check = None
     if check_tests and usable and tests_before.failed == 0:
-        check = CheckCommand(check_command(released, tests_before.runner), TESTS_TIMEOUT_S)
+        check = CheckCommand(check_command(released, tests_before), TESTS_TIMEOUT_S)
     options = check.to_options() if check is not None else None
     chosen = set(files)
     jobs = [job for job in bundle.discover_jobs(by_agent, options=options) if job.path in chosen]
@@ -213,8 +213,8 @@ async def evaluate_lint(
             for job in run.jobs
         ),
         tests_before=tests_before,
-        tests_ruff=run_package_tests(by_ruff, tests_before.runner) if usable else None,
-        tests_agent=run_package_tests(by_agent, tests_before.runner) if usable else None,
+        tests_ruff=run_package_tests(by_ruff, tests_before) if usable else None,
+        tests_agent=run_package_tests(by_agent, tests_before) if usable else None,
         wall_s=run.wall_s,
         check=check.command if check is not None else "",
         target=target.describe(),

@@ -13,8 +13,10 @@ Where pytest cannot use the tests (they fail to collect, or none are found) and 
 own test command is unittest's (``-m unittest`` in its ``tox.ini``, ``setup.cfg``,
 ``pyproject.toml``, ``Makefile``/``makefile`` or CI workflows: Markdown 3.6's 961 tests, whose
 ``TestSuite`` class pytest refuses to collect), unittest's discovery runs them instead, from the
-tests folder. A package whose tests need more than that shows up as ``cannot run`` with the
-runner's last words, never as a pass.
+tests folder. Test modules pytest cannot collect only because they import a package not
+installed here (pyparsing 3.1.2's ``test_diagram.py`` needs ``railroad``) are left out
+(``--ignore``), and the outcome names them; the rest run. A package whose tests need more than
+that shows up as ``cannot run`` with the runner's last words, never as a pass.
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ class TestsOutcome:
     """Wall time of the run."""
     runner: Runner = "pytest"
     """What ran them."""
+    left_out: tuple[str, ...] = ()
+    """Test modules left out: they import a package not installed here."""
 
     @property
     def usable(self) -> bool:
@@ -69,10 +73,11 @@ class TestsOutcome:
         return self.status == "ran" and self.passed > 0 and self.errors == 0
 
     def short(self) -> str:
-        """``passed/failed`` (``+Ne`` for errors), or the status."""
+        """``passed/failed`` (``+Ne`` for errors, ``-N`` for modules left out), or the status."""
         if self.status != "ran":
             return self.status
-        return f"{self.passed}/{self.failed}" + (f"+{self.errors}e" if self.errors else "")
+        errors = f"+{self.errors}e" if self.errors else ""
+        return f"{self.passed}/{self.failed}{errors}" + (f"-{len(self.left_out)}" if self.left_out else "")
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -120,24 +125,30 @@ def _declares_unittest(root: Path) -> bool:
     return False
 
 
-def _args(runner: Runner, root: Path, *, first_failure: bool = False) -> list[str]:
-    """The runner's arguments: pytest as :data:`_PYTEST`; unittest's discovery from the
-    project's tests folder (``tests`` or ``test``, imported from the project root), else from
-    the root. ``first_failure``: stop there."""
+def _args(
+    runner: Runner, root: Path, left_out: tuple[str, ...] = (), *, first_failure: bool = False
+) -> list[str]:
+    """The runner's arguments: pytest as :data:`_PYTEST`, without the modules ``left_out``;
+    unittest's discovery from the project's tests folder (``tests`` or ``test``, imported from
+    the project root), else from the root. ``first_failure``: stop there."""
     if runner == "pytest":
-        return [*_PYTEST, *(["-x"] if first_failure else []), "--rootdir", "."]
+        ignored = [f"--ignore={path}" for path in left_out]
+        return [*_PYTEST, *(["-x"] if first_failure else []), *ignored, "--rootdir", "."]
     start = next((name for name in _TESTS_FOLDERS if (root / name).is_dir()), None)
     folder = ["-s", start, "-t", "."] if start is not None else []
     return ["-m", "unittest", "discover", *(["-f"] if first_failure else []), *folder]
 
 
-def check_command(root: Path, runner: Runner = "pytest") -> str:
+def check_command(root: Path, like: TestsOutcome | None = None) -> str:
     """The project's tests as the lint task's check command (``sa eval lint --check-tests``):
-    run by ``runner`` as :func:`run_package_tests` runs them, from whatever folder holds a copy
-    of the project, stopping at the first failure (only pass or fail counts)."""
+    run as they ran for ``like`` (its runner, without the modules it left out; pytest's whole
+    suite when None), from whatever folder holds a copy of the project, stopping at the first
+    failure (only pass or fail counts)."""
     source = source_root(root).relative_to(root).as_posix()
     variables = f"PYTHONPATH={shlex.quote(source)} PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 PYTHONDONTWRITEBYTECODE=1"
-    return f"{variables} {shlex.join([sys.executable, *_args(runner, root, first_failure=True)])}"
+    runner, left_out = (like.runner, like.left_out) if like is not None else ("pytest", ())
+    args = _args(runner, root, left_out, first_failure=True)
+    return f"{variables} {shlex.join([sys.executable, *args])}"
 
 
 def _unittest_outcome(output: str, returncode: int, seconds: float) -> TestsOutcome:
@@ -163,8 +174,8 @@ def _unittest_outcome(output: str, returncode: int, seconds: float) -> TestsOutc
     )
 
 
-def _run(root: Path, runner: Runner) -> TestsOutcome:
-    command = [sys.executable, *_args(runner, root)]
+def _run(root: Path, runner: Runner, left_out: tuple[str, ...] = ()) -> TestsOutcome:
+    command = [sys.executable, *_args(runner, root, left_out)]
     path = [str(source_root(root)), os.environ.get("PYTHONPATH", "")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p)}
     env |= {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
@@ -183,22 +194,45 @@ def _run(root: Path, runner: Runner) -> TestsOutcome:
         return _unittest_outcome(output, done.returncode, seconds)
     last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
     if done.returncode == 5:
-        return TestsOutcome("no tests", detail=last, seconds=seconds)
+        return TestsOutcome("no tests", detail=last, seconds=seconds, left_out=left_out)
     counts = _counts(done.stdout)
     if done.returncode not in (0, 1, 2) or not any(counts.values()):
         return TestsOutcome(
             "cannot run", detail=f"pytest exit {done.returncode}: {last[:300]}", seconds=seconds
         )
     passed, failed, errors, skipped = (counts[key] for key in ("passed", "failed", "errors", "skipped"))
-    return TestsOutcome("ran", passed, failed, errors, skipped, detail=last[:300], seconds=seconds)
+    if errors and not left_out and (missing := _missing_imports(done.stdout)):
+        return _run(root, runner, tuple(sorted(missing)))
+    detail = last[:300]
+    if left_out:
+        detail += "; left out (a package not installed here): " + ", ".join(left_out)
+    return TestsOutcome(
+        "ran", passed, failed, errors, skipped, detail=detail, seconds=seconds, left_out=left_out
+    )
 
 
-def run_package_tests(root: Path, runner: Runner | None = None) -> TestsOutcome:
-    """Run the tests of the project at ``root`` with ``runner``, or, when it is not given, as
-    the module docstring says: pytest, then unittest where pytest cannot use them and the
-    project declares unittest."""
-    if runner is not None:
-        return _run(root, runner)
+_COLLECTING = re.compile(r"^_+ ERROR collecting (\S+) _+$", re.M)
+_NOT_INSTALLED = re.compile(r"^E\s+ModuleNotFoundError: No module named '[\w.]+'", re.M)
+
+
+def _missing_imports(output: str) -> list[str]:
+    """The test modules pytest could not collect, when each of them failed only because it
+    imports a module that is not installed; empty when any failed otherwise."""
+    parts = _COLLECTING.split(output)
+    modules = parts[1::2]
+    reasons = parts[2::2]
+    if not modules or not all(_NOT_INSTALLED.search(reason) for reason in reasons):
+        return []
+    return modules
+
+
+def run_package_tests(root: Path, like: TestsOutcome | None = None) -> TestsOutcome:
+    """Run the tests of the project at ``root`` as they ran for ``like`` (its runner, without
+    the modules it left out), or, when it is None, as the module docstring says: pytest (leaving
+    out the modules that need a package not installed here), then unittest where pytest cannot
+    use them and the project declares unittest."""
+    if like is not None:
+        return _run(root, like.runner, like.left_out)
     outcome = _run(root, "pytest")
     if (outcome.usable or outcome.status == "timed out") or not _declares_unittest(root):
         return outcome

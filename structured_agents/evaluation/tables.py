@@ -124,8 +124,9 @@ def _lint_table(report: EvalReport, packages: Sequence[LintPackageResult]) -> Ta
         "supported, then the files using what it lacks after ruff --fix alone/after the agent; "
         "files: evaluated/with findings; "
         "findings as released, after ruff --fix alone, after the agent; =ruff: files identical to "
-        "ruff --fix alone; tests passed/failed (cannot run: they need more than pytest, or than "
-        "unittest where the package runs that)",
+        "ruff --fix alone; tests passed/failed (-N: test modules left out, they import a package "
+        "not installed here; cannot run: they need more than pytest, or than unittest where the "
+        "package runs that)",
         _LINT_COLUMNS,
     )
     for package in packages:

@@ -6,7 +6,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from structured_agents.evaluation.package_tests import check_command, run_package_tests
+from structured_agents.evaluation.package_tests import TestsOutcome, check_command, run_package_tests
 
 
 def _project(root: Path, test: str, code: str = "def two():\n    return 2\n") -> Path:
@@ -36,9 +36,27 @@ def test_the_copy_is_what_the_tests_import(tmp_path: Path) -> None:
 
 
 def test_tests_that_cannot_be_collected_are_not_usable(tmp_path: Path) -> None:
-    outcome = run_package_tests(_project(tmp_path, "import not_installed_anywhere\n"))
+    outcome = run_package_tests(_project(tmp_path, "from pkg import three\n"))
     assert outcome.status == "ran" and outcome.errors == 1 and not outcome.usable
-    assert outcome.short() == "0/0+1e"
+    assert outcome.short() == "0/0+1e" and outcome.left_out == ()
+
+
+def test_a_test_module_that_needs_a_package_not_installed_is_left_out(tmp_path: Path) -> None:
+    """pyparsing 3.1.2's test_diagram.py imports railroad; its other tests run."""
+    project = _project(
+        tmp_path / "released", "from pkg import two\n\ndef test_ok():\n    assert two() == 2\n"
+    )
+    (project / "tests" / "test_diagram.py").write_text("import not_installed_anywhere\n")
+
+    outcome = run_package_tests(project)
+
+    assert outcome.usable and (outcome.passed, outcome.errors) == (1, 0)
+    assert outcome.left_out == ("tests/test_diagram.py",) and outcome.short() == "1/0-1"
+    assert "left out" in outcome.detail
+    copy = shutil.copytree(project, tmp_path / "copy")
+    assert run_package_tests(copy, outcome).usable  # later stages leave the same modules out
+    done = subprocess.run(["/bin/sh", "-c", check_command(project, outcome)], cwd=copy, check=False)
+    assert done.returncode == 0
 
 
 def test_pytests_own_deprecations_do_not_fail_a_package_that_errors_on_warnings(tmp_path: Path) -> None:
@@ -131,7 +149,7 @@ def test_unittest_failures_and_errors_are_counted(tmp_path: Path) -> None:
 """
     )
     (project / "tests" / "test_pkg.py").write_text(suite)
-    outcome = run_package_tests(project, "unittest")
+    outcome = run_package_tests(project, TestsOutcome("ran", runner="unittest"))
     assert (outcome.status, outcome.passed, outcome.failed, outcome.errors, outcome.skipped) == (
         "ran",
         1,
@@ -144,7 +162,7 @@ def test_unittest_failures_and_errors_are_counted(tmp_path: Path) -> None:
 
 def test_the_unittest_check_command_fails_on_a_copy_that_breaks_a_test(tmp_path: Path) -> None:
     project = _unittest_project(tmp_path / "released", declared=True)
-    command = check_command(project, "unittest")
+    command = check_command(project, TestsOutcome("ran", runner="unittest"))
     copy = shutil.copytree(project, tmp_path / "copy")
 
     def passes() -> bool:
