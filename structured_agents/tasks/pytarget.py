@@ -8,7 +8,10 @@ ruff configuration (:func:`~structured_agents.tasks.ruff_config.ruff_settings`).
 declares nothing, say a package's source folder, takes the packaging files of the nearest
 folder above it that has any (not past a ``.git`` folder). The lowest version any
 of them admits is the target. Ruff is given it (``--target-version``, raised to ruff's lowest,
-``py37``) on every call, so its fixes keep to it.
+``py37``) on every call, so its fixes keep to it. For a codebase that still supports Python 2,
+pyupgrade's rules (``UP``) are off as well (``--ignore UP``): each rewrites for Python 3
+(``super()``, ``class A:`` for ``class A(object):``, dropping ``u''`` prefixes and ``__future__``
+imports), which Python 2 compiles and then runs differently.
 
 A text breaks the target (:meth:`PythonTarget.breaks`) when, beyond what the original already
 had, ruff reports syntax the target lacks (``match``, ``except*``, parenthesized context
@@ -69,17 +72,25 @@ class PythonTarget:
         major, minor = max(self.lowest, RUFF_LOWEST)
         return f"py{major}{minor}"
 
+    @property
+    def python2(self) -> bool:
+        """Whether the target is a Python 2 (pyupgrade's rules are off: see the module docstring)."""
+        return self.lowest is not None and self.lowest < (3, 0)
+
     def describe(self) -> str:
         """``Python 3.6+ (requires-python >=3.6 in setup.py; ruff: py37)``."""
         if self.lowest is None:
             return f"no lowest Python {self.source}: ruff's default target"
         version = ".".join(map(str, self.lowest))
-        return f"Python {version}+ ({self.source}; ruff: {self.ruff_version})"
+        upgrades = ", without UP: pyupgrade rewrites for Python 3" if self.python2 else ""
+        return f"Python {version}+ ({self.source}; ruff: {self.ruff_version}{upgrades})"
 
     def ruff_options(self) -> tuple[str, ...]:
-        """The options that give ruff the target."""
+        """The options that give ruff the target (and, for Python 2, turn pyupgrade off)."""
         version = self.ruff_version
-        return () if version is None else ("--target-version", version)
+        if version is None:
+            return ()
+        return ("--target-version", version, *(("--ignore", "UP") if self.python2 else ()))
 
     def breaks(self, root: Path, path: str, original: str, text: str) -> str | None:
         """What ``text`` (``root/path`` changed) uses that the target lacks and ``original`` did

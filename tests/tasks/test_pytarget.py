@@ -207,3 +207,25 @@ def test_a_source_folder_takes_the_packaging_of_the_folder_above_but_not_past_gi
     assert python_target(package).source == "requires-python >=3.8 in ../../../setup.cfg"
     (tmp_path / "repo" / ".git").mkdir()  # the repository's top: nothing above it is the codebase's
     assert python_target(package).lowest is None
+
+
+def test_pyupgrade_is_off_for_a_codebase_that_supports_python_2(tmp_path: Path) -> None:
+    """colorama 0.4.6 declares >=2.7: ``super()`` and ``class A:`` compile there and then run
+    differently, so ruff is not let rewrite for Python 3 (``ruff --fix`` alone did)."""
+    (tmp_path / "setup.py").write_text('setup(name="p", python_requires=">=2.7, !=3.0.*")\n')
+    (tmp_path / "ruff.toml").write_text('[lint]\nselect = ["UP", "F"]\n')
+    old = "import os\n\n\nclass A(object):\n    def f(self):\n        return super(A, self).f()\n"
+    target = python_target(tmp_path)
+
+    fixed = ruff_safe_fixes(tmp_path, "m.py", old, *target.ruff_options())
+
+    assert target.python2 and target.describe().endswith(
+        "ruff: py37, without UP: pyupgrade rewrites for Python 3)"
+    )
+    assert fixed == old.replace("import os\n", "")  # F's fix still applies
+    assert not python_target_of(tmp_path, ">=3.6").python2
+
+
+def python_target_of(root: Path, spec: str) -> PythonTarget:
+    (root / "setup.py").write_text(f'setup(name="p", python_requires="{spec}")\n')
+    return python_target(root)
