@@ -59,7 +59,8 @@ class Dropped:
     why: str
     """``did not compile``, ``breaks the lowest Python``, ``made a line too long``, ``wrote
     .format()``, ``respelled a number``, ``deleted a comment``, ``left as many findings``,
-    ``overlapped another``, ``failed the check`` or ``not checked``."""
+    ``overlapped another``, ``another way kept`` (another candidate for the same finding, such
+    as B904's ``from err`` beside ``from None``), ``failed the check`` or ``not checked``."""
     detail: str = ""
     """The compiler's or the check's message."""
 
@@ -126,6 +127,7 @@ _REASONS = (
     "deleted a comment",
     "left as many findings",
     "overlapped another",
+    "another way kept",
     "not checked",
 )
 """Why a change is dropped, in the order a summary lists them."""
@@ -133,6 +135,16 @@ _DETAILED = frozenset({"failed the check", "did not compile", "breaks the lowest
 """Reasons a summary quotes the message of."""
 _SHORT = 100
 """Characters of a message a summary quotes."""
+
+
+def _overlapped(overlapping: Sequence[Change], applied: Sequence[Change]) -> list[Dropped]:
+    """Why each of ``overlapping`` (changes ``applied`` overlap) is dropped: another way of
+    fixing the same finding was kept, or it overlapped another change."""
+    kept = {change.label for change in applied}
+    return [
+        Dropped(change, "another way kept" if change.label in kept else "overlapped another")
+        for change in overlapping
+    ]
 
 
 def _short(text: str) -> str:
@@ -224,7 +236,7 @@ class _Judge:
         if len(changes) > 1:
             text, applied, overlapping = self.proposal(changes)
             if len(applied) > 1 and self.problem(text, limit - len(applied) + 1) is None:
-                dropped += [Dropped(change, "overlapped another") for change in overlapping]
+                dropped += _overlapped(overlapping, applied)
                 return applied
         alone = []
         for change in changes:
@@ -234,7 +246,7 @@ class _Judge:
             else:
                 dropped.append(Dropped(change, *problem))
         text, applied, overlapping = self.proposal(alone)
-        dropped += [Dropped(change, "overlapped another") for change in overlapping]
+        dropped += _overlapped(overlapping, applied)
         if not applied or self.problem(text, limit) is None:
             return applied
         kept: list[Change] = []

@@ -25,6 +25,7 @@ from structured_agents.store import SqlStore, Store
 from structured_agents.tasks.check import CheckCommand
 from structured_agents.tasks.lint import discover_lint_jobs
 from structured_agents.tasks.lint_fixes import MAX_CANDIDATES, Change, fixes
+from structured_agents.tasks.lint_rewrites import with_candidates
 from structured_agents.tasks.lint_settings import lint_settings
 from structured_agents.tasks.lint_verdict import judge
 from structured_agents.tasks.ruff import ruff_codes, ruff_diagnostics, ruff_safe_fixes
@@ -219,6 +220,24 @@ def test_a_long_line_ruffs_own_fixes_wrote_is_not_held_against_a_change(tmp_path
     verdict = judge(root, "flags.py", original, by_ruff, [change], None, lint_settings(root))
 
     assert verdict.kept == [change] and verdict.dropped == []
+
+
+def test_b904s_second_candidate_is_said_to_be_another_way_not_an_overlap(tmp_path: Path) -> None:
+    """Both candidates of one B904 (``from err``, ``from None``) are tried; the one left is
+    another way of the kept fix, not a change that collided with another finding's."""
+    text = "def f(d):\n    try:\n        return d['k']\n    except KeyError as err:\n"
+    text += "        raise ValueError('no k')\n"
+    root = _codebase(tmp_path / "code", lookups=text)
+    (root / "ruff.toml").write_text('[lint]\nselect = ["B904"]\n')
+    found = ruff_diagnostics(root, "lookups.py", text)
+    offered = with_candidates(text, found, "lookups.py")[0]
+    changes = fixes(text, offered)
+    assert len(changes) == 2
+
+    verdict = judge(root, "lookups.py", text, text, changes, None, lint_settings(root))
+
+    assert len(verdict.kept) == 1 and [dropped.why for dropped in verdict.dropped] == ["another way kept"]
+    assert "1 another way kept (B904 line 5)" in verdict.summary(2)
 
 
 def test_a_fix_that_deletes_a_comment_is_dropped(tmp_path: Path) -> None:
