@@ -35,6 +35,7 @@ from typing import Any
 from structured_agents import syntax
 from structured_agents.jobs.source import split_lines
 from structured_agents.tasks.lint_refine import refine
+from structured_agents.tasks.ruff import orders_imports
 
 __all__ = ["CANDIDATE_RULES", "DECLINED", "with_candidates"]
 
@@ -261,10 +262,11 @@ def _declined(diagnostic: Mapping[str, Any], module: _Module | None) -> bool:
     marks debug-only code) or a nested test that acts (:func:`_acts_in_nested_test`), writes a
     number in another spelling (:func:`_respells_numbers`), moves a comment out of the ``else:``
     it describes (:func:`_comment_leads_nested_if`), writes a conditional expression past
-    :data:`_TERNARY_WIDTH` columns, or turns into an f-string a ``%`` format that reads better
-    as it is (:func:`_format_reads_worse`)."""
+    :data:`_TERNARY_WIDTH` columns, turns into an f-string a ``%`` format that reads better as
+    it is (:func:`_format_reads_worse`), or sorts the imports of a file whose import order
+    matters (:func:`~structured_agents.tasks.ruff.orders_imports`)."""
     code = str(diagnostic.get("code"))
-    if code in DECLINED:
+    if code in DECLINED or (code == "I001" and module is not None and orders_imports(module.text)):
         return True
     row = int((diagnostic.get("location") or {}).get("row", 0))
     if module is None or not 1 <= row <= len(module.lines):

@@ -12,6 +12,7 @@ import pytest
 
 from structured_agents.tasks.lint_fixes import apply_changes, fixes
 from structured_agents.tasks.lint_rewrites import CANDIDATE_RULES, with_candidates
+from structured_agents.tasks.ruff import ruff_safe_fixes
 
 
 def _diagnostics(root: Path, path: str, text: str, rules: str) -> list[dict[str, object]]:
@@ -247,3 +248,20 @@ def test_where_a_candidate_could_change_meaning_none_is_made(tmp_path: Path, rul
     found, left = with_candidates(text, diagnostics, "m.py")
 
     assert found == [] and len(left) == len(diagnostics)
+
+
+STARRED = "from .util import *\nfrom .exceptions import *\nfrom .core import __diag__\nimport sys\n"
+"""pyparsing 3.1.2's ``__init__.py`` in small: a later star import shadows an earlier one's
+names, and sorted, the package fails with a circular import."""
+
+
+def test_imports_whose_order_matters_are_not_sorted(tmp_path: Path) -> None:
+    (tmp_path / "ruff.toml").write_text('[lint]\nselect = ["I001"]\n')
+
+    by_ruff = ruff_safe_fixes(tmp_path, "pkg/__init__.py", STARRED)
+    diagnostics = _diagnostics(tmp_path, "pkg/__init__.py", by_ruff, "I001")
+    found, left = with_candidates(by_ruff, diagnostics, "pkg/__init__.py")
+
+    assert by_ruff == STARRED and found == [] and [item["code"] for item in left] == ["I001"]
+    plain = STARRED.replace(" *", " names")
+    assert ruff_safe_fixes(tmp_path, "pkg/__init__.py", plain) != plain  # sorted as before
