@@ -15,8 +15,10 @@ own test command is unittest's (``-m unittest`` in its ``tox.ini``, ``setup.cfg`
 ``TestSuite`` class pytest refuses to collect), unittest's discovery runs them instead, from the
 tests folder. Test modules pytest cannot collect only because they import a package not
 installed here (pyparsing 3.1.2's ``test_diagram.py`` needs ``railroad``) are left out
-(``--ignore``), and the outcome names them; the rest run. A package whose tests need more than
-that shows up as ``cannot run`` with the runner's last words, never as a pass.
+(``--ignore``), and so are tests that fail as released (``--deselect``: pyparsing's 7, six's
+one), which can tell nothing of a change; the outcome names them, and the rest run. A package
+whose tests need more than that shows up as ``cannot run`` with the runner's last words, never
+as a pass.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import shlex
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -66,6 +68,9 @@ class TestsOutcome:
     """What ran them."""
     left_out: tuple[str, ...] = ()
     """Test modules left out: they import a package not installed here."""
+    deselected: tuple[str, ...] = ()
+    """Tests left out because they fail as released (here: another Python, a missing
+    program...), so they can tell nothing of a change."""
 
     @property
     def usable(self) -> bool:
@@ -73,11 +78,14 @@ class TestsOutcome:
         return self.status == "ran" and self.passed > 0 and self.errors == 0
 
     def short(self) -> str:
-        """``passed/failed`` (``+Ne`` for errors, ``-N`` for modules left out), or the status."""
+        """``passed/failed`` (``+Ne`` for errors, ``-N`` for modules left out, ``~N`` for tests
+        failing as released left out), or the status."""
         if self.status != "ran":
             return self.status
         errors = f"+{self.errors}e" if self.errors else ""
-        return f"{self.passed}/{self.failed}{errors}" + (f"-{len(self.left_out)}" if self.left_out else "")
+        left_out = f"-{len(self.left_out)}" if self.left_out else ""
+        deselected = f"~{len(self.deselected)}" if self.deselected else ""
+        return f"{self.passed}/{self.failed}{errors}{left_out}{deselected}"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -126,13 +134,15 @@ def _declares_unittest(root: Path) -> bool:
 
 
 def _args(
-    runner: Runner, root: Path, left_out: tuple[str, ...] = (), *, first_failure: bool = False
+    runner: Runner, root: Path, like: TestsOutcome | None = None, *, first_failure: bool = False
 ) -> list[str]:
-    """The runner's arguments: pytest as :data:`_PYTEST`, without the modules ``left_out``;
-    unittest's discovery from the project's tests folder (``tests`` or ``test``, imported from
-    the project root), else from the root. ``first_failure``: stop there."""
+    """The runner's arguments: pytest as :data:`_PYTEST`, without the modules ``like`` left out
+    and the tests it deselected; unittest's discovery from the project's tests folder (``tests``
+    or ``test``, imported from the project root), else from the root. ``first_failure``: stop
+    there."""
     if runner == "pytest":
-        ignored = [f"--ignore={path}" for path in left_out]
+        ignored = [f"--ignore={path}" for path in like.left_out] if like is not None else []
+        ignored += [f"--deselect={test}" for test in like.deselected] if like is not None else []
         return [*_PYTEST, *(["-x"] if first_failure else []), *ignored, "--rootdir", "."]
     start = next((name for name in _TESTS_FOLDERS if (root / name).is_dir()), None)
     folder = ["-s", start, "-t", "."] if start is not None else []
@@ -141,13 +151,12 @@ def _args(
 
 def check_command(root: Path, like: TestsOutcome | None = None) -> str:
     """The project's tests as the lint task's check command (``sa eval lint --check-tests``):
-    run as they ran for ``like`` (its runner, without the modules it left out; pytest's whole
-    suite when None), from whatever folder holds a copy of the project, stopping at the first
-    failure (only pass or fail counts)."""
+    run as they ran for ``like`` (its runner, without the modules it left out and the tests it
+    deselected; pytest's whole suite when None), from whatever folder holds a copy of the
+    project, stopping at the first failure (only pass or fail counts)."""
     source = source_root(root).relative_to(root).as_posix()
     variables = f"PYTHONPATH={shlex.quote(source)} PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 PYTHONDONTWRITEBYTECODE=1"
-    runner, left_out = (like.runner, like.left_out) if like is not None else ("pytest", ())
-    args = _args(runner, root, left_out, first_failure=True)
+    args = _args(like.runner if like is not None else "pytest", root, like, first_failure=True)
     return f"{variables} {shlex.join([sys.executable, *args])}"
 
 
@@ -174,8 +183,9 @@ def _unittest_outcome(output: str, returncode: int, seconds: float) -> TestsOutc
     )
 
 
-def _run(root: Path, runner: Runner, left_out: tuple[str, ...] = ()) -> TestsOutcome:
-    command = [sys.executable, *_args(runner, root, left_out)]
+def _attempt(root: Path, runner: Runner, like: TestsOutcome | None = None) -> tuple[TestsOutcome, str]:
+    """One run by ``runner`` as ``like`` ran (see :func:`_args`): its outcome and its output."""
+    command = [sys.executable, *_args(runner, root, like)]
     path = [str(source_root(root)), os.environ.get("PYTHONPATH", "")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p)}
     env |= {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
@@ -185,30 +195,36 @@ def _run(root: Path, runner: Runner, left_out: tuple[str, ...] = ()) -> TestsOut
             command, cwd=root, env=env, capture_output=True, text=True, timeout=TESTS_TIMEOUT_S, check=False
         )
     except subprocess.TimeoutExpired:
-        return TestsOutcome(
-            "timed out", detail=f"over {TESTS_TIMEOUT_S} s", seconds=TESTS_TIMEOUT_S, runner=runner
-        )
+        timed_out = TestsOutcome("timed out", detail=f"over {TESTS_TIMEOUT_S} s", seconds=TESTS_TIMEOUT_S)
+        return replace(timed_out, runner=runner), ""
     seconds = time.monotonic() - started
     output = done.stdout + done.stderr
     if runner == "unittest":
-        return _unittest_outcome(output, done.returncode, seconds)
+        return _unittest_outcome(output, done.returncode, seconds), output
+    left_out, deselected = (like.left_out, like.deselected) if like is not None else ((), ())
     last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
     if done.returncode == 5:
-        return TestsOutcome("no tests", detail=last, seconds=seconds, left_out=left_out)
+        return TestsOutcome("no tests", detail=last, seconds=seconds, left_out=left_out), output
     counts = _counts(done.stdout)
     if done.returncode not in (0, 1, 2) or not any(counts.values()):
-        return TestsOutcome(
-            "cannot run", detail=f"pytest exit {done.returncode}: {last[:300]}", seconds=seconds
-        )
-    passed, failed, errors, skipped = (counts[key] for key in ("passed", "failed", "errors", "skipped"))
-    if errors and not left_out and (missing := _missing_imports(done.stdout)):
-        return _run(root, runner, tuple(sorted(missing)))
+        detail = f"pytest exit {done.returncode}: {last[:300]}"
+        return TestsOutcome("cannot run", detail=detail, seconds=seconds), output
     detail = last[:300]
     if left_out:
         detail += "; left out (a package not installed here): " + ", ".join(left_out)
-    return TestsOutcome(
-        "ran", passed, failed, errors, skipped, detail=detail, seconds=seconds, left_out=left_out
-    )
+    if deselected:
+        detail += f"; {len(deselected)} tests failing as released left out"
+    passed, failed, errors, skipped = (counts[key] for key in ("passed", "failed", "errors", "skipped"))
+    outcome = TestsOutcome("ran", passed, failed, errors, skipped, detail=detail, seconds=seconds)
+    return replace(outcome, left_out=left_out, deselected=deselected), done.stdout
+
+
+_FAILED = re.compile(r"^FAILED (.+?)(?: - .*)?$", re.M)
+
+
+def _failed_tests(output: str) -> list[str]:
+    """The ids of the tests pytest's short summary lists as failed."""
+    return _FAILED.findall(output)
 
 
 _COLLECTING = re.compile(r"^_+ ERROR collecting (\S+) _+$", re.M)
@@ -228,13 +244,23 @@ def _missing_imports(output: str) -> list[str]:
 
 def run_package_tests(root: Path, like: TestsOutcome | None = None) -> TestsOutcome:
     """Run the tests of the project at ``root`` as they ran for ``like`` (its runner, without
-    the modules it left out), or, when it is None, as the module docstring says: pytest (leaving
-    out the modules that need a package not installed here), then unittest where pytest cannot
-    use them and the project declares unittest."""
+    the modules it left out and the tests it deselected), or, when it is None, as the module
+    docstring says: pytest, again without the modules that need a package not installed here,
+    again without the tests that failed; then unittest where pytest cannot use them and the
+    project declares unittest."""
     if like is not None:
-        return _run(root, like.runner, like.left_out)
-    outcome = _run(root, "pytest")
-    if (outcome.usable or outcome.status == "timed out") or not _declares_unittest(root):
+        return _attempt(root, like.runner, like)[0]
+    outcome, output = _attempt(root, "pytest")
+    if outcome.errors and (missing := _missing_imports(output)):
+        outcome, output = _attempt(root, "pytest", replace(outcome, left_out=tuple(sorted(missing))))
+    if (
+        outcome.status == "ran"
+        and outcome.failed
+        and not outcome.errors
+        and (failing := _failed_tests(output))
+    ):
+        outcome, output = _attempt(root, "pytest", replace(outcome, deselected=tuple(failing)))
+    if outcome.usable or outcome.status == "timed out" or not _declares_unittest(root):
         return outcome
-    fallback = _run(root, "unittest")
+    fallback = _attempt(root, "unittest")[0]
     return fallback if fallback.usable else outcome

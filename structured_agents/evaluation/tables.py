@@ -125,8 +125,8 @@ def _lint_table(report: EvalReport, packages: Sequence[LintPackageResult]) -> Ta
         "files: evaluated/with findings; "
         "findings as released, after ruff --fix alone, after the agent; =ruff: files identical to "
         "ruff --fix alone; tests passed/failed (-N: test modules left out, they import a package "
-        "not installed here; cannot run: they need more than pytest, or than unittest where the "
-        "package runs that)",
+        "not installed here; ~N: tests left out, they fail as released; cannot run: they need "
+        "more than pytest, or than unittest where the package runs that)",
         _LINT_COLUMNS,
     )
     for package in packages:

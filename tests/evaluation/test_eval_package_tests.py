@@ -22,9 +22,28 @@ def _project(root: Path, test: str, code: str = "def two():\n    return 2\n") ->
 def test_passing_and_failing_tests_are_counted(tmp_path: Path) -> None:
     test = "from pkg import two\n\ndef test_ok():\n    assert two() == 2\n"
     test += "\ndef test_bad():\n    assert two() == 3\n"
-    outcome = run_package_tests(_project(tmp_path, test))
+    outcome = run_package_tests(_project(tmp_path, test), TestsOutcome("ran"))
     assert (outcome.status, outcome.passed, outcome.failed, outcome.errors) == ("ran", 1, 1, 0)
     assert outcome.usable and outcome.short() == "1/1"
+
+
+def test_tests_that_fail_as_released_are_left_out_of_every_stage(tmp_path: Path) -> None:
+    """pyparsing 3.1.2 fails 7 tests here as released, six 1.16.0 one: they can tell nothing
+    of a change, and with them in, the package had no check at all."""
+    test = "from pkg import two\n\ndef test_ok():\n    assert two() == 2\n"
+    test += "\ndef test_bad():\n    assert two() == 3\n"
+    released = _project(tmp_path / "released", test)
+
+    outcome = run_package_tests(released)
+
+    assert (outcome.passed, outcome.failed, outcome.errors) == (1, 0, 0) and outcome.usable
+    assert outcome.deselected == ("tests/test_pkg.py::test_bad",) and outcome.short() == "1/0~1"
+    copy = shutil.copytree(released, tmp_path / "copy")
+    (copy / "pkg" / "__init__.py").write_text("def two():\n    return 3\n")
+    broken = run_package_tests(copy, outcome)
+    assert (broken.passed, broken.failed) == (0, 1)  # test_ok fails; test_bad stays out
+    done = subprocess.run(["/bin/sh", "-c", check_command(released, outcome)], cwd=copy, check=False)
+    assert done.returncode != 0
 
 
 def test_the_copy_is_what_the_tests_import(tmp_path: Path) -> None:
