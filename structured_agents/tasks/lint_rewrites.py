@@ -104,6 +104,8 @@ def _b904(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
         handler = module.handler_of(raised)
         if raised.exc is None or raised.cause is not None or handler is None:
             continue
+        if handler.name is not None and _root_name(raised.exc) == handler.name:
+            return []  # the caught exception itself (pyparsing's exc.with_traceback(None)): no cause to give
         end = module.end(raised)
         found: list[Candidate] = []
         if handler.name is not None:
@@ -117,6 +119,13 @@ def _b904(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
         quiet: Candidate = ("Raise it `from None` (its context is not shown)", ((end, end, " from None"),))
         return [quiet, *found] if _caught_lookups(handler) else [*found, quiet]
     return []
+
+
+def _root_name(node: ast.expr) -> str | None:
+    """The name an expression starts from (``exc`` of ``exc.with_traceback(None)``)."""
+    while isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _e721(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
@@ -263,8 +272,12 @@ def _declined(diagnostic: Mapping[str, Any], module: _Module | None) -> bool:
     number in another spelling (:func:`_respells_numbers`), moves a comment out of the ``else:``
     it describes (:func:`_comment_leads_nested_if`), writes a conditional expression past
     :data:`_TERNARY_WIDTH` columns, turns into an f-string a ``%`` format that reads better as
-    it is (:func:`_format_reads_worse`), or sorts the imports of a file whose import order
-    matters (:func:`~structured_agents.tasks.ruff.orders_imports`)."""
+    it is (:func:`_format_reads_worse`), sorts the imports of a file whose import order
+    matters (:func:`~structured_agents.tasks.ruff.orders_imports`), gives each call its own
+    default where the calls share it on purpose (:func:`_shares_default`), sorts an
+    ``__all__`` its comments group (RUF022), unpacks a conditional or a slice
+    (:func:`_unpacks_worse`), or renames a name on a line the next one aligns with
+    (:func:`_aligned_below`)."""
     code = str(diagnostic.get("code"))
     if code in DECLINED or (code == "I001" and module is not None and orders_imports(module.text)):
         return True
@@ -277,7 +290,19 @@ def _declined(diagnostic: Mapping[str, Any], module: _Module | None) -> bool:
         return _comment_leads_nested_if(module, row)
     if code in _RENAMES:
         line = module.lines[row - 1].strip()
-        return sum(other.strip() == line for other in module.lines) > 1
+        column = int((diagnostic.get("location") or {}).get("column", 1))
+        repeated = sum(other.strip() == line for other in module.lines) > 1
+        return repeated or _aligned_below(module, row, column)
+    if code == "B006":
+        return _shares_default(module, row)
+    if code == "RUF022":
+        return any(
+            "#" in module.text[module.start(node) : module.end(node)]
+            for node in module.at(row, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+        )
+    if code == "RUF005":
+        at = _offset(module.text, diagnostic.get("location") or {}, module.starts)
+        return any(_unpacks_worse(node) for node in module.at(row, (ast.BinOp,)) if module.start(node) == at)
     if code == "SIM102":
         return any(
             (isinstance(node.test, ast.Name) and node.test.id == "__debug__") or _acts_in_nested_test(node)
@@ -293,6 +318,79 @@ def _declined(diagnostic: Mapping[str, Any], module: _Module | None) -> bool:
             if module.start(node) == at
         )
     return False
+
+
+def _aligned_below(module: _Module, row: int, column: int) -> bool:
+    """Whether the next line is aligned with an opening bracket of line ``row`` past
+    ``column``: renaming a name there (``ptidx`` to ``_ptidx``) moves the bracket and leaves the
+    continuation misaligned (sqlparse's E128)."""
+    if row >= len(module.lines):
+        return False
+    line, below = module.lines[row - 1], module.lines[row]
+    indent = len(below) - len(below.lstrip(" "))
+    return any(
+        char in "([{" and index + 1 == indent for index, char in enumerate(line) if index >= column - 1
+    )
+
+
+_MUTATORS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard"}
+    | {"sort", "reverse", "popitem"}
+)
+
+
+def _shares_default(module: _Module, row: int) -> bool:
+    """Whether a mutable default on line ``row`` is state its function's calls share on
+    purpose: the body changes it, hands it to a nested function, or returns it (pyparsing's
+    ``indentedBlock(..., backup_stacks=[])`` keeps its stacks across calls). B006's ``None``
+    would then give each call its own, and change what the code does."""
+    for function in ast.walk(module.tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        arguments = function.args
+        positional = arguments.args[len(arguments.args) - len(arguments.defaults) :]
+        pairs = [*zip(positional, arguments.defaults, strict=True)]
+        pairs += [
+            (arg, d)
+            for arg, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+            if d is not None
+        ]
+        names = {arg.arg for arg, default in pairs if default.lineno == row}
+        if names and any(_changes(node, names) for node in ast.walk(function) if node is not function):
+            return True
+    return False
+
+
+def _changes(node: ast.AST, names: set[str]) -> bool:
+    """Whether ``node`` changes, captures or returns one of ``names``' objects."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.attr in _MUTATORS and _root_name(node.func.value) in names
+    if isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return _root_name(node.value) in names
+    if isinstance(node, ast.AugAssign):
+        return _root_name(node.target) in names
+    if isinstance(node, (ast.Return, ast.Yield)):
+        return isinstance(node.value, ast.Name) and node.value.id in names
+    return False
+
+
+def _unpacks_worse(node: ast.BinOp) -> bool:
+    """Whether RUF005's unpacking of the concatenation ``node`` would star a conditional or a
+    slice (pyparsing's ``[*(trace if trace is not None else [])[:], self]``), which reads worse
+    than the ``+`` it replaces."""
+    operands: list[ast.expr] = []
+    current: ast.expr = node
+    while isinstance(current, ast.BinOp) and isinstance(current.op, ast.Add):
+        operands.append(current.right)
+        current = current.left
+    operands.append(current)
+    return any(
+        isinstance(operand, ast.IfExp)
+        or (isinstance(operand, ast.Subscript) and isinstance(operand.slice, ast.Slice))
+        for operand in operands
+    )
 
 
 _PURE_CALLS = frozenset(

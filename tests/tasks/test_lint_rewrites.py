@@ -91,6 +91,17 @@ def test_a_rule_without_candidates_is_left_not_rewritten(tmp_path: Path) -> None
     assert found == [] and [item["code"] for item in left] == ["PLR2004"]
 
 
+SHARED_DEFAULT = """def block(expr, backup_stacks=[]):
+    def reset():
+        backup_stacks.pop()
+
+    return expr, reset
+"""
+ALIGNED = """def f(tlist, i):
+    ptidx, ptoken = tlist.token_next_by(m=',',
+                                        idx=i)
+    return ptoken
+"""
 NESTED_TERNARY = """def place(node, subnode, is_text, kids):
     if not is_text and node is not subnode:
         pos = list(kids).index(subnode) + 1
@@ -130,6 +141,14 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
         ("UP031", "import re\n\n\ndef f(n):\n    return re.compile(r'^(([ ]{%s})+)' % (n,))\n"),
         ("UP031", "def f(value):\n    return r'\\%s' % (value,)\n"),
         ("UP031", "def f(logger, block):\n    logger.warning('a problem header: %r' % (block,))\n"),
+        # pyparsing 3.1.2: the calls share backup_stacks on purpose (a closure keeps it)
+        ("B006", SHARED_DEFAULT),
+        # pyparsing 3.1.2: its __all__ is grouped under comments
+        ("RUF022", '__all__ = [\n    "b",\n    "a",\n    # pre-PEP8 names\n    "c",\n]\n'),
+        # pyparsing 3.1.2: [*(trace if trace is not None else [])[:], self]
+        ("RUF005", "def f(trace, item):\n    return (trace if trace is not None else [])[:] + [item]\n"),
+        # sqlparse 0.5.1: _ptidx would leave the continuation misaligned (E128)
+        ("RUF059", ALIGNED),
     ],
 )
 def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: str, text: str) -> None:
@@ -156,6 +175,13 @@ def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: 
             "    return x\n",
         ),
         ("UP031", "def f(name):\n    return 'missing: %s' % (name,)\n"),
+        ("B006", "def f(items=[]):\n    return len(items)\n"),  # read only: the same either way
+        ("RUF022", '__all__ = ["b", "a"]\n'),
+        ("RUF005", "def f(trace, item):\n    return trace + [item]\n"),
+        (
+            "RUF059",
+            ALIGNED.replace("(m=',',\n                                        idx", "(\n        m=',', idx"),
+        ),
     ],
 )
 def test_the_same_fixes_are_offered_where_nothing_is_lost(tmp_path: Path, rule: str, text: str) -> None:
@@ -265,3 +291,22 @@ def test_imports_whose_order_matters_are_not_sorted(tmp_path: Path) -> None:
     assert by_ruff == STARRED and found == [] and [item["code"] for item in left] == ["I001"]
     plain = STARRED.replace(" *", " names")
     assert ruff_safe_fixes(tmp_path, "pkg/__init__.py", plain) != plain  # sorted as before
+
+
+def test_no_cause_is_given_to_the_caught_exception_raised_again() -> None:
+    """pyparsing 3.1.2 re-raises the caught exception with its traceback cleared; ``from exc``
+    would make it its own cause."""
+    text = "def f(g):\n    try:\n        g()\n    except ValueError as exc:\n"
+    text += "        raise exc.with_traceback(None)\n"
+    diagnostics = [
+        {
+            "code": "B904",
+            "message": "raise from",
+            "location": {"row": 5, "column": 9},
+            "end_location": {"row": 5, "column": 39},
+        }
+    ]
+
+    found, left = with_candidates(text, diagnostics, "m.py")
+
+    assert found == [] and [item["code"] for item in left] == ["B904"]
