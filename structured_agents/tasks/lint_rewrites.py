@@ -302,7 +302,11 @@ def _declined(diagnostic: Mapping[str, Any], module: _Module | None) -> bool:
         )
     if code == "RUF005":
         at = _offset(module.text, diagnostic.get("location") or {}, module.starts)
-        return any(_unpacks_worse(node) for node in module.at(row, (ast.BinOp,)) if module.start(node) == at)
+        return any(
+            _unpacks_worse(node, module.parents.get(node))
+            for node in module.at(row, (ast.BinOp,))
+            if module.start(node) == at
+        )
     if code == "SIM102":
         return any(
             (isinstance(node.test, ast.Name) and node.test.id == "__debug__") or _acts_in_nested_test(node)
@@ -376,10 +380,14 @@ def _changes(node: ast.AST, names: set[str]) -> bool:
     return False
 
 
-def _unpacks_worse(node: ast.BinOp) -> bool:
+def _unpacks_worse(node: ast.BinOp, parent: ast.AST | None) -> bool:
     """Whether RUF005's unpacking of the concatenation ``node`` would star a conditional or a
-    slice (pyparsing's ``[*(trace if trace is not None else [])[:], self]``), which reads worse
-    than the ``+`` it replaces."""
+    slice (pyparsing's ``[*(trace if trace is not None else [])[:], self]``), or build a tuple
+    as a call's only argument (``_TokenType((*self, name))``): both read worse than the ``+``
+    they replace."""
+    sole = isinstance(parent, ast.Call) and parent.args == [node] and not parent.keywords
+    if sole and (isinstance(node.left, ast.Tuple) or isinstance(node.right, ast.Tuple)):
+        return True
     operands: list[ast.expr] = []
     current: ast.expr = node
     while isinstance(current, ast.BinOp) and isinstance(current.op, ast.Add):

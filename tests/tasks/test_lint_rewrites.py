@@ -147,6 +147,8 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
         ("RUF022", '__all__ = [\n    "b",\n    "a",\n    # pre-PEP8 names\n    "c",\n]\n'),
         # pyparsing 3.1.2: [*(trace if trace is not None else [])[:], self]
         ("RUF005", "def f(trace, item):\n    return (trace if trace is not None else [])[:] + [item]\n"),
+        # sqlparse 0.5.1: _TokenType((*self, name))
+        ("RUF005", "def f(self, name):\n    return tuple(self + (name,))\n"),
         # sqlparse 0.5.1: _ptidx would leave the continuation misaligned (E128)
         ("RUF059", ALIGNED),
     ],
