@@ -191,3 +191,17 @@ def test_the_unittest_check_command_fails_on_a_copy_that_breaks_a_test(tmp_path:
     assert passes()
     (copy / "pkg" / "__init__.py").write_text("def two():\n    return 3\n")
     assert not passes()
+
+
+def test_a_test_that_fails_now_and_then_is_left_out_too(tmp_path: Path) -> None:
+    """chardet 5.2.0 passed all 755 tests as released, then failed one at both later stages."""
+    flip = tmp_path / "flip"
+    test = "from pathlib import Path\n\ndef test_ok():\n    assert True\n\n"
+    test += f"def test_flaky():\n    flip = Path({str(flip)!r})\n"
+    test += "    if flip.exists():\n        flip.unlink()\n        raise AssertionError('now')\n"
+    test += "    flip.write_text('')\n"
+
+    outcome = run_package_tests(_project(tmp_path / "released", test))
+
+    assert outcome.deselected == ("tests/test_pkg.py::test_flaky",)
+    assert (outcome.passed, outcome.failed) == (1, 0) and outcome.usable
