@@ -138,8 +138,9 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
         except (SyntaxError, ValueError) as exc:
             logger.warning("skipping %s: does not parse: %s", path, exc)
             continue
-        fixed = ruff_safe_fixes(root, path, source.text, *ruff_options)
-        diagnostics = ruff_diagnostics(root, path, fixed, *ruff_options)
+        file_ruff = settings.file_options(root, path, source.text)
+        fixed = ruff_safe_fixes(root, path, source.text, *file_ruff)
+        diagnostics = ruff_diagnostics(root, path, fixed, *file_ruff)
         offered = with_candidates(fixed, diagnostics, path)[0]
         if fixed == source.text and not offered:
             codes = sorted({str(item.get("code")) for item in diagnostics})
@@ -224,13 +225,14 @@ class LintTask:
         check = CheckCommand.from_options(options)
         original = read_target(job, root)
         settings = lint_settings(root)
-        by_ruff = ruff_safe_fixes(root, job.path, original, *settings.ruff_options())
+        file_ruff = settings.file_options(root, job.path, original)
+        by_ruff = ruff_safe_fixes(root, job.path, original, *file_ruff)
         if by_ruff != job.inputs.get("source"):
             raise TaskError(
                 f"ruff's safe fixes of {job.path} differ from those discovery saw (another ruff "
                 "version or configuration?): discover the jobs again"
             )
-        diagnostics = ruff_diagnostics(root, job.path, by_ruff, *settings.ruff_options())
+        diagnostics = ruff_diagnostics(root, job.path, by_ruff, *file_ruff)
         offered, unfixable = with_candidates(by_ruff, diagnostics, job.path)
         if check is None:  # the fixes the job offered, laid out at discovery
             changes, proposer = agent_changes(job.inputs, result), "agent"

@@ -193,7 +193,7 @@ def laid_out(
     region = _whole_statements(text, touched[0], touched[1])
     if not throughout and (region[0] == region[1] or _formatted(root, path, lines, *region, width) != lines):
         return dict(diagnostic)  # the code around it is not in ruff format's style
-    fixed = split_lines(ruff_safe_fixes(root, path, applied, *settings.ruff_options()))
+    fixed = split_lines(ruff_safe_fixes(root, path, applied, *settings.file_options(root, path, original)))
     known = {line.rstrip("\r\n") for line in split_lines(original)}
     span = _changed(lines, fixed)
     if span is None or span[2] == span[3]:

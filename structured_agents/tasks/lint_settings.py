@@ -8,15 +8,21 @@
   ``max-line-length``), else the length flake8 checks (:attr:`.Flake8Rules.width`), else
   black's ``line-length`` (``[tool.black]`` in ``pyproject.toml``); None when the project sets
   none.
+- For one file of a codebase whose lowest Python is older than ruff's lowest target, the
+  rules whose safe fixes break that Python in it are left unfixed (:meth:`LintSettings.file_options`:
+  six 1.16.0's B009 writes ``moves.builtins.exec``, a syntax error on Python 2.7), so the
+  file's other fixes stand instead of the whole file being rejected.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
 from structured_agents.tasks.flake8_config import Flake8Rules, flake8_rules
-from structured_agents.tasks.pytarget import PythonTarget, python_target
+from structured_agents.tasks.pytarget import RUFF_LOWEST, PythonTarget, python_target
+from structured_agents.tasks.ruff import ruff_diagnostics, ruff_safe_fixes
 from structured_agents.tasks.ruff_config import read_toml, ruff_config_file, ruff_settings
 
 __all__ = ["MIN_WIDTH", "LintSettings", "lint_settings"]
@@ -41,6 +47,15 @@ class LintSettings:
         """The options of every ruff call: the target, and flake8's rules where they apply."""
         return (*self.target.ruff_options(), *(self.flake8.ruff_options() if self.flake8 else ()))
 
+    def file_options(self, root: Path, path: str, original: str) -> tuple[str, ...]:
+        """:meth:`ruff_options` for ruff's calls on ``root/path``, whose text is ``original``:
+        below ruff's lowest target, with ``--unfixable`` for the rules whose safe fixes alone
+        break the lowest Python in it (see the module docstring)."""
+        options = self.ruff_options()
+        if self.target.lowest is None or self.target.lowest >= RUFF_LOWEST:
+            return options
+        return (*options, *_breaking_fixes(self.target, root, path, original, options))
+
     def width_for(self, original: str) -> int:
         """The longest line a change to ``original`` may write: the project's line length when
         it sets one, else the one the file keeps to: the first of the usual limits (79, 88,
@@ -59,6 +74,28 @@ class LintSettings:
         """Whose rules ruff checks: ``flake8's in setup.cfg: select ...``, or empty for ruff's
         own configuration (the codebase's, or ruff's defaults)."""
         return self.flake8.describe() if self.flake8 is not None else ""
+
+
+@functools.lru_cache(maxsize=64)
+def _breaking_fixes(
+    target: PythonTarget, root: Path, path: str, original: str, options: tuple[str, ...]
+) -> tuple[str, ...]:
+    """``--unfixable`` and the rules whose safe fixes, each applied alone, break ``target`` in
+    ``original`` (none when all of them together do not)."""
+    breaks = target.checker(root, path, original)
+    fixed = ruff_safe_fixes(root, path, original, *options)
+    if fixed == original or breaks(fixed) is None:
+        return ()
+    found = ruff_diagnostics(root, path, original, *options)
+    codes = sorted(
+        {str(item["code"]) for item in found if (item.get("fix") or {}).get("applicability") == "safe"}
+    )
+    breaking = [
+        code
+        for code in codes
+        if breaks(ruff_safe_fixes(root, path, original, *options, "--fixable", code)) is not None
+    ]
+    return ("--unfixable", ",".join(breaking)) if breaking else ()
 
 
 def _positive(value: object) -> int | None:

@@ -179,7 +179,7 @@ def _literals(text: str) -> tuple[set[str], int]:
 class _Judge:
     def __init__(self, root: Path, path: str, original: str, by_ruff: str, settings: LintSettings) -> None:
         self.root, self.path, self.by_ruff = root, path, by_ruff
-        self.options = settings.ruff_options()
+        self.options = settings.file_options(root, path, original)
         self.breaks = settings.target.checker(root, path, original)
         self.width = settings.width_for(original)
         self.lines = {

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from structured_agents.tasks.lint import discover_lint_jobs
+from structured_agents.tasks.lint_settings import lint_settings
 from structured_agents.tasks.pytarget import PythonTarget, find_interpreter, lowest_admitted, python_target
 from structured_agents.tasks.ruff import ruff_safe_fixes
 
@@ -229,3 +230,26 @@ def test_pyupgrade_is_off_for_a_codebase_that_supports_python_2(tmp_path: Path) 
 def python_target_of(root: Path, spec: str) -> PythonTarget:
     (root / "setup.py").write_text(f'setup(name="p", python_requires="{spec}")\n')
     return python_target(root)
+
+
+def test_a_safe_fix_that_breaks_the_lowest_python_is_left_unfixed_and_the_rest_stand(tmp_path: Path) -> None:
+    """six 1.16.0's B009 writes ``moves.builtins.exec`` (a syntax error on 2.7), which rejected
+    the whole file. Here UP032's f-string breaks a codebase that supports Python 3.5; F401's fix
+    still applies, in discovery and in the lint job's outcome alike."""
+    (tmp_path / "setup.py").write_text('setup(name="p", python_requires=">=3.5")\n')
+    (tmp_path / "ruff.toml").write_text('[lint]\nselect = ["UP032", "F401", "E712"]\n')
+    text = "import os\n\nname = 'x'\nprint('{}'.format(name))\nready = name == True\n"
+    (tmp_path / "m.py").write_text(text)
+    settings = lint_settings(tmp_path)
+
+    options = settings.file_options(tmp_path, "m.py", text)
+    fixed = ruff_safe_fixes(tmp_path, "m.py", text, *options)
+    [job] = discover_lint_jobs(tmp_path)
+
+    assert options[-2:] == ("--unfixable", "UP032")
+    assert "import os" not in fixed and "'{}'.format(name)" in fixed
+    assert job.inputs["source"] == fixed
+    assert (
+        ruff_safe_fixes(tmp_path, "m.py", text, *settings.ruff_options()) != fixed
+    )  # ruff alone writes f"{name}"
+    assert settings.target.breaks(tmp_path, "m.py", text, fixed) is None
