@@ -26,7 +26,9 @@ of ruff's or a candidate) is kept only when, with ruff's safe fixes applied on t
    with the check's reason when it fails even unchanged.
 
 When ruff's safe fixes alone break the lowest Python (possible only below ruff's lowest
-target, ``py37``), nothing is kept either: the job is rejected with the reason.
+target, ``py37``, and only where leaving the rules that break it unfixed did not mend it:
+:meth:`~structured_agents.tasks.lint_settings.LintSettings.file_options`), nothing is kept
+either: the job is rejected with the reason.
 """
 
 from __future__ import annotations
