@@ -35,7 +35,6 @@ from typing import Any
 from structured_agents import syntax
 from structured_agents.jobs.source import split_lines
 from structured_agents.tasks.lint_refine import refine
-from structured_agents.tasks.ruff import orders_imports
 
 __all__ = ["CANDIDATE_RULES", "DECLINED", "with_candidates"]
 
@@ -272,14 +271,13 @@ def _declined(diagnostic: Mapping[str, Any], module: _Module | None) -> bool:
     number in another spelling (:func:`_respells_numbers`), moves a comment out of the ``else:``
     it describes (:func:`_comment_leads_nested_if`), writes a conditional expression past
     :data:`_TERNARY_WIDTH` columns, turns into an f-string a ``%`` format that reads better as
-    it is (:func:`_format_reads_worse`), sorts the imports of a file whose import order
-    matters (:func:`~structured_agents.tasks.ruff.orders_imports`), gives each call its own
+    it is (:func:`_format_reads_worse`), gives each call its own
     default where the calls share it on purpose (:func:`_shares_default`), sorts an
     ``__all__`` its comments group (RUF022), unpacks a conditional or a slice
     (:func:`_unpacks_worse`), or renames a name on a line the next one aligns with
     (:func:`_aligned_below`)."""
     code = str(diagnostic.get("code"))
-    if code in DECLINED or (code == "I001" and module is not None and orders_imports(module.text)):
+    if code in DECLINED:
         return True
     row = int((diagnostic.get("location") or {}).get("row", 0))
     if module is None or not 1 <= row <= len(module.lines):

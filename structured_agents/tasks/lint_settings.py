@@ -8,15 +8,19 @@
   ``max-line-length``), else the length flake8 checks (:attr:`.Flake8Rules.width`), else
   black's ``line-length`` (``[tool.black]`` in ``pyproject.toml``); None when the project sets
   none.
-- For one file of a codebase whose lowest Python is older than ruff's lowest target, the
-  rules whose safe fixes break that Python in it are left unfixed (:meth:`LintSettings.file_options`:
-  six 1.16.0's B009 writes ``moves.builtins.exec``, a syntax error on Python 2.7), so the
-  file's other fixes stand instead of the whole file being rejected.
+- The rules left unfixed in one file (:meth:`LintSettings.file_options`): isort's (I001) where
+  the file has a star import, since there the order of the imports decides which module's name
+  wins and which module is initialized first (pyparsing 3.1.2's ``__init__.py``, sorted, fails
+  with a circular import); and, in a codebase whose lowest Python is older than ruff's lowest
+  target, the rules whose safe fixes break that Python in the file (six 1.16.0's B009 writes
+  ``moves.builtins.exec``, a syntax error on Python 2.7), so the file's other fixes stand
+  instead of the whole file being rejected. The findings stay, with no fix to apply or offer.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +33,8 @@ __all__ = ["MIN_WIDTH", "LintSettings", "lint_settings"]
 
 MIN_WIDTH = 79
 """The line length a change may always reach, where the project sets none."""
+_STAR_IMPORT = re.compile(r"^\s*from\s+\S+\s+import\s+\*", re.M)
+"""A star import: the order of a file's imports decides which module's name wins."""
 _USUAL_WIDTHS = (79, 88, 99, 100, 110, 119, 120)
 """The line lengths projects keep to (pycodestyle's, black's, flake8 and pylint's common ones)."""
 
@@ -48,10 +54,11 @@ class LintSettings:
         return (*self.target.ruff_options(), *(self.flake8.ruff_options() if self.flake8 else ()))
 
     def file_options(self, root: Path, path: str, original: str) -> tuple[str, ...]:
-        """:meth:`ruff_options` for ruff's calls on ``root/path``, whose text is ``original``:
-        below ruff's lowest target, with ``--unfixable`` for the rules whose safe fixes alone
-        break the lowest Python in it (see the module docstring)."""
+        """:meth:`ruff_options` for ruff's calls on ``root/path``, whose text is ``original``,
+        with ``--unfixable`` for the rules left unfixed there (see the module docstring)."""
         options = self.ruff_options()
+        if _STAR_IMPORT.search(original):
+            options = (*options, "--unfixable", "I001")
         if self.target.lowest is None or self.target.lowest >= RUFF_LOWEST:
             return options
         return (*options, *_breaking_fixes(self.target, root, path, original, options))

@@ -13,7 +13,6 @@ is written anywhere, neither to the user's files nor to a temporary copy.
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -23,7 +22,7 @@ from typing import Any
 from structured_agents.jobs.errors import DiscoveryError
 from structured_agents.tasks.errors import TaskError
 
-__all__ = ["orders_imports", "ruff_codes", "ruff_diagnostics", "ruff_findings", "ruff_safe_fixes"]
+__all__ = ["ruff_codes", "ruff_diagnostics", "ruff_findings", "ruff_safe_fixes"]
 
 FILES_PER_RUN = 200
 """Paths passed to one ruff process (keeps the command line short)."""
@@ -112,21 +111,7 @@ def ruff_codes(root: Path, path: str, text: str, *options: str) -> list[str]:
     return sorted(str(item.get("code") or "syntax-error") for item in found)
 
 
-_STAR_IMPORT = re.compile(r"^\s*from\s+\S+\s+import\s+\*", re.M)
-
-
-def orders_imports(text: str) -> bool:
-    """Whether the order of ``text``'s imports can matter to what it does: it has a star
-    import, so a later module's name shadows an earlier one's."""
-    return _STAR_IMPORT.search(text) is not None
-
-
 def ruff_safe_fixes(root: Path, path: str, text: str, *options: str) -> str:
     """``text`` with the fixes ruff itself calls safe applied (``ruff check --fix``, with
-    ``options``), as if it were ``root/path``; unchanged where ruff has none (or excludes the file).
-
-    Except isort's (I001) in a file with a star import: there the order of the imports decides
-    which module's name wins, and which module is initialized first (pyparsing 3.1.2's
-    ``__init__.py``, sorted, fails with a circular import); the finding stays, unfixed."""
-    unsorted = ("--unfixable", "I001") if orders_imports(text) else ()
-    return _ruff(root, path, text, *options, *unsorted, "--fix", "--no-unsafe-fixes", "--quiet") or text
+    ``options``), as if it were ``root/path``; unchanged where ruff has none (or excludes the file)."""
+    return _ruff(root, path, text, *options, "--fix", "--no-unsafe-fixes", "--quiet") or text

@@ -12,7 +12,8 @@ import pytest
 
 from structured_agents.tasks.lint_fixes import apply_changes, fixes
 from structured_agents.tasks.lint_rewrites import CANDIDATE_RULES, with_candidates
-from structured_agents.tasks.ruff import ruff_safe_fixes
+from structured_agents.tasks.lint_settings import lint_settings
+from structured_agents.tasks.ruff import ruff_diagnostics, ruff_safe_fixes
 
 
 def _diagnostics(root: Path, path: str, text: str, rules: str) -> list[dict[str, object]]:
@@ -285,14 +286,17 @@ names, and sorted, the package fails with a circular import."""
 
 def test_imports_whose_order_matters_are_not_sorted(tmp_path: Path) -> None:
     (tmp_path / "ruff.toml").write_text('[lint]\nselect = ["I001"]\n')
+    settings = lint_settings(tmp_path)
+    options = settings.file_options(tmp_path, "pkg/__init__.py", STARRED)
 
-    by_ruff = ruff_safe_fixes(tmp_path, "pkg/__init__.py", STARRED)
-    diagnostics = _diagnostics(tmp_path, "pkg/__init__.py", by_ruff, "I001")
+    by_ruff = ruff_safe_fixes(tmp_path, "pkg/__init__.py", STARRED, *options)
+    diagnostics = ruff_diagnostics(tmp_path, "pkg/__init__.py", by_ruff, *options)
     found, left = with_candidates(by_ruff, diagnostics, "pkg/__init__.py")
 
     assert by_ruff == STARRED and found == [] and [item["code"] for item in left] == ["I001"]
     plain = STARRED.replace(" *", " names")
-    assert ruff_safe_fixes(tmp_path, "pkg/__init__.py", plain) != plain  # sorted as before
+    plain_options = settings.file_options(tmp_path, "pkg/__init__.py", plain)
+    assert ruff_safe_fixes(tmp_path, "pkg/__init__.py", plain, *plain_options) != plain  # sorted as before
 
 
 def test_no_cause_is_given_to_the_caught_exception_raised_again() -> None:
