@@ -299,12 +299,7 @@ def _declined(diagnostic: Mapping[str, Any], module: _Module | None) -> bool:
             for node in module.at(row, (ast.Assign, ast.AnnAssign, ast.AugAssign))
         )
     if code == "RUF005":
-        at = _offset(module.text, diagnostic.get("location") or {}, module.starts)
-        return any(
-            _unpacks_worse(node, module.parents.get(node))
-            for node in module.at(row, (ast.BinOp,))
-            if module.start(node) == at
-        )
+        return any(_unpacks_worse(node, module.parents.get(node)) for node in _binops_at(module, diagnostic))
     if code == "SIM102":
         return any(
             (isinstance(node.test, ast.Name) and node.test.id == "__debug__") or _acts_in_nested_test(node)
@@ -313,13 +308,17 @@ def _declined(diagnostic: Mapping[str, Any], module: _Module | None) -> bool:
     if code == "SIM108":
         return _long_ternary(diagnostic)
     if code == "UP031":
-        at = _offset(module.text, diagnostic.get("location") or {}, module.starts)
-        return any(
-            _format_reads_worse(module, node)
-            for node in module.at(row, (ast.BinOp,))
-            if module.start(node) == at
-        )
+        return any(_format_reads_worse(module, node) for node in _binops_at(module, diagnostic))
     return False
+
+
+def _binops_at(module: _Module, diagnostic: Mapping[str, Any]) -> list[ast.BinOp]:
+    """The binary operations that start where ``diagnostic`` does (a ``%`` format for UP031, a
+    concatenation for RUF005)."""
+    location = diagnostic.get("location") or {}
+    at = _offset(module.text, location, module.starts)
+    row = int(location.get("row", 0))
+    return [node for node in module.at(row, (ast.BinOp,)) if module.start(node) == at]
 
 
 def _aligned_below(module: _Module, row: int, column: int) -> bool:
@@ -336,9 +335,23 @@ def _aligned_below(module: _Module, row: int, column: int) -> bool:
 
 
 _MUTATORS = frozenset(
-    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard"}
-    | {"sort", "reverse", "popitem"}
+    [
+        "append",
+        "extend",
+        "insert",
+        "pop",
+        "remove",
+        "clear",
+        "update",
+        "setdefault",
+        "add",
+        "discard",
+        "sort",
+        "reverse",
+        "popitem",
+    ]
 )
+"""Methods that change a list, dict or set in place."""
 
 
 def _shares_default(module: _Module, row: int) -> bool:
