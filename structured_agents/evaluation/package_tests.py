@@ -141,8 +141,8 @@ def _args(
     or ``test``, imported from the project root), else from the root. ``first_failure``: stop
     there."""
     if runner == "pytest":
-        ignored = [f"--ignore={path}" for path in like.left_out] if like is not None else []
-        ignored += [f"--deselect={test}" for test in like.deselected] if like is not None else []
+        left_out, deselected = (like.left_out, like.deselected) if like is not None else ((), ())
+        ignored = [*(f"--ignore={path}" for path in left_out), *(f"--deselect={test}" for test in deselected)]
         return [*_PYTEST, *(["-x"] if first_failure else []), *ignored, "--rootdir", "."]
     start = next((name for name in _TESTS_FOLDERS if (root / name).is_dir()), None)
     folder = ["-s", start, "-t", "."] if start is not None else []
@@ -160,9 +160,14 @@ def check_command(root: Path, like: TestsOutcome | None = None) -> str:
     return f"{variables} {shlex.join([sys.executable, *args])}"
 
 
+def _last_line(output: str) -> str:
+    """The runner's last words: the last line of ``output`` with text on it."""
+    return next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
+
+
 def _unittest_outcome(output: str, returncode: int, seconds: float) -> TestsOutcome:
     ran = _RAN.findall(output)
-    last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
+    last = _last_line(output)
     if not ran or returncode not in (0, 1, 5):
         return TestsOutcome(
             "cannot run",
@@ -195,14 +200,14 @@ def _attempt(root: Path, runner: Runner, like: TestsOutcome | None = None) -> tu
             command, cwd=root, env=env, capture_output=True, text=True, timeout=TESTS_TIMEOUT_S, check=False
         )
     except subprocess.TimeoutExpired:
-        timed_out = TestsOutcome("timed out", detail=f"over {TESTS_TIMEOUT_S} s", seconds=TESTS_TIMEOUT_S)
-        return replace(timed_out, runner=runner), ""
+        detail = f"over {TESTS_TIMEOUT_S} s"
+        return TestsOutcome("timed out", detail=detail, seconds=TESTS_TIMEOUT_S, runner=runner), ""
     seconds = time.monotonic() - started
     output = done.stdout + done.stderr
     if runner == "unittest":
         return _unittest_outcome(output, done.returncode, seconds), output
     left_out, deselected = (like.left_out, like.deselected) if like is not None else ((), ())
-    last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
+    last = _last_line(output)
     if done.returncode == 5:
         return TestsOutcome("no tests", detail=last, seconds=seconds, left_out=left_out), output
     counts = _counts(done.stdout)
