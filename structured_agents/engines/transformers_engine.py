@@ -308,14 +308,20 @@ class TransformersEngine:
         prepared = self._prepare_pool.map(
             lambda k: self._prepared(streams[k], k, submitted, streams_text=False), range(len(streams))
         )
-        rows = [row for row in prepared if row is not None]
-        try:
-            if rows:
-                self._loop.put(*rows)
-        except EngineError as exc:  # the engine was closed meanwhile
-            for stream in streams:
-                stream.fail(exc)
+        self._admit([row for row in prepared if row is not None])
         return [stream.result() for stream in streams]
+
+    def _admit(self, rows: Sequence[Row]) -> None:
+        """Queue prepared ``rows`` for the loop, together; where the engine was closed meanwhile,
+        their streams fail."""
+        if not rows:
+            return
+        try:
+            self._loop.put(*rows)
+        except EngineError as exc:
+            for row in rows:
+                if row.stream is not None:
+                    row.stream.fail(exc)
 
     @property
     def live_rows(self) -> int:
@@ -353,12 +359,8 @@ class TransformersEngine:
     def _prepare(self, stream: GenerationStream, index: int, submitted: float, streams_text: bool) -> None:
         """Prepare the row (on the pool) and queue it for the loop, unless it already ended."""
         row = self._prepared(stream, index, submitted, streams_text=streams_text)
-        if row is None:
-            return
-        try:
-            self._loop.put(row)
-        except EngineError as exc:  # the engine was closed meanwhile
-            stream.fail(exc)
+        if row is not None:
+            self._admit([row])
 
     def _prepared(
         self, stream: GenerationStream, index: int, submitted: float, *, streams_text: bool
