@@ -11,16 +11,32 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
   iterates ``rows`` once, so the copy goes: ``[a, *rows]``. Not in a file that binds the name
   ``list`` itself.
 
+- ``SIM108``: a lambda branch is parenthesized, ``Group if c else (lambda expr: expr)``: the
+  reviewer found the bare lambda after ``else`` ambiguous to read.
+- ``RUF005`` and ``UP031``: a fix that becomes an atom (a tuple display, a ``str.format`` call)
+  inside parentheses that only grouped the expression it replaces takes their place, so
+  ``(operDef + (None,))[:4]`` becomes ``(*operDef, None)[:4]``, not ``((*operDef, None))[:4]``,
+  and ``return ('%s on %s' % (a, b))`` becomes ``return '{} on {}'.format(a, b)`` (then ruff's
+  f-string).
+- ``F841`` and ``RUF059``: constants unpacked into names none of which is read (pyparsing's
+  ``TRY, MATCH, FAIL = 0, 1, 2``) are deleted, not renamed ``_TRY, _MATCH, _FAIL``: the reviewer
+  asked to delete dead code. Each of the names' findings gets the same deletion.
+
 A fix whose text does not parse, or that holds nothing to refine, is left as ruff wrote it.
 """
 
 from __future__ import annotations
 
+import ast
+import io
 import re
+import tokenize
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import libcst as cst
+
+from structured_agents.tasks.lint_source import Edit, Source, offset_of, unsafe_fix
 
 __all__ = ["REFINED", "refine"]
 
@@ -49,11 +65,11 @@ class _PositiveTernary(cst.CSTTransformer):
         return node.with_changes(test=test.expression, body=node.orelse, orelse=node.body)
 
 
-_OPERATIONS = (cst.BinaryOperation, cst.BooleanOperation, cst.Comparison)
+_OPERATIONS = (cst.BinaryOperation, cst.BooleanOperation, cst.Comparison, cst.Lambda)
 
 
 def _grouped(branch: cst.BaseExpression) -> cst.BaseExpression:
-    """``branch`` in parentheses when it is an unparenthesized operation."""
+    """``branch`` in parentheses when it is an unparenthesized operation or lambda."""
     if isinstance(branch, _OPERATIONS) and not branch.lpar:
         return branch.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return branch
@@ -99,20 +115,175 @@ def _ruf005(content: str, text: str) -> str:
 
 
 REFINED: dict[str, Callable[[str, str], str]] = {"SIM108": _sim108, "RUF005": _ruf005}
-"""Rules whose fixes are refined, and how (a fix's text and the file's text in, the text out)."""
+"""Rules whose fixes' texts are refined, and how (a fix's text and the file's text in, the text out)."""
 
 
-def refine(diagnostic: Mapping[str, Any], text: str) -> dict[str, Any]:
-    """``diagnostic`` (a ruff finding with a fix, on the file's ``text``) with its fix's edits
-    refined (see the module docstring); unchanged for any other rule."""
-    refiner = REFINED.get(str(diagnostic.get("code")))
+def _edits(diagnostic: Mapping[str, Any], module: Source) -> list[Edit]:
     fix = diagnostic.get("fix")
+    edits = fix.get("edits") if isinstance(fix, Mapping) else None
+    return [
+        (
+            offset_of(module.text, edit.get("location") or {}, module.starts),
+            offset_of(module.text, edit.get("end_location") or {}, module.starts),
+            str(edit.get("content") or ""),
+        )
+        for edit in edits or ()
+        if isinstance(edit, Mapping)
+    ]
+
+
+_ATOMS = (
+    ast.Call,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Name,
+    ast.Constant,
+    ast.JoinedStr,
+    ast.List,
+    ast.Dict,
+    ast.Set,
+)
+
+
+def _enclosed(content: str) -> bool:
+    """Whether ``content`` is one bracketed group: its first bracket closes at its end."""
+    depth = 0
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(content).readline) if t.type == tokenize.OP]
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    for index, token in enumerate(tokens):
+        depth += (token.string in "([{") - (token.string in ")]}")
+        if depth == 0:
+            return index == len(tokens) - 1 and content.rstrip().endswith(token.string)
+    return False
+
+
+def _atom(content: str) -> bool:
+    """Whether ``content`` is an expression that needs no parentheses anywhere: a call, an
+    attribute, a subscript, a name, a literal or a display (a tuple only in its own parentheses)."""
+    try:
+        node = ast.parse(content, mode="eval").body
+    except SyntaxError:
+        return False
+    if isinstance(node, ast.Tuple):
+        return content.startswith("(") and _enclosed(content)
+    return isinstance(node, _ATOMS)
+
+
+def _ungrouped(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
+    """The fix with the parentheses around the expression it replaces taken out, where those
+    only grouped it (not a call's, nor a class's bases') and its text is an atom."""
+    edits = _edits(diagnostic, module)
+    if len(edits) != 1 or not _atom(edits[0][2]):
+        return None
+    start, end, content = edits[0]
+    text = module.text
+    node = next(
+        (
+            n
+            for n in ast.walk(module.tree)
+            if isinstance(n, ast.expr) and (module.start(n), module.end(n)) == (start, end)
+        ),
+        None,
+    )
+    parent = module.parents.get(node) if node is not None else None
+    if node is None or (isinstance(parent, ast.Call) and node in parent.args):
+        return None
+    if isinstance(parent, ast.ClassDef) and node in parent.bases:
+        return None
+    opening = len(text[:start].rstrip())
+    closing = end + len(text[end:]) - len(text[end:].lstrip())
+    if not text[:opening].endswith("(") or not text.startswith(")", closing):
+        return None
+    before = text[opening - 2 : opening - 1]
+    after = text[closing + 1 : closing + 2]
+    spaced = (" " if before.isidentifier() else "") + content + (" " if after.isidentifier() else "")
+    message = str((diagnostic.get("fix") or {}).get("message") or "")
+    return unsafe_fix(module, message, [(opening - 1, closing + 1, spaced)])
+
+
+def _constant(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        node = node.operand
+    return isinstance(node, ast.Constant)
+
+
+def _unpacks_constants(statement: ast.Assign) -> set[str]:
+    """The names ``statement`` binds where it is ``a, b = 1, 2`` (constants into names)."""
+    [target] = statement.targets if len(statement.targets) == 1 else [None]
+    value = statement.value
+    if not (
+        isinstance(target, ast.Tuple | ast.List)
+        and isinstance(value, ast.Tuple | ast.List)
+        and len(target.elts) == len(value.elts)
+        and all(_constant(element) for element in value.elts)
+    ):
+        return set()
+    names = {name.id for name in target.elts if isinstance(name, ast.Name)}
+    return names if len(names) == len(target.elts) else set()
+
+
+def _reads(scope: ast.AST, names: set[str]) -> bool:
+    """Whether ``scope`` reads any of ``names`` (ruff leaves names ``locals()`` may read unflagged)."""
+    return any(
+        isinstance(node, ast.Name) and node.id in names and not isinstance(node.ctx, ast.Store)
+        for node in ast.walk(scope)
+    )
+
+
+def _dead_constants(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
+    """A deletion of the statement ``a, b = 1, 2`` whose unpacked names (one of them the
+    finding's) none of its function reads; it stands alone on its lines, beside other
+    statements of its block."""
+    row = int((diagnostic.get("location") or {}).get("row", 0))
+    for statement in module.at(row, (ast.Assign,)):
+        names = _unpacks_constants(statement)
+        block = module.parents.get(statement)
+        scope = block
+        while scope is not None and not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            scope = module.parents.get(scope)
+        body = getattr(block, "body", [])
+        if not names or scope is None or statement not in body or len(body) < 2 or _reads(scope, names):
+            return None
+        line_start = module.starts[statement.lineno - 1]
+        line_end = module.starts[min(statement.end_lineno or statement.lineno, len(module.lines))]
+        beside = (
+            module.text[line_start : module.start(statement)] + module.text[module.end(statement) : line_end]
+        )
+        if beside.strip():
+            return None
+        return unsafe_fix(module, "Remove the unused constants", [(line_start, line_end, "")])
+    return None
+
+
+_RESHAPED: dict[str, Callable[[Mapping[str, Any], Source], dict[str, Any] | None]] = {
+    "RUF005": _ungrouped,
+    "UP031": _ungrouped,
+    "F841": _dead_constants,
+    "RUF059": _dead_constants,
+}
+"""Rules whose fixes may be replaced by another edit of the file, and how (None: kept)."""
+
+
+def refine(diagnostic: Mapping[str, Any], text: str, module: Source | None = None) -> dict[str, Any]:
+    """``diagnostic`` (a ruff finding with a fix, on the file's ``text``, parsed as ``module``
+    where it parses) with its fix refined (see the module docstring); unchanged for any other rule."""
+    code = str(diagnostic.get("code"))
+    reshape = _RESHAPED.get(code)
+    refined = dict(diagnostic)
+    if reshape is not None and module is not None:
+        fix = reshape(diagnostic, module)
+        if fix is not None:
+            refined["fix"] = {**(diagnostic.get("fix") or {}), **fix}
+    refiner = REFINED.get(code)
+    fix = refined.get("fix")
     if refiner is None or not isinstance(fix, Mapping):
-        return dict(diagnostic)
+        return refined
     edits = [
         {**edit, "content": refiner(str(edit.get("content", "")), text)}
         if edit.get("content")
         else dict(edit)
         for edit in fix.get("edits") or []
     ]
-    return {**diagnostic, "fix": {**fix, "edits": edits}}
+    return {**refined, "fix": {**fix, "edits": edits}}

@@ -27,69 +27,20 @@ few are written the way a reviewer asked (:mod:`~structured_agents.tasks.lint_re
 from __future__ import annotations
 
 import ast
-import bisect
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from structured_agents import syntax
-from structured_agents.jobs.source import split_lines
 from structured_agents.tasks.lint_refine import refine
+from structured_agents.tasks.lint_source import Edit, Source, offset_of, unsafe_fix
 
 __all__ = ["CANDIDATE_RULES", "DECLINED", "with_candidates"]
 
-Edit = tuple[int, int, str]
-"""Replace ``text[start:end]`` (character offsets) with the string."""
 Candidate = tuple[str, tuple[Edit, ...]]
 """What a candidate does (its fix's message), and its edits."""
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-class _Module:
-    """A parsed text: its lines, tree and each node's parent."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.lines = split_lines(text)
-        self.starts = [0]
-        for line in self.lines:
-            self.starts.append(self.starts[-1] + len(line))
-        self.tree = syntax.parse(text)
-        self.parents: dict[ast.AST, ast.AST] = {}
-        for node in ast.walk(self.tree):
-            for child in ast.iter_child_nodes(node):
-                self.parents[child] = node
-
-    def offset(self, row: int, byte_offset: int) -> int:
-        """The character offset of a position as ``ast`` gives it (line from 1, UTF-8 bytes)."""
-        line = self.lines[row - 1].encode() if 1 <= row <= len(self.lines) else b""
-        return self.starts[min(row, len(self.lines) + 1) - 1] + len(
-            line[:byte_offset].decode("utf-8", "replace")
-        )
-
-    def start(self, node: Any) -> int:
-        return self.offset(node.lineno, node.col_offset)
-
-    def end(self, node: Any) -> int:
-        return self.offset(node.end_lineno, node.end_col_offset)
-
-    def at(self, row: int, kinds: tuple[type[ast.AST], ...]) -> Iterator[Any]:
-        """The nodes of ``kinds`` starting on line ``row``."""
-        for node in ast.walk(self.tree):
-            if isinstance(node, kinds) and getattr(node, "lineno", None) == row:
-                yield node
-
-    def handler_of(self, node: ast.AST) -> ast.ExceptHandler | None:
-        """The ``except`` clause ``node`` stands in (not across a function or class)."""
-        parent = self.parents.get(node)
-        while parent is not None and not isinstance(parent, _SCOPES):
-            if isinstance(parent, ast.ExceptHandler):
-                return parent
-            parent = self.parents.get(parent)
-        return None
-
-
-def _e722(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
+def _e722(module: Source, row: int, at: int, _end: int) -> list[Candidate]:
     for handler in module.at(row, (ast.ExceptHandler,)):
         keyword = module.start(handler)
         if handler.type is None and module.text.startswith("except", keyword):
@@ -98,7 +49,7 @@ def _e722(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
     return []
 
 
-def _b904(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
+def _b904(module: Source, row: int, at: int, _end: int) -> list[Candidate]:
     for raised in module.at(row, (ast.Raise,)):
         handler = module.handler_of(raised)
         if raised.exc is None or raised.cause is not None or handler is None:
@@ -127,7 +78,7 @@ def _root_name(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _e721(module: _Module, row: int, at: int, _end: int) -> list[Candidate]:
+def _e721(module: Source, row: int, at: int, _end: int) -> list[Candidate]:
     for compare in module.at(row, (ast.Compare,)):
         if module.start(compare) != at or len(compare.ops) != 1:
             continue
@@ -158,38 +109,13 @@ def _caught_lookups(handler: ast.ExceptHandler) -> bool:
     return bool(names) and all(name in _LOOKUPS for name in names)
 
 
-def _offset(text: str, location: Mapping[str, Any], starts: Sequence[int] | None = None) -> int:
-    """The character offset of a ruff location (row and column from 1) in ``text`` (whose line
-    starts are ``starts``, when known)."""
-    row, column = int(location.get("row", 1)), int(location.get("column", 1))
-    if starts is None:
-        starts = [0]
-        for line in split_lines(text)[: row - 1]:
-            starts.append(starts[-1] + len(line))
-    return starts[min(row, len(starts)) - 1] + column - 1
-
-
-_GENERATORS: dict[str, Callable[[_Module, int, int, int], list[Candidate]]] = {
+_GENERATORS: dict[str, Callable[[Source, int, int, int], list[Candidate]]] = {
     "B904": _b904,
     "E721": _e721,
     "E722": _e722,
 }
 CANDIDATE_RULES = frozenset(_GENERATORS)
 """The rules a finding without a fix gets candidates for."""
-
-
-def _location(module: _Module, offset: int) -> dict[str, int]:
-    """Ruff's location (row and column from 1, in characters) of a character offset."""
-    row = max(1, min(bisect.bisect_right(module.starts, offset), len(module.starts) - 1))
-    return {"row": row, "column": offset - module.starts[row - 1] + 1}
-
-
-def _fix(module: _Module, message: str, edits: Sequence[Edit]) -> dict[str, Any]:
-    shaped = [
-        {"content": content, "location": _location(module, start), "end_location": _location(module, end)}
-        for start, end, content in edits
-    ]
-    return {"applicability": "unsafe", "message": message, "edits": shaped}
 
 
 DECLINED = {
@@ -209,7 +135,7 @@ _COPIED = re.compile(r"\b(copied|copy[- ]?pasted|vendored|taken verbatim)\s+(fro
 """What a definition's docstring says when its code is another project's, kept as it was."""
 
 
-def _copied_lines(module: _Module) -> set[int]:
+def _copied_lines(module: Source) -> set[int]:
     """The lines of the functions and classes whose docstring says their code is copied from
     elsewhere (tabulate's ``_CustomTextWrap``: "copy pasted out of the CPython baseline"): a
     restyled copy is harder to keep in step with its source."""
@@ -242,15 +168,15 @@ def _respells_numbers(text: str, starts: Sequence[int], diagnostic: Mapping[str,
     fix = diagnostic.get("fix")
     edits = fix.get("edits") if isinstance(fix, Mapping) else None
     for edit in edits if isinstance(edits, list) else []:
-        start = _offset(text, edit.get("location") or {}, starts)
-        end = _offset(text, edit.get("end_location") or {}, starts)
+        start = offset_of(text, edit.get("location") or {}, starts)
+        end = offset_of(text, edit.get("end_location") or {}, starts)
         kept = set(_SPELLED.findall(str(edit.get("content") or "")))
         if any(number not in kept for number in _SPELLED.findall(text[start:end])):
             return True
     return False
 
 
-def _comment_leads_nested_if(module: _Module, row: int) -> bool:
+def _comment_leads_nested_if(module: Source, row: int) -> bool:
     """Whether a comment stands between the ``else:`` on line ``row`` and the ``if`` it holds
     (PLR5501's ``elif`` moves it out of the branch it describes; tabulate's ``# single-line cell
     values`` mirrors the multi-line branch above it)."""
@@ -262,7 +188,7 @@ def _comment_leads_nested_if(module: _Module, row: int) -> bool:
     return False
 
 
-def _declined(diagnostic: Mapping[str, Any], module: _Module | None) -> bool:
+def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     """Whether ``diagnostic``'s fix is not offered: its rule is :data:`DECLINED`; or, as a strict
     reviewer asked, it renames a name in an unpacking the file repeats elsewhere word for word
     (``num_pos_only, func, keyword_exclude, sigspec = sig`` in six sibling helpers: the shared
@@ -312,16 +238,16 @@ def _declined(diagnostic: Mapping[str, Any], module: _Module | None) -> bool:
     return False
 
 
-def _binops_at(module: _Module, diagnostic: Mapping[str, Any]) -> list[ast.BinOp]:
+def _binops_at(module: Source, diagnostic: Mapping[str, Any]) -> list[ast.BinOp]:
     """The binary operations that start where ``diagnostic`` does (a ``%`` format for UP031, a
     concatenation for RUF005)."""
     location = diagnostic.get("location") or {}
-    at = _offset(module.text, location, module.starts)
+    at = offset_of(module.text, location, module.starts)
     row = int(location.get("row", 0))
     return [node for node in module.at(row, (ast.BinOp,)) if module.start(node) == at]
 
 
-def _aligned_below(module: _Module, row: int, column: int) -> bool:
+def _aligned_below(module: Source, row: int, column: int) -> bool:
     """Whether the next line is aligned with an opening bracket of line ``row`` past
     ``column``: renaming a name there (``ptidx`` to ``_ptidx``) moves the bracket and leaves the
     continuation misaligned (sqlparse's E128)."""
@@ -354,7 +280,7 @@ _MUTATORS = frozenset(
 """Methods that change a list, dict or set in place."""
 
 
-def _shares_default(module: _Module, row: int) -> bool:
+def _shares_default(module: Source, row: int) -> bool:
     """Whether a mutable default on line ``row`` is state its function's calls share on
     purpose: the body changes it, hands it to a nested function, or returns it (pyparsing's
     ``indentedBlock(..., backup_stacks=[])`` keeps its stacks across calls). B006's ``None``
@@ -466,7 +392,7 @@ _LOGGING = frozenset({"debug", "info", "warning", "warn", "error", "exception", 
 """Logging methods, whose message takes its arguments lazily."""
 
 
-def _format_reads_worse(module: _Module, node: ast.BinOp) -> bool:
+def _format_reads_worse(module: Source, node: ast.BinOp) -> bool:
     """Whether the f-string UP031 leads to would read worse than the ``%`` format ``node``: its
     format holds a brace (the f-string doubles it: Markdown's ``rf'^(([ ]{{{self.tab_length}}})+)'``)
     or a backslash before a ``%`` (``rf'\\{value}'`` reads as an escaped brace), or it is a
@@ -495,7 +421,7 @@ def with_candidates(
     (:func:`_copied_lines`), then one for each candidate of those without one (the finding,
     with the candidate as its fix); and the findings left with no fix offered."""
     try:
-        module: _Module | None = _Module(text)
+        module: Source | None = Source(text)
     except (SyntaxError, ValueError):
         module = None
     fixed: list[dict[str, Any]] = []
@@ -506,7 +432,7 @@ def with_candidates(
             left.append(dict(diagnostic))
             continue
         if _has_fix(diagnostic) and not _declined(diagnostic, module):
-            fixed.append(refine(diagnostic, text))
+            fixed.append(refine(diagnostic, text, module))
             continue
         if _has_fix(diagnostic):
             left.append(dict(diagnostic))
@@ -518,12 +444,12 @@ def with_candidates(
             row = int(location.get("row", 0))
             if 1 <= row <= len(module.lines):
                 at, stop = (
-                    _offset(text, location, module.starts),
-                    _offset(text, end or location, module.starts),
+                    offset_of(text, location, module.starts),
+                    offset_of(text, end or location, module.starts),
                 )
                 found = generator(module, row, at, stop)
         fixed += [
-            {**diagnostic, "fix": _fix(module, *candidate)} for candidate in found if module is not None
+            {**diagnostic, "fix": unsafe_fix(module, *candidate)} for candidate in found if module is not None
         ]
         if not found:
             left.append(dict(diagnostic))

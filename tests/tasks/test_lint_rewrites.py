@@ -246,11 +246,37 @@ COPY = "def f(index_v, rows):\n    return [index_v] + list(rows)\n"
             "list = tuple\n\n\n" + COPY,
             "list = tuple\n\n\n" + COPY.replace("] + list(rows)", ", *list(rows)]"),
         ),
+        (
+            "SIM108",
+            TERNARY.replace('x = ""', "x = Group").replace("m.group(1)", "lambda e: e"),
+            "def f(m):\n    x = (lambda e: e) if m else Group\n    return x\n",
+        ),  # pyparsing's wrapper: the lambda parenthesized
+        (
+            "RUF005",
+            "def f(op):\n    a, b = (op + (None,))[:2]\n    return a, b\n",
+            "def f(op):\n    a, b = (*op, None)[:2]\n    return a, b\n",
+        ),  # not ((*op, None))[:2]
+        (
+            "UP031",
+            "def g(v, w):\n    return ('%s on %s' %\n            (v, w))\n",
+            "def g(v, w):\n    return '{} on {}'.format(v, w)\n",
+        ),  # pyflakes' _get_version: not return ('...'.format(...))
+        (
+            "UP031",
+            "def g(found):\n    return(', found %r' % found).replace('a', 'b')\n",
+            "def g(found):\n    return ', found {!r}'.format(found).replace('a', 'b')\n",
+        ),
+        (
+            "UP031",
+            "def g(found):\n    return print(', found %r' % found)\n",
+            "def g(found):\n    return print(', found {!r}'.format(found))\n",
+        ),  # a call's parentheses stay
     ],
 )
 def test_fixes_are_written_as_the_reviewer_asked(tmp_path: Path, rule: str, text: str, expected: str) -> None:
     """``a if not c else b`` turned around, and ``*list(rows)`` without the copy (not where the
-    file binds ``list`` itself, nor where turning the ternary would regroup it)."""
+    file binds ``list`` itself, nor where turning the ternary would regroup it); a lambda branch
+    parenthesized; parentheses that only grouped what became an atom taken out."""
     found, left = with_candidates(text, _diagnostics(tmp_path, "m.py", text, rule), "m.py")
 
     [candidate] = [apply_changes(text, [change])[0] for change in fixes(text, found)]
@@ -258,6 +284,38 @@ def test_fixes_are_written_as_the_reviewer_asked(tmp_path: Path, rule: str, text
     assert candidate == expected and left == []
     compile(candidate, "m.py", "exec")
     assert _diagnostics(tmp_path, "m.py", candidate, rule) == []
+
+
+DEAD = "def f(x):\n    TRY, MATCH = 0, -1\n    return x\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (DEAD, "def f(x):\n    return x\n"),  # pyparsing's TRY, MATCH, FAIL: deleted
+        (
+            DEAD.replace("return x", "return MATCH"),
+            DEAD.replace("TRY", "_TRY").replace("return x", "return MATCH"),
+        ),
+        (
+            DEAD.replace("-1", "-1  # states"),
+            DEAD.replace("TRY, MATCH", "_TRY, _MATCH").replace("-1", "-1  # states"),
+        ),
+        (DEAD.replace("-1", "x"), DEAD.replace("TRY, MATCH", "_TRY, _MATCH").replace("-1", "x")),
+    ],
+)
+def test_unused_constants_are_deleted_not_renamed(tmp_path: Path, text: str, expected: str) -> None:
+    """Constants unpacked into names nothing reads go, each name's finding with the same
+    deletion; where one is read, a value is not a constant or a comment would go with them,
+    each unused name is renamed as ruff does."""
+    found, left = with_candidates(text, _diagnostics(tmp_path, "m.py", text, "F841"), "m.py")
+
+    changes = fixes(text, found)
+    candidate, applied, overlapping = apply_changes(text, changes)
+
+    assert candidate == expected and left == [] and overlapping == [] and changes == applied
+    compile(candidate, "m.py", "exec")
+    assert _diagnostics(tmp_path, "m.py", candidate, "F841") == []
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,89 @@
+"""A Python text as the lint task reads it: its lines, syntax tree, each node's parent, and
+positions in ruff's terms (row and column from 1, in characters) and in ``ast``'s (UTF-8 bytes)."""
+
+from __future__ import annotations
+
+import ast
+import bisect
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from structured_agents import syntax
+from structured_agents.jobs.source import split_lines
+
+__all__ = ["Edit", "Source", "location_of", "offset_of", "unsafe_fix"]
+
+Edit = tuple[int, int, str]
+"""Replace ``text[start:end]`` (character offsets) with the string."""
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+class Source:
+    """A parsed text: its lines, tree and each node's parent."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines = split_lines(text)
+        self.starts = [0]
+        for line in self.lines:
+            self.starts.append(self.starts[-1] + len(line))
+        self.tree = syntax.parse(text)
+        self.parents: dict[ast.AST, ast.AST] = {}
+        for node in ast.walk(self.tree):
+            for child in ast.iter_child_nodes(node):
+                self.parents[child] = node
+
+    def offset(self, row: int, byte_offset: int) -> int:
+        """The character offset of a position as ``ast`` gives it (line from 1, UTF-8 bytes)."""
+        line = self.lines[row - 1].encode() if 1 <= row <= len(self.lines) else b""
+        return self.starts[min(row, len(self.lines) + 1) - 1] + len(
+            line[:byte_offset].decode("utf-8", "replace")
+        )
+
+    def start(self, node: Any) -> int:
+        return self.offset(node.lineno, node.col_offset)
+
+    def end(self, node: Any) -> int:
+        return self.offset(node.end_lineno, node.end_col_offset)
+
+    def at(self, row: int, kinds: tuple[type[ast.AST], ...]) -> Iterator[Any]:
+        """The nodes of ``kinds`` starting on line ``row``."""
+        for node in ast.walk(self.tree):
+            if isinstance(node, kinds) and getattr(node, "lineno", None) == row:
+                yield node
+
+    def handler_of(self, node: ast.AST) -> ast.ExceptHandler | None:
+        """The ``except`` clause ``node`` stands in (not across a function or class)."""
+        parent = self.parents.get(node)
+        while parent is not None and not isinstance(parent, _SCOPES):
+            if isinstance(parent, ast.ExceptHandler):
+                return parent
+            parent = self.parents.get(parent)
+        return None
+
+
+def offset_of(text: str, location: Mapping[str, Any], starts: Sequence[int] | None = None) -> int:
+    """The character offset of a ruff location (row and column from 1) in ``text`` (whose line
+    starts are ``starts``, when known)."""
+    row, column = int(location.get("row", 1)), int(location.get("column", 1))
+    if starts is None:
+        starts = [0]
+        for line in split_lines(text)[: row - 1]:
+            starts.append(starts[-1] + len(line))
+    return starts[min(row, len(starts)) - 1] + column - 1
+
+
+def location_of(module: Source, offset: int) -> dict[str, int]:
+    """Ruff's location (row and column from 1, in characters) of a character offset."""
+    row = max(1, min(bisect.bisect_right(module.starts, offset), len(module.starts) - 1))
+    return {"row": row, "column": offset - module.starts[row - 1] + 1}
+
+
+def unsafe_fix(module: Source, message: str, edits: Sequence[Edit]) -> dict[str, Any]:
+    """A ruff-shaped ``unsafe`` fix of ``module``'s text doing ``edits``, described by ``message``."""
+    shaped = [
+        {"content": content, "location": location_of(module, start), "end_location": location_of(module, end)}
+        for start, end, content in edits
+    ]
+    return {"applicability": "unsafe", "message": message, "edits": shaped}
