@@ -36,6 +36,7 @@ from typing import Any
 
 import libcst as cst
 
+from structured_agents import syntax
 from structured_agents.tasks.lint_source import Edit, Source, offset_of, unsafe_fix
 
 __all__ = ["REFINED", "refine"]
@@ -163,7 +164,7 @@ def _atom(content: str) -> bool:
     """Whether ``content`` is an expression that needs no parentheses anywhere: a call, an
     attribute, a subscript, a name, a literal or a display (a tuple only in its own parentheses)."""
     try:
-        node = ast.parse(content, mode="eval").body
+        node = syntax.parse(content, mode="eval").body
     except SyntaxError:
         return False
     if isinstance(node, ast.Tuple):
