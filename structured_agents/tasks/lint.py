@@ -6,12 +6,12 @@ rules: its ruff configuration, else its flake8 one translated
 (``ruff check --fix``, through stdin: nothing is written) to each file with findings; what
 they leave are the job's *fixes*: ruff's unsafe ones, and for a finding ruff has no fix for,
 the candidates of :mod:`~structured_agents.tasks.lint_rewrites` (``except Exception:`` for a
-bare ``except``...), each laid out as ruff format would where it writes a long line or the code
-around it is formatted already (:mod:`~structured_agents.tasks.lint_layout`). A finding with
-neither is left as it is, and the summary says so. A file
-that says a tool generates it (:func:`is_generated`), one that does not parse, and one where
-neither ruff's safe fixes nor any fix or candidate could change a thing get no job (the last is
-logged: a run of the model could only confirm it).
+bare ``except``...; with a check, explicit imports for star imports), each laid out as ruff
+format would where it writes a long line or the code around it is formatted already
+(:mod:`~structured_agents.tasks.lint_layout`). A finding with neither is left as it is, and
+the summary says so. A file that says a tool generates it (:func:`is_generated`), one that
+does not parse, and one where neither ruff's safe fixes nor any fix or candidate could change a
+thing get no job (the last is logged: a run of the model could only confirm it).
 
 With a check command (the batch's ``check`` option), evidence decides every fix, not the
 model: the outcome tries each fix in the file (not only the few a job would offer), kept when
@@ -141,7 +141,7 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
         file_ruff = settings.file_options(root, path, source.text)
         fixed = ruff_safe_fixes(root, path, source.text, *file_ruff)
         diagnostics = ruff_diagnostics(root, path, fixed, *file_ruff)
-        offered = with_candidates(fixed, diagnostics, path)[0]
+        offered = with_candidates(fixed, diagnostics, path, None if with_fixes else root)[0]
         if fixed == source.text and not offered:
             codes = sorted({str(item.get("code")) for item in diagnostics})
             logger.info(
@@ -233,7 +233,7 @@ class LintTask:
                 "version or configuration?): discover the jobs again"
             )
         diagnostics = ruff_diagnostics(root, job.path, by_ruff, *file_ruff)
-        offered, unfixable = with_candidates(by_ruff, diagnostics, job.path)
+        offered, unfixable = with_candidates(by_ruff, diagnostics, job.path, root if check else None)
         if check is None:  # the fixes the job offered, laid out at discovery
             changes, proposer = agent_changes(job.inputs, result), "agent"
         else:  # evidence decides every fix, not the model

@@ -29,10 +29,12 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from structured_agents.tasks.lint_refine import refine
 from structured_agents.tasks.lint_source import Edit, Source, offset_of, unsafe_fix
+from structured_agents.tasks.star_imports import explicit_imports
 
 __all__ = ["CANDIDATE_RULES", "DECLINED", "with_candidates"]
 
@@ -413,13 +415,17 @@ def _format_reads_worse(module: Source, node: ast.BinOp) -> bool:
 
 
 def with_candidates(
-    text: str, diagnostics: Sequence[Mapping[str, Any]], path: str
+    text: str, diagnostics: Sequence[Mapping[str, Any]], path: str, root: Path | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``diagnostics`` (ruff's JSON findings on ``text``, the file ``path``) with a fix
     (refined: :func:`~structured_agents.tasks.lint_refine.refine`) not :data:`DECLINED` and not
     in code its docstring says is copied
     (:func:`_copied_lines`), then one for each candidate of those without one (the finding,
-    with the candidate as its fix); and the findings left with no fix offered."""
+    with the candidate as its fix); and the findings left with no fix offered. Given the
+    codebase's ``root``, a star import (F403) gets an explicit import as its candidate
+    (:func:`~structured_agents.tasks.star_imports.explicit_imports`): the lint task gives it
+    only where a check runs, since other modules may import from this one what the star bound
+    and it does not use, which only running them shows."""
     try:
         module: Source | None = Source(text)
     except (SyntaxError, ValueError):
@@ -427,9 +433,17 @@ def with_candidates(
     fixed: list[dict[str, Any]] = []
     left: list[dict[str, Any]] = []
     copied = _copied_lines(module) if module is not None else set()
+    explicit = {
+        int((found.get("location") or {}).get("row", 0)): found
+        for found in (explicit_imports(root, path, module, diagnostics) if root and module else ())
+    }
     for diagnostic in diagnostics:
-        if int((diagnostic.get("location") or {}).get("row", 0)) in copied:
+        row = int((diagnostic.get("location") or {}).get("row", 0))
+        if row in copied:
             left.append(dict(diagnostic))
+            continue
+        if diagnostic.get("code") == "F403" and row in explicit:
+            fixed.append(explicit[row])
             continue
         if _has_fix(diagnostic) and not _declined(diagnostic, module):
             fixed.append(refine(diagnostic, text, module))

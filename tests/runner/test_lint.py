@@ -324,6 +324,25 @@ def test_a_fix_that_would_write_a_long_line_is_kept_wrapped(
     assert all(len(line) <= 80 for line in result.diff.splitlines() if line.startswith("+"))
 
 
+def test_a_star_import_is_made_explicit_only_where_a_check_runs(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    """Another module may import from this one a name only the star bound: the check decides."""
+    root = _codebase(tmp_path / "code")
+    (root / "pkg").mkdir()
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "core.py").write_text("class Word:\n    pass\n\n\nclass Other:\n    pass\n")
+    (root / "pkg" / "user.py").write_text("from .core import *\n\nword = Word()\n")
+    engine = scripted(lint_bundle, _call("submit_result"))
+
+    assert discover_lint_jobs(root) == []
+    summary = _run(lint_bundle, engine, store, root, check=f"{sys.executable} -c 'import pkg.user'")
+
+    [result] = store.results(summary.batch_id)
+    assert result.summary.startswith("ruff 2 -> 0 (ruff --fix alone: 2); fixes tried: 1 proposed, 1 kept")
+    assert "-from .core import *\n+from .core import Word\n" in result.diff
+
+
 def test_without_the_check_both_fixes_are_kept(lint_bundle: Bundle, store: Store, tmp_path: Path) -> None:
     root = _codebase(tmp_path / "code", flags=FLAGS)
     engine = scripted(
