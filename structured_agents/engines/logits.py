@@ -11,8 +11,9 @@ request's seed alone decides its sample, whichever batch it shares.
 Masking is lazy for greedy rows. A greedy row's matcher is offered its argmax first
 (``accept_token`` leaves a matcher unchanged when it rejects a token); usually it fits, and the
 row's bitmask is never filled. The rows it does not fit (where the grammar forces a text the
-model does not expect, ``{"name":`` before a call) and every sampling row get a bitmask, filled
-together in one ``BatchGrammarMatcher`` call on one thread: XGrammar's token mask cache makes a
+model does not expect, ``{"name":`` before a call) and every sampling row get a bitmask, each
+filled by its own ``BatchGrammarMatcher`` call on this thread (so that each row's grammar time
+is its own, :data:`GRAMMAR_STEP_BUDGET_S`): XGrammar's token mask cache makes a
 fill a few microseconds a row (0.02-0.04 ms for 8 rows of a JSON schema's grammar, 262k-token
 vocabulary, xgrammar 0.2.8), while handing the rows to a second thread cost 0.3-5 ms a call in
 the CPU engine's decode loop, whose OpenMP team holds both cores. A greedy row then takes the
@@ -30,6 +31,7 @@ token at all gets :data:`NO_TOKEN` and ends as an error of its grammar.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 from typing import Literal
 
@@ -39,7 +41,15 @@ import xgrammar
 from structured_agents.engines.vocab_rank import argmax_rows, topk_rows
 from structured_agents.kernel.engine import SamplingParams
 
-__all__ = ["NO_TOKEN", "GrammarMasker", "penalize", "select_tokens", "top_logprobs"]
+__all__ = [
+    "GRAMMAR_STEP_BUDGET_S",
+    "MIN_TEMPERATURE",
+    "NO_TOKEN",
+    "GrammarMasker",
+    "penalize",
+    "select_tokens",
+    "top_logprobs",
+]
 
 _CANDIDATES = 64
 """How many of a greedy row's best tokens are read against a bitmask that allows many tokens,
@@ -48,6 +58,15 @@ _FEW_WORDS = 64
 """A bitmask with at most this many nonzero words (2048 tokens) is read from its set bits."""
 _BITS = torch.arange(32, dtype=torch.int32)
 """A bitmask word's bit positions (bit ``b`` of word ``w`` allows token ``32 * w + b``)."""
+GRAMMAR_STEP_BUDGET_S = 0.25
+"""The most one row's grammar may work for one token (its bitmask, its matcher's advance); a
+row over it ends as an error of its request. A matcher's work is microseconds a token for tool
+and JSON grammars, but grows with every token on nested repetitions
+(``root ::= (("a"{0,1000}){0,1000}){0,1000}``: 1.8 s for 8 tokens, 148 s for 20), and while it
+works the whole batch waits."""
+MIN_TEMPERATURE = 1e-5
+"""A lower temperature is greedy, as in vLLM (its ``_SAMPLING_EPS``): ``1e-320`` is 0 in float32,
+and dividing by it made every row of the batch fail."""
 NO_TOKEN = -1
 """The token :func:`select_tokens` gives a row whose grammar allows no token at all (a grammar
 that matches nothing, or a dead end the vocabulary cannot spell): the row ends as an error."""
@@ -79,6 +98,9 @@ class GrammarMasker:
         whose OpenMP team holds the cores between steps (see the module's docstring)."""
         self._taken: dict[int, int] = {}
         """Rows whose matcher :meth:`first_accepted` already advanced, with the token."""
+        self.spent: dict[int, float] = {}
+        """Seconds each batch row's matcher worked since the last :meth:`keep` or clear: the
+        engine clears it each step and ends a row over :data:`GRAMMAR_STEP_BUDGET_S`."""
         for grammar in grammars:
             self.add(grammar)
 
@@ -101,6 +123,10 @@ class GrammarMasker:
         """Keep only ``rows``, in that order (rows that finished leave between steps)."""
         self._matchers = [self._matchers[row] for row in rows]
         self._taken.clear()
+        self.spent.clear()
+
+    def _spend(self, row: int, since: float) -> None:
+        self.spent[row] = self.spent.get(row, 0.0) + time.perf_counter() - since
 
     def constrained(self, row: int) -> bool:
         """Whether batch row ``row`` decodes under a grammar."""
@@ -120,20 +146,25 @@ class GrammarMasker:
         matcher = self._matchers[row]
         if matcher is None:
             return candidates[0] if candidates else None
-        for token in candidates:
-            if 0 <= token < self.vocab_size and matcher.accept_token(token):
-                self._taken[row] = token
-                return token
-        return None
+        started = time.perf_counter()
+        try:
+            for token in candidates:
+                if 0 <= token < self.vocab_size and matcher.accept_token(token):
+                    self._taken[row] = token
+                    return token
+            return None
+        finally:
+            self._spend(row, started)
 
     def fill(self, rows: Sequence[int], positions: Sequence[int]) -> None:
         """Fill the bitmask at ``positions`` (constrained rows; ``rows[position]`` is the batch row)."""
-        matchers = [self._matchers[rows[position]] for position in positions]
-        live = [matcher for matcher in matchers if matcher is not None]
-        if len(live) != len(matchers):
-            raise ValueError("GrammarMasker.fill: an unconstrained row has no bitmask")
-        if live:
-            self._batch.batch_fill_next_token_bitmask(live, self._bitmask, indices=list(positions))
+        for position in positions:  # one row a call: each row's time is its own
+            matcher = self._matchers[rows[position]]
+            if matcher is None:
+                raise ValueError("GrammarMasker.fill: an unconstrained row has no bitmask")
+            started = time.perf_counter()
+            self._batch.batch_fill_next_token_bitmask([matcher], self._bitmask, indices=[position])
+            self._spend(rows[position], started)
 
     def mask(self, logits: torch.Tensor, positions: Sequence[int]) -> None:
         """Set the logits the filled bitmask forbids to ``-inf`` at ``positions``, in place."""
@@ -175,7 +206,12 @@ class GrammarMasker:
         if self._taken.pop(row, None) == token:
             return True
         matcher = self._matchers[row]
-        return True if matcher is None else bool(matcher.accept_token(token))
+        if matcher is None:
+            return True
+        started = time.perf_counter()
+        accepted = bool(matcher.accept_token(token))
+        self._spend(row, started)
+        return accepted
 
     def is_terminated(self, row: int) -> bool:
         """Whether row ``row``'s grammar is complete and has accepted its stop token."""
@@ -184,12 +220,16 @@ class GrammarMasker:
 
 
 def _sample(logits: torch.Tensor, params: SamplingParams, generator: torch.Generator) -> int:
-    """One token drawn from a single row of logits (on CPU, so seeds behave the same everywhere)."""
-    probs = torch.softmax(logits.float().cpu() / params.temperature, dim=-1)
+    """One token drawn from a single row of logits (on CPU, so seeds behave the same everywhere).
+    The logits are shifted so the best is 0 before the temperature divides them, so a tiny
+    temperature gives the best token rather than ``inf - inf``."""
+    row = logits.float().cpu()
+    probs = torch.softmax((row - row.max()) / params.temperature, dim=-1)
     if params.top_p < 1.0:
         sorted_probs, order = torch.sort(probs, descending=True)
         # Keep the smallest prefix whose mass reaches top_p (the first token always stays).
         outside = torch.cumsum(sorted_probs, dim=-1) - sorted_probs >= params.top_p
+        outside[0] = False
         sorted_probs[outside] = 0.0
         choice = torch.multinomial(sorted_probs, 1, generator=generator)
         return int(order[choice].item())
@@ -249,10 +289,13 @@ def select_tokens(
     """The next token of each row of ``logits`` (``[positions, vocab]``; position k is batch row
     ``rows[k]`` with ``params[k]`` and ``generators[k]``), within each row's grammar.
 
-    Rows with ``temperature == 0`` (or without a generator) take the argmax; the others sample.
+    Rows with a temperature under :data:`MIN_TEMPERATURE` (or without a generator) take the
+    argmax; the others sample.
     ``logits`` may be masked in place.
     """
-    sampling = [p.temperature > 0 and g is not None for p, g in zip(params, generators, strict=True)]
+    sampling = [
+        p.temperature >= MIN_TEMPERATURE and g is not None for p, g in zip(params, generators, strict=True)
+    ]
     constrained = masker.live(rows)
     greedy = [k for k in constrained if not sampling[k]]
     to_mask = [k for k in constrained if sampling[k]]

@@ -96,7 +96,7 @@ class Row:
     emitted: str = ""
     """Text already handed out by :meth:`delta`."""
     error: dict[str, object] = field(default_factory=dict)
-    """Metadata of an ``error`` row (``error``, ``grammar_error``)."""
+    """Metadata of an ``error`` row (``error``, ``grammar_error``, ``request_error``)."""
     review_ids: tuple[int, ...] = ()
     """The request's review text, tokenized (empty: no review asked)."""
     empty_ids: tuple[int, ...] = ()
@@ -112,12 +112,15 @@ class Row:
     def finished(self) -> bool:
         return self.finish_reason is not None
 
-    def fail(self, message: str, *, grammar: bool = False) -> None:
+    def fail(self, message: str, *, grammar: bool = False, request: str | None = None) -> None:
         """End the row as an ``error``; the message becomes its text (``grammar``: its grammar
-        could not be compiled)."""
+        could not be compiled; ``request``: what of the request itself cannot be served,
+        ``"prompt"`` over the model's context or a ``"grammar"`` too slow to decode)."""
         self.finish_reason = "error"
         self.text = message
         self.error = {"error": message, "grammar_error": grammar}
+        if request is not None:
+            self.error["request_error"] = request
 
     def delta(self, decode: Decode) -> str:
         """The text settled since the previous call (all of what is left once the row ended)."""

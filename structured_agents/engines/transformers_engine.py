@@ -411,11 +411,12 @@ class TransformersEngine:
         )
         limit = getattr(self.model.config, "max_position_embeddings", None)
         if not row.prompt_ids:
-            row.fail(f"request {index} ({request.request_id}): the prompt is empty")
+            row.fail(f"request {index} ({request.request_id}): the prompt is empty", request="prompt")
         elif limit is not None and len(row.prompt_ids) >= limit:
             row.fail(
                 f"request {index} ({request.request_id}): the prompt has {len(row.prompt_ids)} tokens, "
-                f"the model's context is {limit}"
+                f"the model's context is {limit}",
+                request="prompt",
             )
         elif limit is not None:
             row.budget = min(request.sampling.max_new_tokens, limit - len(row.prompt_ids))

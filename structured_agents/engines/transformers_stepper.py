@@ -22,7 +22,14 @@ import torch
 from structured_agents.engines.bad_words import ban_bad_words
 from structured_agents.engines.decode_stats import DecodeStats
 from structured_agents.engines.kv_batch import KVBatch, fork_rows, select_rows
-from structured_agents.engines.logits import NO_TOKEN, GrammarMasker, penalize, select_tokens, top_logprobs
+from structured_agents.engines.logits import (
+    GRAMMAR_STEP_BUDGET_S,
+    NO_TOKEN,
+    GrammarMasker,
+    penalize,
+    select_tokens,
+    top_logprobs,
+)
 from structured_agents.engines.repeats import ban_repeats
 from structured_agents.engines.review import ReviewModel, score_continuations
 from structured_agents.engines.rows import Row
@@ -186,6 +193,7 @@ class TransformersStepper:
         if self.logits is None or not self.rows:
             return
         stats, rows, logits = self.engine.stats, self.rows, self.logits
+        self.masker.spent.clear()
         clock = time.perf_counter()
         params = [row.request.sampling for row in rows]
         counts = [-1 if p.logprobs is None else p.logprobs for p in params]
@@ -201,6 +209,7 @@ class TransformersStepper:
         stats.select_s += time.perf_counter() - clock
         for k, (row, token) in enumerate(zip(rows, tokens, strict=True)):
             self._advance(row, k, token, logprobs[k])
+        self._end_slow_grammars()
         ended = [k for k in reviewed if rows[k].finish_reason in ("grammar", "stop")]
         if ended and review_raw is not None:
             self._review(ended, review_raw, reviewed)
@@ -221,6 +230,20 @@ class TransformersStepper:
         )
         self.kv.advance()
         stats.decode_s += time.perf_counter() - clock
+
+    def _end_slow_grammars(self) -> None:
+        """End each row whose grammar worked past :data:`GRAMMAR_STEP_BUDGET_S` this step (an
+        error of its request): the batch waits on it, and such a matcher's work grows."""
+        for k, spent in self.masker.spent.items():
+            row = self.rows[k]
+            if spent > GRAMMAR_STEP_BUDGET_S and not row.finished:
+                row.fail(
+                    f"request {row.index} ({row.request.request_id}): its grammar took {spent:.2f} s to "
+                    f"advance one token (at most {GRAMMAR_STEP_BUDGET_S} s) after {row.sampled} tokens; "
+                    "a grammar whose matching work grows with each token (nested repetitions) cannot be "
+                    "decoded: simplify it",
+                    request="grammar",
+                )
 
     def _keep(self, keep: list[int]) -> None:
         if len(keep) == len(self.rows):

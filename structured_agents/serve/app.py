@@ -116,7 +116,10 @@ def create_app(
             if inner is None:
                 await asyncio.to_thread(batcher.close)
 
-    app = FastAPI(title="structured-agents", lifespan=lifespan)
+    # No /docs, /redoc or /openapi.json: only /health and /metrics answer without the key.
+    app = FastAPI(
+        title="structured-agents", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None
+    )
     app.add_middleware(
         Guard,
         api_key=api_key,

@@ -25,11 +25,17 @@ from structured_agents.serve.schemas import ApiError
 __all__ = ["Choice", "Choices", "check_completion"]
 
 
-def _failure(message: str, *, grammar: bool, grammar_param: str | None) -> ApiError:
-    """A 400 naming ``grammar_param`` when the engine rejected the grammar, else a 500 (as vLLM)."""
+def _failure(
+    message: str, *, grammar: bool, grammar_param: str | None, request: str | None = None
+) -> ApiError:
+    """A 400 naming ``grammar_param`` when the engine rejected the grammar, a 400 when the
+    request itself cannot be served (a prompt over the model's context; a grammar too slow to
+    decode, naming ``grammar_param``), else a 500 (as vLLM)."""
     if grammar:
         param = grammar_param or "structured_outputs"
         return ApiError(f"{param} does not compile: {message}", param=param)
+    if request is not None:
+        return ApiError(message, param=grammar_param if request == "grammar" else None)
     return ApiError(f"the engine failed: {message}", status=500)
 
 
@@ -39,7 +45,10 @@ def check_completion(completion: Completion, grammar_param: str | None) -> Compl
         return completion
     message = completion.metadata.get("error") or completion.text or f"request {completion.request_id} failed"
     raise _failure(
-        str(message), grammar=bool(completion.metadata.get("grammar_error")), grammar_param=grammar_param
+        str(message),
+        grammar=bool(completion.metadata.get("grammar_error")),
+        grammar_param=grammar_param,
+        request=str(found) if (found := completion.metadata.get("request_error")) else None,
     )
 
 

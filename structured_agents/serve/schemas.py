@@ -23,6 +23,8 @@ from structured_agents.nesting import too_deep, walk
 from structured_agents.types import Message, Role, ToolCall, ToolSchema
 
 __all__ = [
+    "MAX_CHOICES",
+    "MAX_TOOLS",
     "ApiError",
     "ChatBody",
     "CompletionBody",
@@ -62,6 +64,16 @@ class ApiError(StructuredAgentsError):
         self.param = param
 
 
+def _encodable(text: str) -> bool:
+    """Whether ``text`` is UTF-8 text (JSON's ``"\\ud800"`` escape gives a lone surrogate, which
+    the tokenizer refuses with an error)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class StreamOptions(BaseModel):
     """OpenAI's ``stream_options``."""
 
@@ -72,6 +84,12 @@ MAX_DEPTH = 64
 """Deepest nesting of objects and lists a request body may hold (a tool's JSON schema is a few
 levels deep): the plugins walk a tool's parameters recursively, and a body nested hundreds
 deep ended that walk in a RecursionError, a 500."""
+MAX_TOOLS = 128
+"""The most tools a chat request may give (OpenAI's limit): 29,000 tools held the server for
+16 s building their grammar in the request's handler, before the prompt was found too long."""
+MAX_CHOICES = 128
+"""The most choices a completions request may ask for (prompts times ``n``): 1,000 prompts
+with ``n=16`` in a 4 KB body held every other client for a minute."""
 
 
 class _Body(BaseModel):
@@ -80,9 +98,13 @@ class _Body(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _bounded(cls, data: Any) -> Any:
-        for where, _, depth in walk(data):
+        for where, value, depth in walk(data):
             if depth > MAX_DEPTH:
                 raise ValueError(too_deep(where, MAX_DEPTH))
+            if isinstance(value, str) and not _encodable(value):
+                raise ValueError(
+                    f"{where.removeprefix('(body).')}: a string holds a lone surrogate, not UTF-8 text"
+                )
         return data
 
     model: str | None = None
@@ -159,7 +181,7 @@ class ChatBody(_Body):
     """``POST /v1/chat/completions``: messages and tools, rendered by the server's plugin."""
 
     messages: list[dict[str, Any]] = Field(min_length=1)
-    tools: list[dict[str, Any]] | None = None
+    tools: list[dict[str, Any]] | None = Field(default=None, max_length=MAX_TOOLS)
     tool_choice: str | dict[str, Any] | None = None
     parallel_tool_calls: bool = True
     max_completion_tokens: int | None = Field(default=None, ge=1)
@@ -195,7 +217,7 @@ def grammar_from_body(structured_outputs: dict[str, Any] | None) -> GrammarArtif
         )
     try:
         return artifact_from_payload(structured_outputs)
-    except (GrammarError, ValueError) as exc:  # ValueError: structural_tag/json strings that are not JSON
+    except (GrammarError, ValueError, RecursionError) as exc:  # strings that are not JSON, or nest too deep
         given = [k for k in _SUPPORTED_CONSTRAINTS if structured_outputs.get(k) is not None]
         param = f"structured_outputs.{given[0]}" if len(given) == 1 else "structured_outputs"
         raise ApiError(f"invalid {param}: {exc}", param=param) from exc
@@ -241,9 +263,10 @@ def messages_from_openai(messages: list[dict[str, Any]]) -> list[Message]:
                 f"{where}.role must be system|developer|user|assistant|tool, got {raw.get('role')!r}",
                 param=where,
             )
-        calls = tuple(
-            _tool_call(c, f"{where}.tool_calls[{j}]") for j, c in enumerate(raw.get("tool_calls") or ())
-        )
+        raw_calls = raw.get("tool_calls") or []
+        if not isinstance(raw_calls, list):
+            raise ApiError(f"{where}.tool_calls must be a list", param=f"{where}.tool_calls")
+        calls = tuple(_tool_call(c, f"{where}.tool_calls[{j}]") for j, c in enumerate(raw_calls))
         out.append(
             Message(
                 role=role,
@@ -268,6 +291,12 @@ def tools_from_openai(tools: list[dict[str, Any]] | None) -> list[ToolSchema]:
         ):
             raise ApiError(
                 f"tools[{i}] must be {{'type': 'function', 'function': {{'name': ...}}}}", param=f"tools[{i}]"
+            )
+        parameters = function.get("parameters")
+        if parameters is not None and not isinstance(parameters, dict):
+            where = f"tools[{i}].function.parameters"
+            raise ApiError(
+                f"{where} must be a JSON schema object, got {type(parameters).__name__}", param=where
             )
         out.append(ToolSchema.from_openai_format(raw))
     return out

@@ -14,7 +14,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from structured_agents.errors import ParseError, StructuredAgentsError
 from structured_agents.kernel.engine import Completion, GenerationRequest, SamplingParams
@@ -32,6 +32,7 @@ from structured_agents.serve.responses import (
     usage,
 )
 from structured_agents.serve.schemas import (
+    MAX_CHOICES,
     ApiError,
     ChatBody,
     CompletionBody,
@@ -48,6 +49,7 @@ __all__ = ["ClientGone", "Gone", "Service", "never"]
 log = logging.getLogger(__name__)
 
 _Event = tuple[Choice, StreamDelta | Completion | ApiError]
+_T = TypeVar("_T")
 
 
 def _unsettled(text: str, triggers: tuple[str, ...]) -> int:
@@ -78,6 +80,9 @@ async def _events(choices: Choices) -> AsyncIterator[_Event]:
             while True:
                 event = await queue.get()
                 yield event
+                # let the server's callbacks run between chunks: a burst of queued chunks never
+                # suspends otherwise, and a client that left meanwhile is only noticed after it
+                await asyncio.sleep(0)
                 if not isinstance(event[1], StreamDelta):
                     break
     finally:
@@ -96,7 +101,7 @@ async def never() -> bool:
     return False
 
 
-async def _unless_gone(work: Awaitable[list[Completion]], gone: Gone) -> list[Completion]:
+async def _unless_gone(work: Awaitable[_T], gone: Gone) -> _T:
     """``work``'s result; :class:`ClientGone` as soon as ``gone()`` says the client left (the
     caller's ``Choices`` context then cancels the streams: their rows leave the batch)."""
     task = asyncio.ensure_future(work)
@@ -161,11 +166,17 @@ class Service:
         prompts = [body.prompt] if isinstance(body.prompt, str) else body.prompt
         if not prompts:
             raise ApiError("prompt must not be empty", param="prompt")
+        if len(prompts) * body.n > MAX_CHOICES:
+            raise ApiError(
+                f"{len(prompts)} prompts with n={body.n} ask for {len(prompts) * body.n} choices, "
+                f"at most {MAX_CHOICES} a request",
+                param="prompt",
+            )
         requests = [GenerationRequest(prompt=p, grammar=grammar, sampling=sampling) for p in prompts]
         param = None if grammar is None else constraint_field(grammar)
         choices = self._track(Choices(self._engine(), requests, body.n, param))
         if body.stream:
-            return await self._opened(choices, self._stream_completions(choices, body))
+            return await self._opened(choices, self._stream_completions(choices, body), gone)
         async with choices:
             completions = await _unless_gone(choices.completions(), gone)
         return {
@@ -182,11 +193,13 @@ class Service:
             "usage": usage(completions),
         }
 
-    async def _opened(self, choices: Choices, stream: AsyncIterator[str]) -> AsyncIterator[str]:
-        """``stream`` once every choice has started (errors before it are raised as ApiError)."""
+    async def _opened(self, choices: Choices, stream: AsyncIterator[str], gone: Gone) -> AsyncIterator[str]:
+        """``stream`` once every choice has started (errors before it are raised as ApiError;
+        :class:`ClientGone` where the client leaves first: with more choices than the batch
+        holds, the last start only as the first end)."""
         started = time.perf_counter()
         try:
-            await choices.open()
+            await _unless_gone(choices.open(), gone)
         except BaseException:
             choices.cancel()
             raise
@@ -274,7 +287,7 @@ class Service:
             Choices(self._engine(), [request], body.n, param if plan.grammar is not None else None)
         )
         if body.stream:
-            return await self._opened(choices, self._stream_chat(choices, body, plugin, plan))
+            return await self._opened(choices, self._stream_chat(choices, body, plugin, plan), gone)
         async with choices:
             completions = await _unless_gone(choices.completions(), gone)
         return {

@@ -72,6 +72,9 @@ def _build(plugin: ModelPlugin, tools: Sequence[ToolSchema], config: GrammarConf
     except StructuredAgentsError as exc:
         message = f"the {plugin.name} plugin cannot build a grammar for these tools: {exc}"
         raise ApiError(message, param="tools") from exc
+    except RecursionError as exc:  # a schema's objects walked recursively: ~940 properties in one
+        message = f"the tools' schemas are too large for the {plugin.name} plugin to build a grammar"
+        raise ApiError(message, param="tools") from exc
 
 
 def _triggers(grammar: GrammarArtifact) -> tuple[str, ...]:

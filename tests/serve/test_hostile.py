@@ -9,6 +9,7 @@ in under five seconds.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -117,6 +118,66 @@ def test_token_budgets_and_seeds_out_of_range_are_400s_naming_the_field(url: str
     assert _post(url, {"prompt": "A", "seed": 2**62, "temperature": 1.0, "max_tokens": 2}).status_code == 200
 
 
+def test_a_grammar_whose_matching_work_grows_each_token_is_ended_in_moments(url: str) -> None:
+    """Nested repetitions compile, then each token's matching costs more than the last (148 s
+    for 20 tokens, the whole batch waiting): the row ends once one token's work is over budget."""
+    grammar = 'root ::= ((("a"{0,1000}){0,1000}){0,1000})'
+    started = time.monotonic()
+    answer = _post(url, {"prompt": "Hello", "max_tokens": 40, "structured_outputs": {"grammar": grammar}})
+    message = _refused(answer, "structured_outputs.grammar")
+    assert "to advance one token" in message and time.monotonic() - started < 30, message
+    _plain_is_prompt(url)
+
+
+def test_a_tiny_temperature_or_top_p_is_served_and_fails_no_neighbour(url: str) -> None:
+    """``1e-320`` is 0 in float32: the division made every row of the batch fail with a 500."""
+    tiny = [{"temperature": 1e-320}, {"temperature": 1.0, "top_p": 1e-320}]
+    with ThreadPoolExecutor(5) as pool:
+        neighbours = [pool.submit(_post, url, {"prompt": "Water is", "max_tokens": 48}) for _ in range(3)]
+        time.sleep(0.5)
+        probes = [pool.submit(_post, url, {"prompt": "a", "max_tokens": 4, **fields}) for fields in tiny]
+        assert [f.result().status_code for f in neighbours + probes] == [200] * 5
+
+
+def _chat(url: str, **fields: Any) -> httpx.Response:
+    body = {"model": "gemma", "messages": [{"role": "user", "content": "hi"}], **fields}
+    return httpx.post(f"{url}/v1/chat/completions", json=body, timeout=120)
+
+
+def _tool(parameters: Any, name: str = "f") -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "parameters": parameters}}
+
+
+def test_what_a_small_body_can_ask_is_bounded_and_refused_in_moments(url: str) -> None:
+    """Each of these held the server for seconds to minutes, used gigabytes or ended in a 500."""
+    started = time.monotonic()
+    assert _refused(_post(url, {"prompt": ["a"] * 100, "n": 2, "max_tokens": 1}), "prompt").startswith(
+        "100 prompts with n=2 ask for 200 choices"
+    )
+    many = _chat(url, tools=[_tool({"type": "object"}, f"t{i}") for i in range(129)])
+    assert many.status_code == 400 and "tools" in many.text, many.text
+    items = {"type": "object", "properties": {"xs": {"type": "array", "minItems": 10**7}}, "required": ["xs"]}
+    assert "minItems" in _refused(_chat(url, tools=[_tool(items)], tool_choice="required"), "tools")
+    wide = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(3000)}}
+    _refused(_chat(url, tools=[_tool(wide)], tool_choice="required"), "tools")
+    _refused(_chat(url, tools=[_tool("not a schema")]), "tools[0].function.parameters")
+    tool_calls = _chat(url, messages=[{"role": "assistant", "content": "x", "tool_calls": 5}])
+    assert tool_calls.status_code == 400 and "tool_calls must be a list" in tool_calls.text, tool_calls.text
+    nested = "[" * 100_000 + "]" * 100_000
+    _refused(_post(url, {"prompt": "A", "structured_outputs": {"json": nested}}), "structured_outputs.json")
+    body = '{"model": "gemma", "prompt": "\\ud800 hi", "max_tokens": 2}'  # JSON's escape of a lone surrogate
+    surrogate = httpx.post(
+        f"{url}/v1/completions", content=body, headers={"content-type": "application/json"}
+    )
+    assert surrogate.status_code == 400 and "surrogate" in surrogate.text, surrogate.text
+    assert time.monotonic() - started < 60
+    too_long = _post(url, {"prompt": "word " * 40_000, "max_tokens": 2})
+    assert too_long.status_code == 400 and "the model's context is" in too_long.text, too_long.text
+    assert httpx.get(f"{url}/docs", timeout=10).status_code == 404
+    assert httpx.get(f"{url}/openapi.json", timeout=10).status_code == 404
+    _plain_is_prompt(url)
+
+
 def _abandon(url: str) -> None:
     """A client that asks for the server's most tokens, then gives up after half a second."""
     body = {"model": "gemma", "prompt": "Once upon a time", "max_tokens": MAX_TOKENS}
@@ -141,6 +202,24 @@ def test_twenty_clients_eight_abandoning_leave_a_plain_request_served_in_seconds
         assert [future.result() for future in served] == [200] * 12
     deadline = time.monotonic() + 10
     while engine.live_rows and time.monotonic() < deadline:  # the abandoned rows leave the batch
+        time.sleep(0.1)
+    assert engine.live_rows == 0
+    _plain_is_prompt(url)
+
+
+def test_a_stream_with_more_choices_than_the_batch_leaves_when_its_client_does(
+    url: str, engine: TransformersEngine
+) -> None:
+    """Its headers wait until every choice has started, the last ones only as the first end:
+    a client that gives up meanwhile is noticed, and no choice decodes on for nobody."""
+    body = json.dumps({"prompt": "Once upon a time", "max_tokens": MAX_TOKENS, "n": 16, "stream": True})
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as client:
+        head = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        client.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n{body}".encode())
+        time.sleep(1.0)
+    deadline = time.monotonic() + 10
+    while engine.live_rows and time.monotonic() < deadline:
         time.sleep(0.1)
     assert engine.live_rows == 0
     _plain_is_prompt(url)

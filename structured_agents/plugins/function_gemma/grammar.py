@@ -30,6 +30,7 @@ in ``json_schema`` mode XGrammar keeps each schema's declared ``properties`` ord
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -55,8 +56,8 @@ _CALL_CLOSE = "}" + END_CALL
 def _check_tools(tools: Sequence[ToolSchema]) -> None:
     if not tools:
         raise GrammarConfigError("function_gemma: build_grammar needs at least one tool, got none")
-    names = [tool.name for tool in tools]
-    duplicates = sorted({name for name in names if names.count(name) > 1})
+    counts = Counter(tool.name for tool in tools)
+    duplicates = sorted(name for name, count in counts.items() if count > 1)
     if duplicates:
         raise GrammarConfigError(f"function_gemma: tool names must be unique, got duplicates {duplicates}")
 
