@@ -53,6 +53,7 @@ def serve(
         from structured_agents.kernel.engine import SamplingParams
         from structured_agents.plugins.registry import get_plugin
         from structured_agents.serve import create_app
+        from structured_agents.serve.http import HeadersInTime
 
         plugin_name = settings.serve.plugin
         get_plugin(plugin_name)  # fail now on an unknown name, not at the first chat request
@@ -84,4 +85,5 @@ def serve(
         host=settings.serve.host,
         port=settings.serve.port,
         timeout_graceful_shutdown=max(1, round(settings.serve.shutdown_timeout_s)),
+        http=HeadersInTime,
     )

@@ -7,7 +7,8 @@ For embedding a server in a process that does other work (a notebook, a worker, 
 
 The listening socket is bound before the server starts (port 0 picks a free one), so the
 URL is known and reserved up front; the context waits until the app's startup has run and
-shuts the server down gracefully on exit.
+shuts the server down gracefully on exit. Connections whose request headers do not come in
+time are closed (:class:`~structured_agents.serve.http.HeadersInTime`), as ``sa serve``'s are.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 import uvicorn
 
 from structured_agents.errors import StructuredAgentsError
+from structured_agents.serve.http import HeadersInTime
 
 __all__ = ["serve_in_thread"]
 
@@ -40,7 +42,11 @@ def serve_in_thread(
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     config = uvicorn.Config(
-        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=int(shutdown_timeout_s)
+        app,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=int(shutdown_timeout_s),
+        http=HeadersInTime,
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="uvicorn", daemon=True)
