@@ -35,6 +35,8 @@ MIN_WIDTH = 79
 """The line length a change may always reach, where the project sets none."""
 _STAR_IMPORT = re.compile(r"^\s*from\s+\S+\s+import\s+\*", re.M)
 """A star import: the order of a file's imports decides which module's name wins."""
+_STAR_ORDER = ("--unfixable", "I001")
+"""isort's fix left unfixed, in a file with a star import."""
 _USUAL_WIDTHS = (79, 88, 99, 100, 110, 119, 120)
 """The line lengths projects keep to (pycodestyle's, black's, flake8 and pylint's common ones)."""
 
@@ -58,10 +60,21 @@ class LintSettings:
         with ``--unfixable`` for the rules left unfixed there (see the module docstring)."""
         options = self.ruff_options()
         if _STAR_IMPORT.search(original):
-            options = (*options, "--unfixable", "I001")
+            options = (*options, *_STAR_ORDER)
         if self.target.lowest is None or self.target.lowest >= RUFF_LOWEST:
             return options
         return (*options, *_breaking_fixes(self.target, root, path, original, options))
+
+    @staticmethod
+    def text_options(options: tuple[str, ...], text: str) -> tuple[str, ...]:
+        """``options`` (:meth:`file_options` of a file) for a proposed ``text`` of it: isort's
+        fix stands again once no star import is left (explicit imports in their place)."""
+        if _STAR_IMPORT.search(text):
+            return options
+        for at in range(len(options) - 1):
+            if options[at : at + 2] == _STAR_ORDER:
+                return (*options[:at], *options[at + 2 :])
+        return options
 
     def width_for(self, original: str) -> int:
         """The longest line a change to ``original`` may write: the project's line length when

@@ -195,7 +195,8 @@ class _Judge:
         if not changes:
             return self.by_ruff, [], []
         text, applied, overlapping = apply_changes(self.by_ruff, changes)
-        return ruff_safe_fixes(self.root, self.path, text, *self.options), applied, overlapping
+        options = LintSettings.text_options(self.options, text)
+        return ruff_safe_fixes(self.root, self.path, text, *options), applied, overlapping
 
     def codes(self, text: str) -> list[str]:
         return ruff_codes(self.root, self.path, text, *self.options)

@@ -29,7 +29,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from structured_agents import syntax
-from structured_agents.tasks.lint_source import Source, unsafe_fix
+from structured_agents.tasks.lint_source import Edit, Source, unsafe_fix
 
 __all__ = ["explicit_imports"]
 
@@ -302,23 +302,64 @@ def _section(statement: tuple[str, list[str]]) -> tuple[int, bool, str]:
     return section, not plain, module
 
 
-def _written(module: Source, node: ast.ImportFrom, statements: Sequence[tuple[str, list[str]]]) -> str:
-    """The import ``statements`` in place of ``node``: each on one line where it fits, else one
-    name a line, as ruff format writes them."""
-    indent = node.col_offset
-    pad = module.text[module.start(node) - indent : module.start(node)]
-    lines = []
+def _line(source: str, names: Sequence[str], pad: str) -> str:
+    """One import statement, indented by ``pad``: on one line where it fits, else one name a
+    line, as ruff format writes it."""
+    if source.startswith("import "):
+        return source + (f" as {names[0]}" if names[0] else "")
+    one_line = f"from {source} import {', '.join(names)}"
+    if len(pad) + len(one_line) <= _WIDTH:
+        return one_line
+    inner = "".join(f"{pad}    {name},\n" for name in names)
+    return f"from {source} import (\n{inner}{pad})"
+
+
+def _imported_from(node: ast.ImportFrom) -> str:
+    return "." * node.level + (node.module or "")
+
+
+def _edits(module: Source, node: ast.ImportFrom, statements: Sequence[tuple[str, list[str]]]) -> list[Edit]:
+    """Edits writing ``statements`` for the star import ``node``: names of a module the file
+    already imports from at its top level (``from .util import a``, without comments) join
+    that statement; new absolute imports go after the file's last absolute import above the
+    star, where isort keeps them; the rest take the star's place (its line goes when none is
+    left)."""
+    pad = module.text[module.start(node) - node.col_offset : module.start(node)]
+    existing = {
+        _imported_from(other): other
+        for other in module.tree.body
+        if isinstance(other, ast.ImportFrom)
+        and all(alias.name != "*" for alias in other.names)
+        and "#" not in module.text[module.start(other) : module.end(other)]
+    }
+    above = [
+        other
+        for other in module.tree.body[: module.tree.body.index(node)]
+        if isinstance(other, ast.Import) or (isinstance(other, ast.ImportFrom) and not other.level)
+    ]
+    edits: list[Edit] = []
+    here: list[str] = []
+    after_absolute: list[str] = []
     for source, names in statements:
-        if source.startswith("import "):
-            lines.append(source + (f" as {names[0]}" if names[0] else ""))
-            continue
-        one_line = f"from {source} import {', '.join(names)}"
-        if indent + len(one_line) <= _WIDTH:
-            lines.append(one_line)
+        joined = existing.get(source)
+        if joined is not None:
+            old = [alias.name + (f" as {alias.asname}" if alias.asname else "") for alias in joined.names]
+            written = _line(source, [*old, *(name for name in names if name not in old)], pad)
+            edits.append((module.start(joined), module.end(joined), written))
+        elif above and not source.startswith("."):
+            after_absolute.append(_line(source, names, pad))
         else:
-            inner = "".join(f"{pad}    {name},\n" for name in names)
-            lines.append(f"from {source} import (\n{inner}{pad})")
-    return f"\n{pad}".join(lines)
+            here.append(_line(source, names, pad))
+    if after_absolute:
+        anchor = module.end(above[-1])
+        edits.append((anchor, anchor, "".join(f"\n{pad}{line}" for line in after_absolute)))
+    if here:
+        edits.append((module.start(node), module.end(node), f"\n{pad}".join(here)))
+    else:
+        first = module.starts[node.lineno - 1]
+        last = module.starts[min(node.end_lineno or node.lineno, len(module.lines))]
+        edits.append((first, last, ""))
+    return edits
 
 
 def _order(name: str) -> tuple[int, str]:
@@ -357,7 +398,8 @@ def explicit_imports(
         for index, node in enumerate(stars):
             statements = _statements(importer, node, chosen[index]) if chosen[index] else []
             if diagnostic.get("code") == "F403" and node.lineno == row and statements:
-                edit = (module.start(node), module.end(node), _written(module, node, statements))
                 message = f"Import the {len(chosen[index])} names used from where they are defined"
-                fixed.append({**diagnostic, "fix": unsafe_fix(module, message, [edit])})
+                fixed.append(
+                    {**diagnostic, "fix": unsafe_fix(module, message, _edits(module, node, statements))}
+                )
     return fixed

@@ -343,6 +343,26 @@ def test_a_star_import_is_made_explicit_only_where_a_check_runs(
     assert "-from .core import *\n+from .core import Word\n" in result.diff
 
 
+def test_once_its_star_import_is_explicit_a_files_imports_are_sorted_again(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    """isort is left unfixed in a file with a star import (their order decides which name wins),
+    and fixes it once the star is gone."""
+    root = _codebase(tmp_path / "code")
+    (root / "ruff.toml").write_text('[lint]\nselect = ["F", "I"]\n')
+    (root / "pkg").mkdir()
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "core.py").write_text("class Word:\n    pass\n")
+    (root / "pkg" / "user.py").write_text("import sys\nfrom .core import *\nimport os\n\nx = Word, os, sys\n")
+    engine = scripted(lint_bundle, _call("submit_result"))
+
+    summary = _run(lint_bundle, engine, store, root, check=f"{sys.executable} -c 'import pkg.user'")
+
+    [result] = store.results(summary.batch_id)
+    sorted_again = "+import os\n import sys\n-from .core import *\n-import os\n+\n+from .core import Word\n"
+    assert sorted_again in result.diff, result.diff
+
+
 def test_without_the_check_both_fixes_are_kept(lint_bundle: Bundle, store: Store, tmp_path: Path) -> None:
     root = _codebase(tmp_path / "code", flags=FLAGS)
     engine = scripted(

@@ -73,6 +73,21 @@ def test_each_name_is_imported_from_where_it_comes_from(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-c", run], cwd=root, check=True)
 
 
+def test_names_join_the_files_own_imports_and_absolute_ones_go_with_them(tmp_path: Path) -> None:
+    user = (
+        "import os\n\nfrom .exc import ParseError as PE\nfrom .core import *\n\n\n"
+        "def f():\n    return os, PE, Word, Enum, ParseError\n"
+    )
+    root = _package(tmp_path, core=CORE, exc=EXC, user=user)
+
+    text, _ = _explicit(root, "pkg/user.py")
+
+    assert text.startswith(
+        "import os\nfrom enum import Enum\n\nfrom .exc import ParseError as PE, ParseError\n"
+        "from .core import Word\n\n\ndef f():\n"
+    )
+
+
 def test_a_name_bound_two_ways_is_imported_from_the_module_that_chose(tmp_path: Path) -> None:
     """``loads`` depends on which import succeeded: it comes from ``compat``, as the star gave it."""
     compat = "try:\n    from simplejson import loads\nexcept ImportError:\n    from json import loads\n"
