@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -318,13 +318,16 @@ def _imported_from(node: ast.ImportFrom) -> str:
     return "." * node.level + (node.module or "")
 
 
-def _edits(module: Source, node: ast.ImportFrom, statements: Sequence[tuple[str, list[str]]]) -> list[Edit]:
-    """Edits writing ``statements`` for the star import ``node``: names of a module the file
-    already imports from at its top level (``from .util import a``, without comments) join
-    that statement; new absolute imports go after the file's last absolute import above the
-    star, where isort keeps them; the rest take the star's place (its line goes when none is
-    left)."""
-    pad = module.text[module.start(node) - node.col_offset : module.start(node)]
+def _edits(
+    module: Source, planned: Sequence[tuple[ast.ImportFrom, list[tuple[str, list[str]]]]]
+) -> list[Edit]:
+    """Edits writing the imports ``planned`` for each star import, all at once: names of a
+    module the file already imports from at its top level (``from .util import a``, without
+    comments) join that statement; new absolute imports go after the file's last absolute
+    import above the first star, where isort keeps them; the rest take the first star's place;
+    the other stars' lines go."""
+    first_star = planned[0][0]
+    pad = module.text[module.start(first_star) - first_star.col_offset : module.start(first_star)]
     existing = {
         _imported_from(other): other
         for other in module.tree.body
@@ -334,32 +337,42 @@ def _edits(module: Source, node: ast.ImportFrom, statements: Sequence[tuple[str,
     }
     above = [
         other
-        for other in module.tree.body[: module.tree.body.index(node)]
+        for other in module.tree.body[: module.tree.body.index(first_star)]
         if isinstance(other, ast.Import) or (isinstance(other, ast.ImportFrom) and not other.level)
     ]
+    joining: dict[str, list[str]] = {}
+    absolute: dict[str, list[str]] = {}
+    here: dict[str, list[str]] = {}
+    for _, statements in planned:
+        for source, names in statements:
+            where = (
+                joining if source in existing else absolute if above and not source.startswith(".") else here
+            )
+            where.setdefault(source, []).extend(name for name in names if name not in where.get(source, []))
     edits: list[Edit] = []
-    here: list[str] = []
-    after_absolute: list[str] = []
-    for source, names in statements:
-        joined = existing.get(source)
-        if joined is not None:
-            old = [alias.name + (f" as {alias.asname}" if alias.asname else "") for alias in joined.names]
-            written = _line(source, [*old, *(name for name in names if name not in old)], pad)
-            edits.append((module.start(joined), module.end(joined), written))
-        elif above and not source.startswith("."):
-            after_absolute.append(_line(source, names, pad))
-        else:
-            here.append(_line(source, names, pad))
-    if after_absolute:
+    for source, names in joining.items():
+        joined = existing[source]
+        old = [alias.name + (f" as {alias.asname}" if alias.asname else "") for alias in joined.names]
+        written = _line(source, [*old, *_sorted(name for name in names if name not in old)], pad)
+        edits.append((module.start(joined), module.end(joined), written))
+    if absolute:
         anchor = module.end(above[-1])
-        edits.append((anchor, anchor, "".join(f"\n{pad}{line}" for line in after_absolute)))
-    if here:
-        edits.append((module.start(node), module.end(node), f"\n{pad}".join(here)))
-    else:
-        first = module.starts[node.lineno - 1]
-        last = module.starts[min(node.end_lineno or node.lineno, len(module.lines))]
-        edits.append((first, last, ""))
+        lines = "".join(f"\n{pad}{_line(source, _sorted(names), pad)}" for source, names in absolute.items())
+        edits.append((anchor, anchor, lines))
+    for index, (node, _) in enumerate(planned):
+        if index == 0 and here:
+            lines = f"\n{pad}".join(_line(source, _sorted(names), pad) for source, names in here.items())
+            edits.append((module.start(node), module.end(node), lines))
+        else:
+            first = module.starts[node.lineno - 1]
+            last = module.starts[min(node.end_lineno or node.lineno, len(module.lines))]
+            edits.append((first, last, ""))
     return edits
+
+
+def _sorted(names: Iterable[str]) -> list[str]:
+    """``names`` (``attr`` or ``attr as name``) in isort's order."""
+    return sorted(names, key=_order)
 
 
 def _order(name: str) -> tuple[int, str]:
@@ -392,14 +405,18 @@ def explicit_imports(
             return []  # a name no star import is known to bind: the file keeps them all
         last = binders[-1]
         chosen[last][name] = (bound[last] or {})[name]
-    fixed = []
-    for diagnostic in diagnostics:
-        row = int((diagnostic.get("location") or {}).get("row", 0))
-        for index, node in enumerate(stars):
-            statements = _statements(importer, node, chosen[index]) if chosen[index] else []
-            if diagnostic.get("code") == "F403" and node.lineno == row and statements:
-                message = f"Import the {len(chosen[index])} names used from where they are defined"
-                fixed.append(
-                    {**diagnostic, "fix": unsafe_fix(module, message, _edits(module, node, statements))}
-                )
-    return fixed
+    planned = [
+        (node, statements)
+        for node, names in zip(stars, chosen, strict=True)
+        if names and (statements := _statements(importer, node, names))
+    ]
+    if not planned:
+        return []
+    message = f"Import the {sum(len(names) for names in chosen)} names used from where they are defined"
+    fix = unsafe_fix(module, message, _edits(module, planned))
+    rows = {node.lineno for node, _ in planned}
+    return [
+        {**diagnostic, "fix": fix}
+        for diagnostic in diagnostics
+        if diagnostic.get("code") == "F403" and int((diagnostic.get("location") or {}).get("row", 0)) in rows
+    ]

@@ -88,6 +88,19 @@ def test_names_join_the_files_own_imports_and_absolute_ones_go_with_them(tmp_pat
     )
 
 
+def test_two_stars_that_join_one_statement_are_one_change(tmp_path: Path) -> None:
+    """pyparsing's core: ``from .exceptions import *`` and ``from .actions import *`` both give
+    names of ``util``, which core already imports from; one change takes both stars out."""
+    util = "def line():\n    pass\n\n\ndef col():\n    pass\n"
+    user = "from .util import line as _line\nfrom .a import *\nfrom .b import *\n\nx = line, col\n"
+    root = _package(tmp_path, util=util, a="from .util import line\n", b="from .util import col\n", user=user)
+
+    text, found = _explicit(root, "pkg/user.py")
+
+    assert len(found) == 2 and found[0]["fix"] == found[1]["fix"]
+    assert text == "from .util import line as _line, col, line\n\nx = line, col\n"
+
+
 def test_a_name_bound_two_ways_is_imported_from_the_module_that_chose(tmp_path: Path) -> None:
     """``loads`` depends on which import succeeded: it comes from ``compat``, as the star gave it."""
     compat = "try:\n    from simplejson import loads\nexcept ImportError:\n    from json import loads\n"
