@@ -29,7 +29,7 @@ from structured_agents.tasks.pytarget import RUFF_LOWEST, PythonTarget, python_t
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_safe_fixes
 from structured_agents.tasks.ruff_config import read_toml, ruff_config_file, ruff_settings
 
-__all__ = ["MIN_WIDTH", "LintSettings", "lint_settings"]
+__all__ = ["MIN_WIDTH", "WIDTHS", "LintSettings", "lint_settings"]
 
 MIN_WIDTH = 79
 """The line length a change may always reach, where the project sets none."""
@@ -37,7 +37,7 @@ _STAR_IMPORT = re.compile(r"^\s*from\s+\S+\s+import\s+\*", re.M)
 """A star import: the order of a file's imports decides which module's name wins."""
 _STAR_ORDER = ("--unfixable", "I001")
 """isort's fix left unfixed, in a file with a star import."""
-_USUAL_WIDTHS = (79, 88, 99, 100, 110, 119, 120)
+WIDTHS = (79, 88, 99, 100, 110, 119, 120)
 """The line lengths projects keep to (pycodestyle's, black's, flake8 and pylint's common ones)."""
 
 
@@ -85,7 +85,7 @@ class LintSettings:
             return self.width
         lengths = [len(line.rstrip("\r\n")) for line in original.splitlines()]
         few = max(2, len(lengths) // 100)
-        for limit in _USUAL_WIDTHS:
+        for limit in WIDTHS:
             if sum(length > limit for length in lengths) <= few:
                 return limit
         return max([MIN_WIDTH, *lengths])

@@ -195,3 +195,22 @@ def test_the_files_style_is_read_from_what_the_user_wrote_not_from_ruffs_fixes(t
 
     assert [item["code"] for item in offered] == ["B904", "B904"]
     assert all("wrapped at 79 columns" in item["fix"]["message"] for item in offered)
+
+
+def test_a_file_formatted_at_88_is_wrapped_at_88_whatever_its_docstrings_run_to(tmp_path: Path) -> None:
+    """pyparsing: black's at 88 columns, no line length set, docstrings to 105: a fix that
+    writes a 94-column line is wrapped at 88, where the file's code keeps to."""
+    (tmp_path / "pyproject.toml").write_text('[tool.ruff.lint]\nselect = ["B"]\n')
+    long = "    " + ("A docstring line black leaves as long as it is. " * 2).rstrip() + "\n"
+    source = (
+        f'def first(it):\n    """First.\n\n{long * 3}    """\n'
+        "    try:\n        return next(iter(it))\n    except StopIteration:\n"
+        '        raise ValueError("first() was called on an empty iterable: " + repr(it) + "!")\n'
+        "\n\nx = 1\n"
+    )
+    (tmp_path / "m.py").write_text(source)
+
+    text, offered = _offered(tmp_path, "m.py")
+
+    assert lint_settings(tmp_path).width_for(text) > 88
+    assert offered and all("wrapped at 88 columns" in item["fix"]["message"] for item in offered)
