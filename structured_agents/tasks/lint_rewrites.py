@@ -198,8 +198,10 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     marks debug-only code) or a nested test that acts (:func:`_acts_in_nested_test`), writes a
     number in another spelling (:func:`_respells_numbers`), moves a comment out of the ``else:``
     it describes (:func:`_comment_leads_nested_if`), writes a conditional expression past
-    :data:`_TERNARY_WIDTH` columns, turns into an f-string a ``%`` format that reads better as
-    it is (:func:`_format_reads_worse`), gives each call its own
+    :data:`_TERNARY_WIDTH` columns or on an ``and``/``or`` test (humanize's
+    ``"" if not (unit or ordinal_) or unit in (...) else " "``), folds a nested test that spans
+    lines into its ``if`` (pyparsing's eleven-line condition), turns into an f-string a ``%``
+    format that reads better as it is (:func:`_format_reads_worse`), gives each call its own
     default where the calls share it on purpose (:func:`_shares_default`), sorts an
     ``__all__`` its comments group (RUF022), unpacks a conditional or a slice
     (:func:`_unpacks_worse`), or renames a name on a line the next one aligns with
@@ -230,14 +232,25 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
         return any(_unpacks_worse(node, module.parents.get(node)) for node in _binops_at(module, diagnostic))
     if code == "SIM102":
         return any(
-            (isinstance(node.test, ast.Name) and node.test.id == "__debug__") or _acts_in_nested_test(node)
+            (isinstance(node.test, ast.Name) and node.test.id == "__debug__")
+            or _acts_in_nested_test(node)
+            or _long_nested_test(node)
             for node in module.at(row, (ast.If,))
         )
     if code == "SIM108":
-        return _long_ternary(diagnostic)
+        return _long_ternary(diagnostic) or any(
+            isinstance(node.test, ast.BoolOp) for node in module.at(row, (ast.If,))
+        )
     if code == "UP031":
         return any(_format_reads_worse(module, node) for node in _binops_at(module, diagnostic))
     return False
+
+
+def _long_nested_test(node: ast.If) -> bool:
+    """Whether the ``if`` nested alone in ``node`` has a test that spans lines: joined to the
+    outer test it makes one condition of many lines."""
+    inner = node.body[0] if len(node.body) == 1 else None
+    return isinstance(inner, ast.If) and (inner.test.end_lineno or inner.test.lineno) > inner.test.lineno
 
 
 def _binops_at(module: Source, diagnostic: Mapping[str, Any]) -> list[ast.BinOp]:

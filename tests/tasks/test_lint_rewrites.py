@@ -152,6 +152,18 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
         ("RUF005", "def f(self, name):\n    return tuple(self + (name,))\n"),
         # sqlparse 0.5.1: _ptidx would leave the continuation misaligned (E128)
         ("RUF059", ALIGNED),
+        # humanize 4.9.0: "" if not (unit or ordinal_) or unit in (...) else " "
+        (
+            "SIM108",
+            "def f(unit, o):\n    if not (unit or o) or unit in ('a', 'b'):\n        s = ''\n"
+            "    else:\n        s = ' '\n    return s\n",
+        ),
+        # pyparsing 3.1.2: a nested test of five lines joined to the outer one
+        (
+            "SIM102",
+            "def f(a, es):\n    if a:\n        if any(\n            e\n            for e in es\n        ):\n"
+            "            return 1\n",
+        ),
     ],
 )
 def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: str, text: str) -> None:
