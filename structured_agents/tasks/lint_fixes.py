@@ -150,13 +150,15 @@ def fix_edits(text: str, raw: Mapping[str, Any]) -> tuple[Edit, ...]:
 
 def fixes(text: str, diagnostics: Sequence[Mapping[str, Any]]) -> list[Change]:
     """Every fix of ``diagnostics`` (ruff's JSON findings on ``text``), as a change, in the
-    order of their findings' lines; the fixes of one line keep their given order, so of two
-    forms of one candidate (B904's ``from err`` and ``from None``) the preferred comes first
-    and is the one kept where both hold."""
+    order of their findings' lines (a fix several findings share, once); the fixes of one line
+    keep their given order, so of two forms of one candidate (B904's ``from err`` and
+    ``from None``) the preferred comes first and is the one kept where both hold."""
     found = []
+    seen: set[tuple[Edit, ...]] = set()
     for raw in diagnostics:
         edits = fix_edits(text, raw)
-        if edits:
+        if edits and edits not in seen:  # findings sharing one fix (a file's star imports): one change
+            seen.add(edits)
             line = int((raw.get("location") or {}).get("row", 1))
             found.append((line, Change(f"{raw.get('code') or 'syntax-error'} line {line}", edits)))
     return [change for _, change in sorted(found, key=lambda item: item[0])]
