@@ -18,8 +18,10 @@ of ruff's or a candidate) is kept only when, with ruff's safe fixes applied on t
    changes together hold and leave at least one finding fewer each, 1 and 2 are taken as
    holding without a trial per change;
 3. when the batch has a check command, the command passes on a copy of the codebase with the
-   proposal. When it fails with every kept change, the changes are bisected on top of ruff's
-   fixes: a half that passes is kept whole, a single change that fails is dropped with the
+   proposal. When it fails with every kept change, the check runs first without the change
+   that rewrites the most (a star import made explicit: other modules may have used what the
+   star bound), which is dropped when the rest pass; otherwise the changes are bisected on top
+   of ruff's fixes: a half that passes is kept whole, a single change that fails is dropped with the
    check's reason, at most :data:`MAX_CHECK_RUNS` runs a file (changes left untried then are
    dropped as not checked). When the check fails with ruff's fixes alone, nothing is kept: the
    job fails, as rejected when the unchanged codebase passes (ruff's own fixes break it), or
@@ -346,4 +348,19 @@ def _checked(
                 raise TaskError(f"the check {runner.check.command!r} fails on the codebase as it is ({base})")
             verdict.problem = f"ruff's safe fixes break the check ({base})"
             return []
-    return _bisect(passes, [], kept, verdict.dropped, lambda: runner.runs < MAX_CHECK_RUNS, known=failure)
+
+    def budget() -> bool:
+        return runner.runs < MAX_CHECK_RUNS
+
+    largest = max(kept, key=_size) if len(kept) > 2 else None
+    if largest is not None and budget():  # the likeliest to break it: tried out first
+        rest = [change for change in kept if change is not largest]
+        if passes(rest) is None:
+            verdict.dropped.append(Dropped(largest, "failed the check", failure or "the check failed"))
+            return rest
+    return _bisect(passes, [], kept, verdict.dropped, budget, known=failure)
+
+
+def _size(change: Change) -> int:
+    """How much of the text ``change`` rewrites (replaced and written characters)."""
+    return sum(end - start + len(content) for start, end, content in change.edits)

@@ -363,6 +363,29 @@ def test_once_its_star_import_is_explicit_a_files_imports_are_sorted_again(
     assert sorted_again in result.diff, result.diff
 
 
+def test_the_change_that_rewrites_most_is_tried_out_first_when_the_check_fails(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    """Another module imports a name only the star gave: the explicit imports break the check,
+    and one run without them keeps the rest (no bisection)."""
+    root = _codebase(tmp_path / "code")
+    (root / "pkg").mkdir()
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "core.py").write_text("class Word:\n    pass\n\n\nclass Other:\n    pass\n")
+    user = "from .core import *\n\n\ndef f():\n    a = 1\n    b = 2\n    return Word()\n"
+    (root / "pkg" / "user.py").write_text(user)
+    (root / "pkg" / "other.py").write_text("from .user import Other\n\nx = Other\n")
+    engine = scripted(lint_bundle, _call("submit_result"))
+
+    summary = _run(lint_bundle, engine, store, root, check=f"{sys.executable} -c 'import pkg.other'")
+
+    [result] = store.results(
+        summary.batch_id,
+    )
+    assert "fixes tried: 3 proposed, 2 kept, 1 failed the check (F403 line 1:" in result.summary
+    assert "check ran 3x" in result.summary and "+from .core import" not in result.diff
+
+
 def test_without_the_check_both_fixes_are_kept(lint_bundle: Bundle, store: Store, tmp_path: Path) -> None:
     root = _codebase(tmp_path / "code", flags=FLAGS)
     engine = scripted(
