@@ -12,8 +12,8 @@ Masking is lazy for greedy rows. A greedy row's matcher is offered its argmax fi
 (``accept_token`` leaves a matcher unchanged when it rejects a token); usually it fits, and the
 row's bitmask is never filled. The rows it does not fit (where the grammar forces a text the
 model does not expect, ``{"name":`` before a call) and every sampling row get a bitmask, each
-filled by its own ``BatchGrammarMatcher`` call on this thread (so that each row's grammar time
-is its own, :data:`GRAMMAR_STEP_BUDGET_S`): XGrammar's token mask cache makes a
+filled by its own matcher on this thread (so that each row's grammar time is its own,
+:data:`GRAMMAR_STEP_BUDGET_S`): XGrammar's token mask cache makes a
 fill a few microseconds a row (0.02-0.04 ms for 8 rows of a JSON schema's grammar, 262k-token
 vocabulary, xgrammar 0.2.8), while handing the rows to a second thread cost 0.3-5 ms a call in
 the CPU engine's decode loop, whose OpenMP team holds both cores. A greedy row then takes the
@@ -92,10 +92,6 @@ class GrammarMasker:
         self._matchers: list[xgrammar.GrammarMatcher | None] = []
         self.vocab_size = vocab_size
         self._bitmask = xgrammar.allocate_token_bitmask(max(1, len(grammars)), vocab_size)
-        self._batch = xgrammar.BatchGrammarMatcher(max_threads=1)
-        """One thread: a fill is a few microseconds a row (XGrammar's token mask cache), and
-        handing rows to other threads cost 0.3-5 ms a call in the CPU engine's decode loop,
-        whose OpenMP team holds the cores between steps (see the module's docstring)."""
         self._taken: dict[int, int] = {}
         """Rows whose matcher :meth:`first_accepted` already advanced, with the token."""
         self.spent: dict[int, float] = {}
@@ -163,7 +159,7 @@ class GrammarMasker:
             if matcher is None:
                 raise ValueError("GrammarMasker.fill: an unconstrained row has no bitmask")
             started = time.perf_counter()
-            self._batch.batch_fill_next_token_bitmask([matcher], self._bitmask, indices=[position])
+            matcher.fill_next_token_bitmask(self._bitmask, position)
             self._spend(rows[position], started)
 
     def mask(self, logits: torch.Tensor, positions: Sequence[int]) -> None:
@@ -220,11 +216,9 @@ class GrammarMasker:
 
 
 def _sample(logits: torch.Tensor, params: SamplingParams, generator: torch.Generator) -> int:
-    """One token drawn from a single row of logits (on CPU, so seeds behave the same everywhere).
-    The logits are shifted so the best is 0 before the temperature divides them, so a tiny
-    temperature gives the best token rather than ``inf - inf``."""
-    row = logits.float().cpu()
-    probs = torch.softmax((row - row.max()) / params.temperature, dim=-1)
+    """One token drawn from a single row of logits (on CPU, so seeds behave the same everywhere;
+    the temperature is at least :data:`MIN_TEMPERATURE`, lower ones are greedy)."""
+    probs = torch.softmax(logits.float().cpu() / params.temperature, dim=-1)
     if params.top_p < 1.0:
         sorted_probs, order = torch.sort(probs, descending=True)
         # Keep the smallest prefix whose mass reaches top_p (the first token always stays).
