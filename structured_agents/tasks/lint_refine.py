@@ -37,7 +37,8 @@ from typing import Any
 import libcst as cst
 
 from structured_agents import syntax
-from structured_agents.tasks.lint_source import Edit, Source, offset_of, unsafe_fix
+from structured_agents.tasks.lint_fixes import fix_edits
+from structured_agents.tasks.lint_source import Source, location_of, unsafe_fix
 
 __all__ = ["REFINED", "refine"]
 
@@ -119,20 +120,6 @@ REFINED: dict[str, Callable[[str, str], str]] = {"SIM108": _sim108, "RUF005": _r
 """Rules whose fixes' texts are refined, and how (a fix's text and the file's text in, the text out)."""
 
 
-def _edits(diagnostic: Mapping[str, Any], module: Source) -> list[Edit]:
-    fix = diagnostic.get("fix")
-    edits = fix.get("edits") if isinstance(fix, Mapping) else None
-    return [
-        (
-            offset_of(module.text, edit.get("location") or {}, module.starts),
-            offset_of(module.text, edit.get("end_location") or {}, module.starts),
-            str(edit.get("content") or ""),
-        )
-        for edit in edits or ()
-        if isinstance(edit, Mapping)
-    ]
-
-
 _ATOMS = (
     ast.Call,
     ast.Attribute,
@@ -175,18 +162,14 @@ def _atom(content: str) -> bool:
 def _ungrouped(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
     """The fix with the parentheses around the expression it replaces taken out, where those
     only grouped it (not a call's, nor a class's bases') and its text is an atom."""
-    edits = _edits(diagnostic, module)
+    edits = fix_edits(module.text, diagnostic)
     if len(edits) != 1 or not _atom(edits[0][2]):
         return None
     start, end, content = edits[0]
     text = module.text
+    row = location_of(module, start)["row"]
     node = next(
-        (
-            n
-            for n in ast.walk(module.tree)
-            if isinstance(n, ast.expr) and (module.start(n), module.end(n)) == (start, end)
-        ),
-        None,
+        (n for n in module.at(row, (ast.expr,)) if (module.start(n), module.end(n)) == (start, end)), None
     )
     parent = module.parents.get(node) if node is not None else None
     if node is None or (isinstance(parent, ast.Call) and node in parent.args):

@@ -32,8 +32,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from structured_agents.tasks.lint_fixes import Edit
 from structured_agents.tasks.lint_refine import refine
-from structured_agents.tasks.lint_source import Edit, Source, offset_of, unsafe_fix
+from structured_agents.tasks.lint_source import Source, offset_of, unsafe_fix
 from structured_agents.tasks.star_imports import explicit_imports
 
 __all__ = ["CANDIDATE_RULES", "DECLINED", "with_candidates"]

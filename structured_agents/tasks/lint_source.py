@@ -10,11 +10,9 @@ from typing import Any
 
 from structured_agents import syntax
 from structured_agents.jobs.source import split_lines
+from structured_agents.tasks.lint_fixes import Edit
 
-__all__ = ["Edit", "Source", "location_of", "offset_of", "unsafe_fix"]
-
-Edit = tuple[int, int, str]
-"""Replace ``text[start:end]`` (character offsets) with the string."""
+__all__ = ["Source", "location_of", "offset_of", "unsafe_fix"]
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 

@@ -29,7 +29,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from structured_agents import syntax
-from structured_agents.tasks.lint_source import Edit, Source, unsafe_fix
+from structured_agents.tasks.lint_fixes import Edit
+from structured_agents.tasks.lint_source import Source, unsafe_fix
 
 __all__ = ["explicit_imports"]
 
@@ -170,7 +171,7 @@ class _Reader:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._read: dict[PurePosixPath, tuple[dict[str, Origin], set[str]] | None] = {}
+        self._cache: dict[PurePosixPath, tuple[dict[str, Origin], set[str]] | None] = {}
 
     def star(self, importer: PurePosixPath, node: ast.ImportFrom) -> dict[str, Origin] | None:
         """What ``from <node's module> import *`` binds in ``importer``, and where each comes
@@ -185,15 +186,15 @@ class _Reader:
     def module(self, path: PurePosixPath) -> tuple[dict[str, Origin], set[str]] | None:
         """The module ``path``'s top-level names with their origins, and the names a star
         import of it binds; None: not known (a cycle reads as unknown until it is done)."""
-        if path in self._read:
-            return self._read[path]
-        self._read[path] = None
+        if path in self._cache:
+            return self._cache[path]
+        self._cache[path] = None
         text = _read(self.root, path)
         try:
             read = self._names(path, text) if text is not None else None
         except _Unknown:
             read = None
-        self._read[path] = read
+        self._cache[path] = read
         return read
 
     def _names(self, path: PurePosixPath, text: str) -> tuple[dict[str, Origin], set[str]]:
