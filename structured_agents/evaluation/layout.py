@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from structured_agents.jobs import iter_source_files
 from structured_agents.tasks.ruff_config import ruff_config_file
 
-__all__ = ["has_ruff_config", "is_test_file", "package_files", "source_root"]
+__all__ = ["has_ruff_config", "indents_with_tabs", "is_test_file", "package_files", "source_root"]
 
 _NOT_LIBRARY = frozenset({"tests", "test", "testing", "docs", "doc", "examples", "example", "benchmarks"})
 _BUILD_SCRIPTS = frozenset({"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "versioneer.py"})
@@ -61,3 +61,15 @@ def package_files(root: Path) -> list[str]:
 def has_ruff_config(root: Path) -> bool:
     """Whether the project configures ruff (``ruff.toml``, ``.ruff.toml``, ``[tool.ruff]``)."""
     return ruff_config_file(root) is not None
+
+
+def indents_with_tabs(root: Path) -> bool:
+    """Whether the library indents with tabs: more of its indented lines start with a tab than
+    with a space (pathspec's style), so pycodestyle's W191 counts a choice, not a fault."""
+    tabs = spaces = 0
+    for relative in package_files(root):
+        text = (root / relative).read_text(encoding="utf-8", errors="replace")
+        for line in text.splitlines():
+            tabs += line.startswith("\t")
+            spaces += line.startswith(" ") and bool(line.strip())
+    return tabs > spaces

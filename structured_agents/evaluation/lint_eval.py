@@ -24,7 +24,7 @@ from structured_agents.bundles import Bundle
 from structured_agents.engines import BatchingEngine
 from structured_agents.evaluation.agent import run_agent
 from structured_agents.evaluation.errors import EvaluationError
-from structured_agents.evaluation.layout import has_ruff_config, package_files
+from structured_agents.evaluation.layout import has_ruff_config, indents_with_tabs, package_files
 from structured_agents.evaluation.package_tests import (
     TESTS_TIMEOUT_S,
     check_command,
@@ -50,22 +50,30 @@ __all__ = [
 
 FIXED_RULES = ("E", "F", "W", "I", "B", "UP", "SIM")
 """Ruff's rules for a package that configures none: pycodestyle, pyflakes, isort, bugbear,
-pyupgrade and simplify, without E501 (line length is a project's own choice)."""
+pyupgrade and simplify, without the style rules of :func:`_style_choices`."""
 
 
 STRICT_RULES = ("E", "F", "W", "B", "UP", "SIM", "PL", "RUF")
 """``sa eval lint --strict``: pycodestyle, pyflakes, bugbear, pyupgrade, simplify, pylint and
 ruff's own, over the package's config (its line length, also where flake8 or black sets it,
-target and per-file ignores hold), without E501 (line length is a project's own choice)."""
+target and per-file ignores hold), without the style rules of :func:`_style_choices`."""
 RUFF_DEFAULT_RULES = ("E4", "E7", "E9", "F")
 """The selection a package's ruff config builds on when it selects no rules itself (ruff's
 long-standing default); newer ruff versions select many more by default, which would count
 findings under rules the package never chose."""
 
 
+def _style_choices(root: Path) -> list[str]:
+    """The rules :data:`FIXED_RULES` and :data:`STRICT_RULES` leave out for the package at
+    ``root``, because they count a style the project chose: E501 (its line length) and, where
+    it indents with tabs, W191 (pathspec's 943 findings, none of them a fault)."""
+    return ["E501", *(["W191"] if indents_with_tabs(root) else [])]
+
+
 def _write_fixed_config(root: Path) -> None:
-    rules = ", ".join(f'"{rule}"' for rule in FIXED_RULES)
-    text = f'# sa eval: the package configures no ruff rules\n[lint]\nselect = [{rules}]\nignore = ["E501"]\n'
+    rules = json.dumps(list(FIXED_RULES))
+    ignore = json.dumps(_style_choices(root))
+    text = f"# sa eval: the package configures no ruff rules\n[lint]\nselect = {rules}\nignore = {ignore}\n"
     (root / "ruff.toml").write_text(text, encoding="utf-8")
 
 
@@ -161,7 +169,7 @@ async def evaluate_lint(
     shutil.copytree(project, released)
     config = "own" if has_ruff_config(released) else "flake8" if flake8_rules(released) else "fixed"
     if strict:  # the package's line length holds (flake8's or black's, which no extend carries)
-        _pin(released, "--strict", STRICT_RULES, ["E501"], lint_settings(released).width)
+        _pin(released, "--strict", STRICT_RULES, _style_choices(released), lint_settings(released).width)
         config = "strict"
     elif config == "fixed":
         _write_fixed_config(released)

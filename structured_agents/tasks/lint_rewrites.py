@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from structured_agents.tasks.lint_fixes import Edit
+from structured_agents.tasks.lint_idioms import together
 from structured_agents.tasks.lint_refine import refine
 from structured_agents.tasks.lint_source import Source, offset_of, unsafe_fix
 from structured_agents.tasks.star_imports import explicit_imports
@@ -435,7 +436,9 @@ def with_candidates(
     (refined: :func:`~structured_agents.tasks.lint_refine.refine`) not :data:`DECLINED` and not
     in code its docstring says is copied
     (:func:`_copied_lines`), then one for each candidate of those without one (the finding,
-    with the candidate as its fix); and the findings left with no fix offered. Given the
+    with the candidate as its fix); and the findings left with no fix offered, among them the
+    fixes of an idiom whose twins stay as they are
+    (:func:`~structured_agents.tasks.lint_idioms.together`). Given the
     codebase's ``root``, a star import (F403) gets an explicit import as its candidate
     (:func:`~structured_agents.tasks.star_imports.explicit_imports`): the lint task gives it
     only where a check runs, since other modules may import from this one what the star bound
@@ -481,4 +484,4 @@ def with_candidates(
         ]
         if not found:
             left.append(dict(diagnostic))
-    return fixed, left
+    return together(module, fixed, left)

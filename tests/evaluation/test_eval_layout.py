@@ -1,10 +1,10 @@
-"""Which files are the library's, and whether a project configures ruff."""
+"""Which files are the library's, whether a project configures ruff, and how it indents."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from structured_agents.evaluation.layout import has_ruff_config, package_files, source_root
+from structured_agents.evaluation.layout import has_ruff_config, indents_with_tabs, package_files, source_root
 
 
 def _tree(root: Path, files: list[str]) -> Path:
@@ -63,3 +63,13 @@ def test_ruff_config_is_a_ruff_toml_or_a_tool_ruff_table(tmp_path: Path) -> None
     assert not has_ruff_config(tmp_path)
     (tmp_path / ".ruff.toml").write_text("")
     assert has_ruff_config(tmp_path)
+
+
+def test_a_library_indented_with_tabs_is_told_from_one_with_spaces(tmp_path: Path) -> None:
+    root = _tree(tmp_path, ["pkg/__init__.py", "pkg/core.py", "tests/test_core.py"])
+    (root / "pkg/core.py").write_text("def f(x):\n\tif x:\n\t\treturn 1\n\treturn 2\n")
+    (root / "tests/test_core.py").write_text("def test():\n    a = 1\n    b = 2\n    c = 3\n    d = 4\n")
+    assert indents_with_tabs(root)  # the tests are not the library
+    spaces = '"""Doc\n    an indented docstring line\n"""\nclass A:\n    x = 1\n    y = 2\n'
+    (root / "pkg/__init__.py").write_text(spaces)
+    assert not indents_with_tabs(root)

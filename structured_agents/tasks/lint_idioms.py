@@ -1,0 +1,109 @@
+"""Fixes that change an idiom are offered together or not at all.
+
+A strict reviewer sent back fixes that left their twins beside them in the old idiom: one of
+the two adjacent ``return``s of parse's ``__repr__`` turned into an f-string, mccabe's one ``%``
+format of thirteen, pyparsing's unpacking with the concatenation it parallels on the next line
+left as it was, ``Optional`` written for two of a signature's three ``= None`` parameters. For
+the rules of :data:`FAMILIES`, a fix is offered only when
+
+- every finding of its family in the same function has a fix offered too (for ``RUF013``,
+  every parameter of the signature that defaults to ``None`` is annotated as optional or is
+  itself a finding: ruff does not flag ``lookup: ConverterState = None``), and
+- at least half of the family's findings in the file have one.
+
+Otherwise the family's fixes there are left with the findings no fix is offered for.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from structured_agents.tasks.lint_source import Source, offset_of
+
+__all__ = ["FAMILIES", "together"]
+
+FAMILIES = {"UP031": "format", "UP032": "format", "RUF005": "unpacking", "RUF013": "optional"}
+"""The rules whose fixes change an idiom, and the idiom (``%`` and ``.format()`` formatting
+turn into f-strings alike)."""
+
+_OPTIONAL_WORDS = ("None", "Optional", "Any", "object")
+"""Words of an annotation that already admits ``None``."""
+
+Finding = Mapping[str, Any]
+
+
+def _row(finding: Finding) -> int:
+    return int((finding.get("location") or {}).get("row", 0))
+
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _functions(module: Source) -> list[Function]:
+    return [node for node in ast.walk(module.tree) if isinstance(node, Function)]
+
+
+def _scope(functions: Sequence[Function], row: int) -> int:
+    """The first line of the innermost function holding line ``row`` (0: none does)."""
+    holding = [node.lineno for node in functions if node.lineno <= row <= (node.end_lineno or node.lineno)]
+    return max(holding, default=0)
+
+
+def _unflagged_optionals(module: Source, functions: Sequence[Function], flagged: set[int]) -> set[int]:
+    """The functions (by first line) with a parameter that defaults to ``None`` under an
+    annotation not admitting it, which no ``RUF013`` finding (starting at an offset of
+    ``flagged``) covers."""
+    found = set()
+    for node in functions:
+        arguments = node.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        defaulted = positional[len(positional) - len(arguments.defaults) :]
+        pairs: list[tuple[ast.arg, ast.expr | None]] = [*zip(defaulted, arguments.defaults, strict=True)]
+        pairs += [*zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)]
+        for arg, default in pairs:
+            annotation = arg.annotation
+            if annotation is None or not (isinstance(default, ast.Constant) and default.value is None):
+                continue
+            text = module.text[module.start(annotation) : module.end(annotation)]
+            if module.start(annotation) not in flagged and not any(word in text for word in _OPTIONAL_WORDS):
+                found.add(node.lineno)
+    return found
+
+
+def together(
+    module: Source | None, fixed: Sequence[dict[str, Any]], left: Sequence[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``fixed`` (findings with a fix offered) and ``left`` (findings without) once the fixes
+    of :data:`FAMILIES` whose twins stay in the old idiom have moved to ``left``."""
+    if module is None or not any(str(finding.get("code")) in FAMILIES for finding in fixed):
+        return list(fixed), list(left)
+    functions = _functions(module)
+    staying = {
+        (FAMILIES[code], _scope(functions, _row(finding)))
+        for finding in left
+        if (code := str(finding.get("code"))) in FAMILIES
+    }
+    flagged = {
+        offset_of(module.text, finding.get("location") or {}, module.starts)
+        for finding in [*fixed, *left]
+        if finding.get("code") == "RUF013"
+    }
+    staying |= {("optional", line) for line in _unflagged_optionals(module, functions, flagged)}
+
+    def apart(finding: Finding) -> bool:
+        family = FAMILIES.get(str(finding.get("code")))
+        return family is not None and (family, _scope(functions, _row(finding))) in staying
+
+    def families(findings: Sequence[Finding]) -> Counter[str]:
+        return Counter(FAMILIES[code] for f in findings if (code := str(f.get("code"))) in FAMILIES)
+
+    offered = families([f for f in fixed if not apart(f)])
+    total = families([*fixed, *left])
+    scarce = {family for family, count in total.items() if 2 * offered[family] < count}
+    keep = [not apart(f) and FAMILIES.get(str(f.get("code"))) not in scarce for f in fixed]
+    kept = [f for f, keeps in zip(fixed, keep, strict=True) if keeps]
+    moved = [dict(f) for f, keeps in zip(fixed, keep, strict=True) if not keeps]
+    return kept, [*left, *moved]
