@@ -1,17 +1,20 @@
-"""Fixes that change an idiom are offered together or not at all.
+"""Fixes that change an idiom are made together or not at all.
 
 A strict reviewer sent back fixes that left their twins beside them in the old idiom: one of
 the two adjacent ``return``s of parse's ``__repr__`` turned into an f-string, mccabe's one ``%``
 format of thirteen, pyparsing's unpacking with the concatenation it parallels on the next line
 left as it was, ``Optional`` written for two of a signature's three ``= None`` parameters. For
-the rules of :data:`FAMILIES`, a fix is offered only when
+the rules of :data:`FAMILIES`, a fix is offered (:func:`together`) only when
 
-- every finding of its family in the same function has a fix offered too (for ``RUF013``,
-  every parameter of the signature that defaults to ``None`` is annotated as optional or is
-  itself a finding: ruff does not flag ``lookup: ConverterState = None``), and
-- at least half of the family's findings in the file have one.
+- every finding of its family in the same function can be fixed too (for ``RUF013``, every
+  parameter of the signature that defaults to ``None`` is annotated as optional or is itself a
+  finding: ruff does not flag ``lookup: ConverterState = None``), and
+- at least half of the family's findings in the file can.
 
-Otherwise the family's fixes there are left with the findings no fix is offered for.
+A ``%`` format left because it reads better so (a regular expression's ``{n}``, a logging
+call's arguments) is not a twin left behind: the same reviewer called that split sensible.
+A fix whose twin the verdict drops (an f-string ruff could not finish writing) is dropped with
+it (:func:`twins_dropped`).
 """
 
 from __future__ import annotations
@@ -21,13 +24,17 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from structured_agents.tasks.lint_fixes import Change
 from structured_agents.tasks.lint_source import Source, offset_of
 
-__all__ = ["FAMILIES", "together"]
+__all__ = ["FAMILIES", "together", "twins_dropped"]
 
 FAMILIES = {"UP031": "format", "UP032": "format", "RUF005": "unpacking", "RUF013": "optional"}
 """The rules whose fixes change an idiom, and the idiom (``%`` and ``.format()`` formatting
 turn into f-strings alike)."""
+
+_SPLIT_BY_READING = frozenset({"format"})
+"""Families whose findings left by a decline (the fix reads worse) are no twins left behind."""
 
 _OPTIONAL_WORDS = ("None", "Optional", "Any", "object")
 """Words of an annotation that already admits ``None``."""
@@ -82,9 +89,10 @@ def together(
         return list(fixed), list(left)
     functions = _functions(module)
     staying = {
-        (FAMILIES[code], _scope(functions, _row(finding)))
+        (family, _scope(functions, _row(finding)))
         for finding in left
-        if (code := str(finding.get("code"))) in FAMILIES
+        if (family := FAMILIES.get(str(finding.get("code")))) is not None
+        and not (family in _SPLIT_BY_READING and finding.get("fix"))
     }
     flagged = {
         offset_of(module.text, finding.get("location") or {}, module.starts)
@@ -101,9 +109,40 @@ def together(
         return Counter(FAMILIES[code] for f in findings if (code := str(f.get("code"))) in FAMILIES)
 
     offered = families([f for f in fixed if not apart(f)])
-    total = families([*fixed, *left])
+    total = families(
+        [
+            *fixed,
+            *(
+                f
+                for f in left
+                if not (FAMILIES.get(str(f.get("code"))) in _SPLIT_BY_READING and f.get("fix"))
+            ),
+        ]
+    )
     scarce = {family for family, count in total.items() if 2 * offered[family] < count}
     keep = [not apart(f) and FAMILIES.get(str(f.get("code"))) not in scarce for f in fixed]
     kept = [f for f, keeps in zip(fixed, keep, strict=True) if keeps]
     moved = [dict(f) for f, keeps in zip(fixed, keep, strict=True) if not keeps]
     return kept, [*left, *moved]
+
+
+def _code_and_line(change: Change) -> tuple[str, int]:
+    code, _, line = change.label.partition(" line ")
+    return code, int(line) if line.isdigit() else 0
+
+
+def twins_dropped(text: str, kept: Sequence[Change], dropped: Sequence[Change]) -> list[Change]:
+    """The changes of ``kept`` (fixes of ``text``) whose family has a change in the same
+    function among ``dropped``: fixing one of the twins alone would leave the other behind."""
+    try:
+        functions = _functions(Source(text))
+    except (SyntaxError, ValueError):
+        return []
+
+    def where(change: Change) -> tuple[str, int] | None:
+        code, line = _code_and_line(change)
+        family = FAMILIES.get(code)
+        return None if family is None else (family, _scope(functions, line))
+
+    left = {place for change in dropped if (place := where(change)) is not None}
+    return [change for change in kept if where(change) in left]

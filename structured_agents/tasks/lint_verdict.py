@@ -16,7 +16,9 @@ of ruff's or a candidate) is kept only when, with ruff's safe fixes applied on t
    leave fewer findings (otherwise the changes are added one at a time, each kept only when
    the file still compiles and ruff finds fewer findings than without it). When all the
    changes together hold and leave at least one finding fewer each, 1 and 2 are taken as
-   holding without a trial per change;
+   holding without a trial per change. A change of an idiom (``%`` to f-string) whose twin in
+   the same function is dropped here is dropped with it
+   (:func:`~structured_agents.tasks.lint_idioms.twins_dropped`);
 3. when the batch has a check command, the command passes on a copy of the codebase with the
    proposal. When it fails with every kept change, the check runs first without the change
    that rewrites the most (a star import made explicit: other modules may have used what the
@@ -46,6 +48,7 @@ from pathlib import Path
 from structured_agents.tasks.check import CheckCommand, CheckRunner
 from structured_agents.tasks.errors import TaskError
 from structured_agents.tasks.lint_fixes import Change, apply_changes
+from structured_agents.tasks.lint_idioms import twins_dropped
 from structured_agents.tasks.lint_settings import LintSettings
 from structured_agents.tasks.ruff import ruff_codes, ruff_safe_fixes
 
@@ -64,7 +67,9 @@ class Dropped:
     """``did not compile``, ``breaks the lowest Python``, ``made a line too long``, ``wrote
     .format()``, ``respelled a number``, ``deleted a comment``, ``left as many findings``,
     ``overlapped another``, ``another way kept`` (another candidate for the same finding, such
-    as B904's ``from err`` beside ``from None``), ``failed the check`` or ``not checked``."""
+    as B904's ``from err`` beside ``from None``), ``its twin stays`` (a change of the same idiom
+    in the same function was dropped: :func:`~structured_agents.tasks.lint_idioms.twins_dropped`),
+    ``failed the check`` or ``not checked``."""
     detail: str = ""
     """The compiler's or the check's message."""
 
@@ -132,6 +137,7 @@ _REASONS = (
     "left as many findings",
     "overlapped another",
     "another way kept",
+    "its twin stays",
     "not checked",
 )
 """Why a change is dropped, in the order a summary lists them."""
@@ -318,6 +324,10 @@ def judge(
         verdict.problem = f"ruff's safe fixes break the lowest Python ({broken})"
         return verdict
     kept = judge.valid(changes, len(ruff_left), verdict.dropped)
+    failed = [d.change for d in verdict.dropped if d.why not in ("overlapped another", "another way kept")]
+    stray = twins_dropped(by_ruff, kept, failed)
+    kept = [change for change in kept if change not in stray]
+    verdict.dropped += [Dropped(change, "its twin stays") for change in stray]
     if check is not None:
         with CheckRunner(check, root, path) as runner:
             kept = _checked(judge, runner, original, kept, verdict)

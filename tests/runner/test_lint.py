@@ -240,6 +240,31 @@ def test_b904s_second_candidate_is_said_to_be_another_way_not_an_overlap(tmp_pat
     assert "1 another way kept (B904 line 5)" in verdict.summary(2)
 
 
+def test_a_format_is_not_made_an_f_string_while_its_twin_stays(tmp_path: Path) -> None:
+    """parse 1.20.1's ``__repr__``: ruff writes the first ``%`` as a ``.format()`` it cannot turn
+    into an f-string below Python 3.12 (a string inside an argument), so that change is
+    dropped, and the second return's f-string with it; another function's format is kept."""
+    text = (
+        "class P:\n    def __repr__(self):\n        if len(self.f) > 20:\n"
+        "            return '<%s %r>' % (self.n, self.f[:17] + '...')\n"
+        "        return '<%s %r>' % (self.n, self.f)\n\n    def name(self):\n"
+        "        return 'P %s' % (self.n,)\n"
+    )
+    root = _codebase(tmp_path / "code", reprs=text)
+    (root / "ruff.toml").write_text('target-version = "py39"\n[lint]\nselect = ["UP031", "UP032"]\n')
+    changes = fixes(text, ruff_diagnostics(root, "reprs.py", text))
+    assert [change.label for change in changes] == ["UP031 line 4", "UP031 line 5", "UP031 line 8"]
+
+    verdict = judge(root, "reprs.py", text, text, changes, None, lint_settings(root))
+
+    assert [change.label for change in verdict.kept] == ["UP031 line 8"]
+    assert [(dropped.change.label, dropped.why) for dropped in verdict.dropped] == [
+        ("UP031 line 4", "wrote .format()"),
+        ("UP031 line 5", "its twin stays"),
+    ]
+    assert "return f'P {self.n}'" in verdict.text and "'<%s %r>' % (self.n, self.f)" in verdict.text
+
+
 def test_a_fix_that_deletes_a_comment_is_dropped(tmp_path: Path) -> None:
     """Ruff's PLR5501 fix (``else: if`` to ``elif``) deleted the comment between them."""
     text = "def f(a, b):\n    if a:\n        return 1\n    else:  # b decides\n"

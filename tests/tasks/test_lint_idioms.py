@@ -61,6 +61,13 @@ def test_twins_in_other_functions_do_not_hold_a_fix_back_while_most_are_fixed(tm
     assert _offered(tmp_path, scarce, "UP031") == ([], [2, 6, 10])  # one of three: none
 
 
+def test_a_format_left_because_it_reads_better_is_no_twin_left_behind(tmp_path: Path) -> None:
+    """parse's regular expressions: those with a ``{n}`` stay ``%`` (an f-string doubles the
+    braces), their brace-free siblings become f-strings, a split the reviewer called sensible."""
+    text = "def f(w, t):\n    a = r'.{1,%s}' % (w,)\n    return a + r'(%s)+' % (t,)\n"
+    assert _offered(tmp_path, text, "UP031") == ([3], [2])
+
+
 def test_unpacking_is_not_written_beside_the_concatenation_it_parallels(tmp_path: Path) -> None:
     offered, left = _offered(tmp_path, UNPACK, "RUF005")
     assert offered == [] and left == [2, 3]
