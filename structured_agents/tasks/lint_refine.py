@@ -18,6 +18,10 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
   ``(operDef + (None,))[:4]`` becomes ``(*operDef, None)[:4]``, not ``((*operDef, None))[:4]``,
   and ``return ('%s on %s' % (a, b))`` becomes ``return '{} on {}'.format(a, b)`` (then ruff's
   f-string).
+- ``SIM108``: an assignment whose bare annotation stands just above the ``if``
+  (``sender_id: c.Hashable``) takes the annotation, in the declaration's place:
+  ``sender_id: c.Hashable = ANY_ID if sender is ANY else make_id(sender)``. The reviewer sent
+  back the declaration left dangling above the conditional expression.
 - ``F841`` and ``RUF059``: constants unpacked into names none of which is read (pyparsing's
   ``TRY, MATCH, FAIL = 0, 1, 2``) are deleted, not renamed ``_TRY, _MATCH, _FAIL``: the reviewer
   asked to delete dead code. Each of the names' findings gets the same deletion.
@@ -241,7 +245,49 @@ def _dead_constants(diagnostic: Mapping[str, Any], module: Source) -> dict[str, 
     return None
 
 
+def _siblings(module: Source, statement: ast.stmt) -> list[ast.stmt]:
+    """The statements of the block ``statement`` stands in."""
+    parent = module.parents.get(statement)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and statement in block:
+            return block
+    return []
+
+
+def _declared_above(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
+    """SIM108's assignment with the bare annotation just above its ``if`` (``sender_id:
+    c.Hashable``, nothing but blank lines between) written as one annotated assignment, which
+    takes the declaration's place: blinker's ``connect()`` already reads so, and the reviewer
+    sent back the declaration left dangling above the conditional expression."""
+    edits = fix_edits(module.text, diagnostic)
+    if len(edits) != 1:
+        return None
+    start, end, content = edits[0]
+    for statement in module.at(location_of(module, start)["row"], (ast.If,)):
+        block = _siblings(module, statement)
+        index = block.index(statement) if statement in block else 0
+        above = block[index - 1] if index else None
+        if not (
+            isinstance(above, ast.AnnAssign)
+            and above.value is None
+            and isinstance(above.target, ast.Name)
+            and module.start(statement) == start
+            and not module.text[module.end(above) : start].strip()
+            and content.startswith(f"{above.target.id} = ")
+        ):
+            return None
+        annotation = module.text[module.start(above.annotation) : module.end(above.annotation)]
+        value = content[len(above.target.id) + 3 :]
+        message = str((diagnostic.get("fix") or {}).get("message") or "")
+        return unsafe_fix(
+            module, message, [(module.start(above), end, f"{above.target.id}: {annotation} = {value}")]
+        )
+    return None
+
+
 _RESHAPED: dict[str, Callable[[Mapping[str, Any], Source], dict[str, Any] | None]] = {
+    "SIM108": _declared_above,
     "RUF005": _ungrouped,
     "UP031": _ungrouped,
     "F841": _dead_constants,

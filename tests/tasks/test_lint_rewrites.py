@@ -279,6 +279,12 @@ COPY = "def f(index_v, rows):\n    return [index_v] + list(rows)\n"
             "def g(found):\n    return ', found {!r}'.format(found).replace('a', 'b')\n",
         ),
         (
+            "SIM108",
+            "def f(s, a):\n    x: int\n\n    if s is a:\n        x = 0\n    else:\n"
+            "        x = id(s)\n    return x\n",
+            "def f(s, a):\n    x: int = 0 if s is a else id(s)\n    return x\n",
+        ),  # blinker's sender_id: c.Hashable, not left dangling above
+        (
             "UP031",
             "def g(found):\n    return print(', found %r' % found)\n",
             "def g(found):\n    return print(', found {!r}'.format(found))\n",
