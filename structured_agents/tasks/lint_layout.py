@@ -23,6 +23,9 @@ style, :func:`laid_out` writes the fix in that style too::
 - Anywhere else the fix is left as ruff wrote it: black's layout would be foreign to the file
   (a strict reviewer sent such wraps back), and a fix over the length is dropped by the verdict.
 
+A string literal the formatter leaves too long on a line of its own inside brackets is split
+into implicitly concatenated parts (:func:`~structured_agents.tasks.lint_strings.split_strings`).
+
 A simplification (``SIM``) that would need wrapping is left as ruff wrote it too (and so
 dropped): a four-line ``if``/``else`` turned into a five-line wrapped conditional is not
 simpler. So is a fix the formatter cannot bring within the length.
@@ -43,6 +46,7 @@ from structured_agents import syntax
 from structured_agents.jobs.source import split_lines
 from structured_agents.tasks.lint_fixes import apply_edits, fix_edits
 from structured_agents.tasks.lint_settings import WIDTHS, LintSettings
+from structured_agents.tasks.lint_strings import split_strings
 from structured_agents.tasks.ruff import ruff_safe_fixes
 
 __all__ = ["laid_out"]
@@ -225,6 +229,9 @@ def laid_out(
     kept = _formatted(
         root, path, fixed, *_whole_statements("".join(fixed), span[2], span[3]), width, edges=throughout
     )
+    changed = _changed(lines, kept) if kept is not None else None
+    if kept is not None and changed is not None:
+        kept = split_strings(kept, changed[2], changed[3], width, known)
     whole = _changed(lines, kept) if kept is not None and kept != fixed else None
     if kept is None or whole is None or _too_long(kept[whole[2] : whole[3]], width, known):
         return dict(diagnostic)

@@ -6,6 +6,8 @@ that does what the rule asks and nothing else:
 - ``E722`` (bare ``except:``): ``except Exception:``;
 - ``E721`` (``type(x) == list``): ``type(x) is list`` (``!=``: ``is not``), in a comparison of
   one operator; types compare by identity;
+- ``F401`` in an ``__init__.py``, on a name imported from ``typing`` (no package re-exports
+  ``Optional``): the import removed (:mod:`~structured_agents.tasks.typing_imports`);
 - ``B904`` (``raise`` in an ``except`` without ``from``): ``from`` the handled exception (bound
   as ``err`` when the handler binds none), or ``from None``; ``from None`` first where the
   handler catches only a lookup miss (``KeyError``, ``IndexError``, ``StopIteration``...) or a
@@ -37,6 +39,7 @@ from structured_agents.tasks.lint_idioms import together
 from structured_agents.tasks.lint_refine import refine
 from structured_agents.tasks.lint_source import Source, offset_of, unsafe_fix
 from structured_agents.tasks.star_imports import explicit_imports
+from structured_agents.tasks.typing_imports import unused_typing_imports
 
 __all__ = ["CANDIDATE_RULES", "DECLINED", "with_candidates"]
 
@@ -442,7 +445,9 @@ def with_candidates(
     codebase's ``root``, a star import (F403) gets an explicit import as its candidate
     (:func:`~structured_agents.tasks.star_imports.explicit_imports`): the lint task gives it
     only where a check runs, since other modules may import from this one what the star bound
-    and it does not use, which only running them shows."""
+    and it does not use, which only running them shows. An unused ``typing`` import of an
+    ``__init__.py`` (F401, which ruff does not fix there) gets its removal
+    (:func:`~structured_agents.tasks.typing_imports.unused_typing_imports`)."""
     try:
         module: Source | None = Source(text)
     except (SyntaxError, ValueError):
@@ -454,6 +459,7 @@ def with_candidates(
         int((found.get("location") or {}).get("row", 0)): found
         for found in (explicit_imports(root, path, module, diagnostics) if root and module else ())
     }
+    unused = unused_typing_imports(path, module, diagnostics) if module is not None else {}
     for diagnostic in diagnostics:
         row = int((diagnostic.get("location") or {}).get("row", 0))
         if row in copied:
@@ -462,6 +468,11 @@ def with_candidates(
         if diagnostic.get("code") == "F403" and row in explicit:
             fixed.append(explicit[row])
             continue
+        if diagnostic.get("code") == "F401" and module is not None:
+            removal = unused.get(offset_of(text, diagnostic.get("location") or {}, module.starts))
+            if removal is not None:
+                fixed.append(removal)
+                continue
         if _has_fix(diagnostic) and not _declined(diagnostic, module):
             fixed.append(refine(diagnostic, text, module))
             continue

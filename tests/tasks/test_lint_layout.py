@@ -214,3 +214,30 @@ def test_a_file_formatted_at_88_is_wrapped_at_88_whatever_its_docstrings_run_to(
 
     assert lint_settings(tmp_path).width_for(text) > 88
     assert offered and all("wrapped at 88 columns" in item["fix"]["message"] for item in offered)
+
+
+def test_an_f_string_too_long_for_its_line_is_split_where_its_newline_is(tmp_path: Path) -> None:
+    """pluggy 1.5.0's ``_manager.py``: the f-string UP031 leads to ran to 94 columns in a file
+    formatted at 88, and was dropped; it is offered as two literals, each within the length."""
+    (tmp_path / "pyproject.toml").write_text(CONFIG.replace('"B", "E", "F"', '"UP"'))
+    source = (
+        "def register(self, plugin_name, plugin):\n"
+        "    if plugin_name in self._name2plugin:\n"
+        "        raise ValueError(\n"
+        '            "Plugin name already registered: %s=%s\\n%s"\n'
+        "            % (plugin_name, plugin, self._name2plugin)\n"
+        "        )\n"
+    )
+    (tmp_path / "m.py").write_text(source)
+
+    text, [offered] = _offered(tmp_path, "m.py")
+    new = apply_changes(text, fixes(text, [offered]))[0]
+    proposed = ruff_safe_fixes(tmp_path, "m.py", new, *lint_settings(tmp_path).ruff_options())
+
+    assert "wrapped" in offered["fix"]["message"]
+    assert proposed.splitlines()[2:6] == [
+        "        raise ValueError(",
+        '            f"Plugin name already registered: {plugin_name}={plugin}\\n"',
+        '            f"{self._name2plugin}"',
+        "        )",
+    ]

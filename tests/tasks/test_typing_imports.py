@@ -1,0 +1,66 @@
+"""Unused ``typing`` imports of an ``__init__.py`` are removed (ruff offers no fix there);
+re-exports and other files' imports are not touched by this candidate."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from structured_agents.tasks.lint_fixes import apply_changes, fixes
+from structured_agents.tasks.lint_rewrites import with_candidates
+
+INICONFIG = (
+    "from typing import (\n    Callable,\n    NamedTuple,\n    Optional,\n    TypeVar,\n)\n\n"
+    "from .parse import iscommentline\n\n__all__ = ['f', 'iscommentline']\n"
+    "T = TypeVar('T')\n\n\ndef f(g: Callable[[], T]) -> T:\n    return g()\n"
+)
+
+
+def _diagnostics(root: Path, path: str, text: str) -> list[dict[str, object]]:
+    command = [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "F401", "--no-cache"]
+    command += ["--output-format", "json", "--exit-zero", "--stdin-filename", str(root / path), "-"]
+    done = subprocess.run(command, input=text, capture_output=True, text=True, check=True)
+    found: list[dict[str, object]] = json.loads(done.stdout)
+    return found
+
+
+def _removed(root: Path, path: str, text: str) -> str:
+    found, _ = with_candidates(text, _diagnostics(root, path, text), path)
+    return apply_changes(text, fixes(text, found))[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (INICONFIG, INICONFIG.replace("    NamedTuple,\n    Optional,\n", "")),
+        ("from typing import Any, Optional\n\nx: Any = 1\n", "from typing import Any\n\nx: Any = 1\n"),
+        ("import os\nfrom typing import Optional, cast\n\nx = os.sep\n", "import os\n\nx = os.sep\n"),
+        (
+            "from collections.abc import Mapping\nfrom typing_extensions import Final\n\nx = 1\n",
+            "\nx = 1\n",
+        ),
+    ],
+)
+def test_unused_typing_names_of_an_init_are_removed(tmp_path: Path, text: str, expected: str) -> None:
+    removed = _removed(tmp_path, "pkg/__init__.py", text)
+
+    assert removed == expected
+    compile(removed, "__init__.py", "exec")
+    assert _diagnostics(tmp_path, "pkg/__init__.py", removed) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("pkg/__init__.py", "from .core import helper\nfrom os import sep\n"),  # re-exports
+        ("pkg/__init__.py", "from typing import (\n    Optional,  # kept for users\n    Any,\n)\n"),
+    ],
+)
+def test_re_exports_and_commented_imports_are_left(tmp_path: Path, path: str, text: str) -> None:
+    found, left = with_candidates(text, _diagnostics(tmp_path, path, text), path)
+
+    assert found == [] and left
