@@ -7,7 +7,9 @@ binds to one), ``Requires-Python`` in an sdist's ``PKG-INFO``, and ``target-vers
 ruff configuration (:func:`~structured_agents.tasks.ruff_config.ruff_settings`). A root that
 declares nothing, say a package's source folder, takes the packaging files of the nearest
 folder above it that has any (not past a ``.git`` folder). The lowest version any
-of them admits is the target. Ruff is given it (``--target-version``, raised to ruff's lowest,
+of them admits is the target. Where none of them states one, the trove classifiers imply it
+(the lowest version they name) and so does a universal wheel (Python 2.7): a package that
+builds one still supports Python 2. Ruff is given it (``--target-version``, raised to ruff's lowest,
 ``py37``) on every call, so its fixes keep to it. For a codebase that still supports Python 2,
 pyupgrade's rules (``UP``) are off as well (``--ignore UP``): each rewrites for Python 3
 (``super()``, ``class A:`` for ``class A(object):``, dropping ``u''`` prefixes and ``__future__``
@@ -297,9 +299,82 @@ def _declarations(root: Path) -> list[tuple[tuple[int, int], str]]:
     return found
 
 
+_CLASSIFIER = re.compile(r"Programming Language :: Python :: (\d)(?:\.(\d+))?\s*$")
+"""A trove classifier naming a Python version (``:: 2.7``, or a major alone: ``:: 2``)."""
+
+
+def _classifiers(home: Path, pyproject: dict[str, Any]) -> list[tuple[str, str]]:
+    """Each trove classifier the packaging files list, and the file: ``[project]`` of
+    ``pyproject.toml``, ``[metadata]`` of ``setup.cfg``, a literal ``classifiers=[...]`` in
+    ``setup.py``, ``Classifier:`` lines of ``PKG-INFO``."""
+    found = [(str(item), "pyproject.toml") for item in _table(pyproject, "project").get("classifiers") or ()]
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(home / "setup.cfg", encoding="utf-8")
+        listed = parser.get("metadata", "classifiers", fallback="")
+        found += [(line.strip(), "setup.cfg") for line in listed.splitlines() if line.strip()]
+    except configparser.Error:
+        pass
+    try:
+        tree = syntax.parse((home / "setup.py").read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        tree = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.keyword) and node.arg == "classifiers" and isinstance(node.value, ast.List):
+            found += [
+                (item.value, "setup.py")
+                for item in node.value.elts
+                if isinstance(item, ast.Constant) and isinstance(item.value, str)
+            ]
+    try:
+        headers = (home / "PKG-INFO").read_text(encoding="utf-8", errors="replace").split("\n\n", 1)[0]
+    except OSError:
+        headers = ""
+    found += [
+        (value.strip(), "PKG-INFO") for value in re.findall(r"^Classifier:(.+)$", headers, re.MULTILINE)
+    ]
+    return found
+
+
+def _universal(home: Path, pyproject: dict[str, Any]) -> str | None:
+    """Where the project builds a universal wheel (one wheel for Python 2 and 3)."""
+    if str(_table(pyproject, "tool", "distutils", "bdist_wheel").get("universal", "")).lower() in (
+        "1",
+        "true",
+    ):
+        return "pyproject.toml"
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(home / "setup.cfg", encoding="utf-8")
+        universal = parser.get("bdist_wheel", "universal", fallback="0")
+    except configparser.Error:
+        return None
+    return "setup.cfg" if universal.strip().lower() in ("1", "true") else None
+
+
+def _implied(root: Path) -> list[tuple[tuple[int, int], str]]:
+    """Where nothing states the lowest Python: the lowest version the trove classifiers name
+    (a major alone, ``:: 2``, taken as its last minor, 2.7), and Python 2.7 for a universal
+    wheel (parse 1.20.1 declares no ``requires-python``, builds a universal wheel and tested
+    on Python 2.7; webencodings 0.5.1 lists 2.6 to 3.6)."""
+    home = _packaging_root(root)
+    above = "" if home == root.resolve() else f"{os.path.relpath(home, root.resolve())}/"
+    pyproject = read_toml(home / "pyproject.toml") or {}
+    found: list[tuple[tuple[int, int], str]] = []
+    for classifier, where in _classifiers(home, pyproject):
+        match = _CLASSIFIER.search(classifier)
+        if match is not None and (match[2] is not None or match[1] == "2"):
+            version = (int(match[1]), int(match[2]) if match[2] is not None else 7)
+            found.append((version, f"classifier Python :: {'.'.join(map(str, version))} in {above}{where}"))
+    universal = _universal(home, pyproject)
+    if universal is not None:
+        found.append(((2, 7), f"a universal wheel (Python 2 and 3) in {above}{universal}"))
+    return found
+
+
 def python_target(root: Path) -> PythonTarget:
     """The codebase's target (see the module docstring)."""
-    found = _declarations(root)
+    found = _declarations(root) or _implied(root)
     if not found:
         return PythonTarget(None, "declared")
     lowest = min(version for version, _ in found)

@@ -82,6 +82,53 @@ def test_the_lowest_declared_python_is_the_target(
     assert target.ruff_options() == ("--target-version", f"py3{max(lowest[1], 7)}")
 
 
+@pytest.mark.parametrize(
+    ("files", "lowest", "source"),
+    [
+        (  # parse 1.20.1: no requires-python, a universal wheel, a bare "Python :: 3"
+            {
+                "pyproject.toml": '[project]\nclassifiers = ["Programming Language :: Python :: 3"]\n'
+                "[tool.distutils.bdist_wheel]\nuniversal = true\n"
+            },
+            (2, 7),
+            "a universal wheel (Python 2 and 3) in pyproject.toml",
+        ),
+        (  # webencodings 0.5.1
+            {
+                "setup.py": "setup(classifiers=['Programming Language :: Python :: 2.6',\n"
+                "    'Programming Language :: Python :: 3.3'])\n"
+            },
+            (2, 6),
+            "classifier Python :: 2.6 in setup.py",
+        ),
+        (
+            {"setup.cfg": "[metadata]\nclassifiers =\n    Programming Language :: Python :: 3.8\n"},
+            (3, 8),
+            "classifier Python :: 3.8 in setup.cfg",
+        ),
+        (
+            {"PKG-INFO": "Name: p\nClassifier: Programming Language :: Python :: 2\n\nbody\n"},
+            (2, 7),
+            "classifier Python :: 2.7 in PKG-INFO",
+        ),
+        (  # mccabe 0.7.0: requires-python decides; its universal wheel is a leftover
+            {"setup.py": 'setup(python_requires=">=3.6")\n', "setup.cfg": "[bdist_wheel]\nuniversal = 1\n"},
+            (3, 6),
+            "requires-python >=3.6 in setup.py",
+        ),
+    ],
+)
+def test_where_nothing_states_it_classifiers_and_a_universal_wheel_imply_it(
+    tmp_path: Path, files: dict[str, str], lowest: tuple[int, int], source: str
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+
+    target = python_target(tmp_path)
+
+    assert (target.lowest, target.source) == (lowest, source)
+
+
 def test_ruff_reads_the_first_config_there_is_and_nothing_is_run(tmp_path: Path) -> None:
     """``.ruff.toml`` wins over ``ruff.toml`` (as in ruff); a computed ``python_requires`` is not
     evaluated."""
