@@ -9,6 +9,11 @@ imports, and what its own star imports bind, read the same way).
 
 No explicit import is written:
 
+- in a public module: what its star imports bind is part of its namespace, which the
+  explicit imports would narrow to what it uses (a reviewer rejected pyparsing's
+  ``helpers.py`` and ``common.py`` made explicit: ``from pyparsing.helpers import Each`` then
+  fails, though pyparsing's tests pass). Only a private module (a part of its path starts with
+  an underscore: ``_core.py``, ``_impl/x.py``, ``__main__.py``) or a test module is given them;
 - in a package's ``__init__.py``, whose star imports are its re-exports;
 - anywhere in a file one of whose used names no star import of it binds as read (a module
   outside the root or not found, an ``__all__`` built at run time, a name bound through
@@ -382,6 +387,23 @@ def _order(name: str) -> tuple[int, str]:
     return kind, name
 
 
+_TEST_FOLDERS = frozenset({"tests", "test", "testing"})
+
+
+def _private(importer: PurePosixPath) -> bool:
+    """Whether no code outside the codebase imports from ``importer``: a part of its path starts
+    with an underscore (not ``__init__``), or it is a test module."""
+    parts = [*importer.parent.parts, importer.stem]
+    test = (
+        importer.name.startswith("test_") or importer.stem.endswith("_test") or importer.name == "conftest.py"
+    )
+    return (
+        test
+        or bool(_TEST_FOLDERS & set(importer.parent.parts))
+        or any(part.startswith("_") and part != "__init__" for part in parts)
+    )
+
+
 def explicit_imports(
     root: Path, path: str, module: Source, diagnostics: Sequence[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
@@ -394,7 +416,7 @@ def explicit_imports(
         for node in module.tree.body
         if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names)
     ]
-    if importer.name == "__init__.py" or not stars:
+    if importer.name == "__init__.py" or not stars or not _private(importer):
         return []
     used = {match.group(1) for item in diagnostics if (match := _USED.match(str(item.get("message", ""))))}
     reader = _Reader(root)

@@ -357,11 +357,11 @@ def test_a_star_import_is_made_explicit_only_where_a_check_runs(
     (root / "pkg").mkdir()
     (root / "pkg" / "__init__.py").write_text("")
     (root / "pkg" / "core.py").write_text("class Word:\n    pass\n\n\nclass Other:\n    pass\n")
-    (root / "pkg" / "user.py").write_text("from .core import *\n\nword = Word()\n")
+    (root / "pkg" / "_user.py").write_text("from .core import *\n\nword = Word()\n")
     engine = scripted(lint_bundle, _call("submit_result"))
 
     assert discover_lint_jobs(root) == []
-    summary = _run(lint_bundle, engine, store, root, check=f"{sys.executable} -c 'import pkg.user'")
+    summary = _run(lint_bundle, engine, store, root, check=f"{sys.executable} -c 'import pkg._user'")
 
     [result] = store.results(summary.batch_id)
     assert result.summary.startswith("ruff 2 -> 0 (ruff --fix alone: 2); fixes tried: 1 proposed, 1 kept")
@@ -378,10 +378,12 @@ def test_once_its_star_import_is_explicit_a_files_imports_are_sorted_again(
     (root / "pkg").mkdir()
     (root / "pkg" / "__init__.py").write_text("")
     (root / "pkg" / "core.py").write_text("class Word:\n    pass\n")
-    (root / "pkg" / "user.py").write_text("import sys\nfrom .core import *\nimport os\n\nx = Word, os, sys\n")
+    (root / "pkg" / "_user.py").write_text(
+        "import sys\nfrom .core import *\nimport os\n\nx = Word, os, sys\n"
+    )
     engine = scripted(lint_bundle, _call("submit_result"))
 
-    summary = _run(lint_bundle, engine, store, root, check=f"{sys.executable} -c 'import pkg.user'")
+    summary = _run(lint_bundle, engine, store, root, check=f"{sys.executable} -c 'import pkg._user'")
 
     [result] = store.results(summary.batch_id)
     sorted_again = "+import os\n import sys\n-from .core import *\n-import os\n+\n+from .core import Word\n"
@@ -398,8 +400,8 @@ def test_the_change_that_rewrites_most_is_tried_out_first_when_the_check_fails(
     (root / "pkg" / "__init__.py").write_text("")
     (root / "pkg" / "core.py").write_text("class Word:\n    pass\n\n\nclass Other:\n    pass\n")
     user = "from .core import *\n\n\ndef f():\n    a = 1\n    b = 2\n    return Word()\n"
-    (root / "pkg" / "user.py").write_text(user)
-    (root / "pkg" / "other.py").write_text("from .user import Other\n\nx = Other\n")
+    (root / "pkg" / "_user.py").write_text(user)
+    (root / "pkg" / "other.py").write_text("from ._user import Other\n\nx = Other\n")
     engine = scripted(lint_bundle, _call("submit_result"))
 
     summary = _run(lint_bundle, engine, store, root, check=f"{sys.executable} -c 'import pkg.other'")

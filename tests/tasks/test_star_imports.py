@@ -58,18 +58,18 @@ def _explicit(root: Path, path: str) -> tuple[str, list[dict[str, object]]]:
 
 
 def test_each_name_is_imported_from_where_it_comes_from(tmp_path: Path) -> None:
-    root = _package(tmp_path, core=CORE, exc=EXC, actions=ACTIONS, helpers=HELPERS)
+    root = _package(tmp_path, core=CORE, exc=EXC, actions=ACTIONS, _helpers=HELPERS)
 
-    text, found = _explicit(root, "pkg/helpers.py")
+    text, found = _explicit(root, "pkg/_helpers.py")
 
     assert len(found) == 2
     assert text.startswith(
         "import warnings\nfrom enum import Enum\nfrom .core import Literal, Word\n"
         "from .actions import replace_with\nfrom .exc import ParseError\n\n\ndef f():\n"
     )
-    assert _diagnostics(root, "pkg/helpers.py", text) == []
-    (root / "pkg" / "helpers.py").write_text(text)
-    run = "import pkg.helpers as h, pkg.exc as e; assert h.f()[3] is e.ParseError"
+    assert _diagnostics(root, "pkg/_helpers.py", text) == []
+    (root / "pkg" / "_helpers.py").write_text(text)
+    run = "import pkg._helpers as h, pkg.exc as e; assert h.f()[3] is e.ParseError"
     subprocess.run([sys.executable, "-c", run], cwd=root, check=True)
 
 
@@ -78,9 +78,9 @@ def test_names_join_the_files_own_imports_and_absolute_ones_go_with_them(tmp_pat
         "import os\n\nfrom .exc import ParseError as PE\nfrom .core import *\n\n\n"
         "def f():\n    return os, PE, Word, Enum, ParseError\n"
     )
-    root = _package(tmp_path, core=CORE, exc=EXC, user=user)
+    root = _package(tmp_path, core=CORE, exc=EXC, _user=user)
 
-    text, _ = _explicit(root, "pkg/user.py")
+    text, _ = _explicit(root, "pkg/_user.py")
 
     assert text.startswith(
         "import os\nfrom enum import Enum\n\nfrom .exc import ParseError as PE, ParseError\n"
@@ -93,9 +93,11 @@ def test_two_stars_that_join_one_statement_are_one_change(tmp_path: Path) -> Non
     names of ``util``, which core already imports from; one change takes both stars out."""
     util = "def line():\n    pass\n\n\ndef col():\n    pass\n"
     user = "from .util import line as _line\nfrom .a import *\nfrom .b import *\n\nx = line, col\n"
-    root = _package(tmp_path, util=util, a="from .util import line\n", b="from .util import col\n", user=user)
+    root = _package(
+        tmp_path, util=util, a="from .util import line\n", b="from .util import col\n", _user=user
+    )
 
-    text, found = _explicit(root, "pkg/user.py")
+    text, found = _explicit(root, "pkg/_user.py")
 
     assert len(found) == 2 and found[0]["fix"] == found[1]["fix"]
     assert text == "from .util import line as _line, col, line\n\nx = line, col\n"
@@ -104,9 +106,9 @@ def test_two_stars_that_join_one_statement_are_one_change(tmp_path: Path) -> Non
 def test_a_name_bound_two_ways_is_imported_from_the_module_that_chose(tmp_path: Path) -> None:
     """``loads`` depends on which import succeeded: it comes from ``compat``, as the star gave it."""
     compat = "try:\n    from simplejson import loads\nexcept ImportError:\n    from json import loads\n"
-    root = _package(tmp_path, compat=compat, user="from .compat import *\n\nparse = loads\n")
+    root = _package(tmp_path, compat=compat, _user="from .compat import *\n\nparse = loads\n")
 
-    text, _ = _explicit(root, "pkg/user.py")
+    text, _ = _explicit(root, "pkg/_user.py")
 
     assert text == "from .compat import loads\n\nparse = loads\n"
 
@@ -115,15 +117,19 @@ def test_a_name_bound_two_ways_is_imported_from_the_module_that_chose(tmp_path: 
     ("modules", "path"),
     [
         ({"core": CORE, "exc": EXC}, "pkg/__init__.py"),  # a package's re-exports
-        ({"user": "from elsewhere import *\n\nx = thing\n"}, "pkg/user.py"),  # not under the root
+        ({"_user": "from elsewhere import *\n\nx = thing\n"}, "pkg/_user.py"),  # not under the root
         (
-            {"gen": "for k in 'ab':\n    globals()[k] = 1\n", "user": "from .gen import *\n\nx = a\n"},
-            "pkg/user.py",
+            {"gen": "for k in 'ab':\n    globals()[k] = 1\n", "_user": "from .gen import *\n\nx = a\n"},
+            "pkg/_user.py",
         ),  # names bound through globals()
         (
-            {"core": CORE, "exc": EXC, "user": "from .core import *\n\nx = Word, undefined_name\n"},
-            "pkg/user.py",
+            {"core": CORE, "exc": EXC, "_user": "from .core import *\n\nx = Word, undefined_name\n"},
+            "pkg/_user.py",
         ),  # one name no star binds: the file keeps its stars
+        (
+            {"core": CORE, "exc": EXC, "helpers": HELPERS},
+            "pkg/helpers.py",
+        ),  # a public module: its namespace holds what the stars bind (pyparsing.helpers.Each)
     ],
 )
 def test_no_explicit_import_where_what_a_star_binds_cannot_be_read(
@@ -139,7 +145,7 @@ def test_no_explicit_import_where_what_a_star_binds_cannot_be_read(
 def test_a_module_reached_through_a_symbolic_link_is_not_read(tmp_path: Path) -> None:
     outside = tmp_path / "outside.py"
     outside.write_text("thing = 1\n")
-    root = _package(tmp_path / "code", user="from .linked import *\n\nx = thing\n")
+    root = _package(tmp_path / "code", _user="from .linked import *\n\nx = thing\n")
     (root / "pkg" / "linked.py").symlink_to(outside)
 
-    assert _explicit(root, "pkg/user.py")[1] == []
+    assert _explicit(root, "pkg/_user.py")[1] == []
