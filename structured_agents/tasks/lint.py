@@ -181,15 +181,20 @@ def laid_out_fixes(
     return [laid_out(root, path, fixed, original, item, settings) for item in offered]
 
 
-def agent_changes(inputs: Mapping[str, Any], result: RunResult) -> list[Change]:
-    """The fixes the agent accepted, in line order (the last decision about each counting)."""
+def agent_changes(inputs: Mapping[str, Any], result: RunResult) -> tuple[list[Change], list[Change]]:
+    """The fixes the agent accepted, in line order (the last decision about each counting), and
+    the fixes it offered that the agent did not accept."""
     findings = {f["id"]: f for f in inputs.get("findings") or () if isinstance(f, Mapping) and "id" in f}
     try:
         accepted = decisions(result.tool_results)
     except ValueError as exc:
         raise TaskError(str(exc)) from exc
-    changes = [fix_change(findings[i]) for i, yes in accepted.items() if yes and i in findings]
-    return sorted((change for change in changes if change is not None), key=_first_offset)
+    taken = [fix_change(findings[i]) for i, yes in accepted.items() if yes and i in findings]
+    others = [fix_change(finding) for i, finding in findings.items() if not accepted.get(i)]
+    return (
+        sorted((change for change in taken if change is not None), key=_first_offset),
+        [change for change in others if change is not None],
+    )
 
 
 def _first_offset(change: Change) -> int:
@@ -234,12 +239,13 @@ class LintTask:
             )
         diagnostics = ruff_diagnostics(root, job.path, by_ruff, *file_ruff)
         offered, unfixable = with_candidates(by_ruff, diagnostics, job.path, root if check else None)
+        rejected: list[Change] = []
         if check is None:  # the fixes the job offered, laid out at discovery
-            changes, proposer = agent_changes(job.inputs, result), "agent"
+            (changes, rejected), proposer = agent_changes(job.inputs, result), "agent"
         else:  # evidence decides every fix, not the model
             laid = laid_out_fixes(root, job.path, original, by_ruff, offered, settings)
             changes, proposer = fixes(by_ruff, laid), "fixes tried"
-        verdict = judge(root, job.path, original, by_ruff, changes, check, settings)
+        verdict = judge(root, job.path, original, by_ruff, changes, check, settings, rejected=rejected)
         verdict.unfixable = sorted(str(item.get("code") or "syntax-error") for item in unfixable)
         summary = verdict.summary(len(changes), proposer)
         if verdict.problem is not None:

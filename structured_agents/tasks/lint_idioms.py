@@ -3,7 +3,9 @@
 A strict reviewer sent back fixes that left their twins beside them in the old idiom: one of
 the two adjacent ``return``s of parse's ``__repr__`` turned into an f-string, mccabe's one ``%``
 format of thirteen, pyparsing's unpacking with the concatenation it parallels on the next line
-left as it was, ``Optional`` written for two of a signature's three ``= None`` parameters. For
+left as it was, ``Optional`` written for two of a signature's three ``= None`` parameters, one
+of pyparsing's two parallel ``if``/``else`` of ``__mul__`` made a conditional expression (the
+other would not fit), one of tomli's twin nested ``if`` statements joined. For
 the rules of :data:`FAMILIES`, a fix is offered (:func:`together`) only when
 
 - every finding of its family in the same function can be fixed too (for ``RUF013``, every
@@ -13,8 +15,8 @@ the rules of :data:`FAMILIES`, a fix is offered (:func:`together`) only when
 
 A ``%`` format left because it reads better so (a regular expression's ``{n}``, a logging
 call's arguments) is not a twin left behind: the same reviewer called that split sensible.
-A fix whose twin the verdict drops (an f-string ruff could not finish writing) is dropped with
-it (:func:`twins_dropped`).
+A fix whose twin the verdict drops (an f-string ruff could not finish writing), or the model
+rejected, is dropped with it (:func:`twins_dropped`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,14 @@ from structured_agents.tasks.lint_source import Source, offset_of
 
 __all__ = ["FAMILIES", "together", "twins_dropped"]
 
-FAMILIES = {"UP031": "format", "UP032": "format", "RUF005": "unpacking", "RUF013": "optional"}
+FAMILIES = {
+    "UP031": "format",
+    "UP032": "format",
+    "RUF005": "unpacking",
+    "RUF013": "optional",
+    "SIM108": "ternary",
+    "SIM102": "nested if",
+}
 """The rules whose fixes change an idiom, and the idiom (``%`` and ``.format()`` formatting
 turn into f-strings alike)."""
 

@@ -162,6 +162,9 @@ def _has_fix(diagnostic: Mapping[str, Any]) -> bool:
 
 _RENAMES = frozenset({"B007", "RUF059"})
 """Rules whose fix renames an unused name with a leading underscore."""
+_SAYS_UNUSED = re.compile(r"dummy|unused|ignored?|junk|throwaway", re.IGNORECASE)
+"""A name that already says it is not used: renaming pyparsing's ``dummy`` to ``_dummy`` only
+quiets the linter (a reviewer's words)."""
 
 
 _SPELLED = re.compile(r"(?<![\w.])(?:0[xXoObB][0-9a-fA-F_]+|\d+_[\d_]*)\b")
@@ -210,7 +213,7 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     default where the calls share it on purpose (:func:`_shares_default`), sorts an
     ``__all__`` its comments group (RUF022), unpacks a conditional or a slice
     (:func:`_unpacks_worse`), or renames a name on a line the next one aligns with
-    (:func:`_aligned_below`)."""
+    (:func:`_aligned_below`) or a name that already says it is unused (``dummy``)."""
     code = str(diagnostic.get("code"))
     if code in DECLINED:
         return True
@@ -222,6 +225,9 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     if code == "PLR5501":
         return _comment_leads_nested_if(module, row)
     if code in _RENAMES:
+        named = re.search(r"`([^`]+)`", str(diagnostic.get("message", "")))
+        if named is not None and _SAYS_UNUSED.search(named.group(1)):
+            return True
         line = module.lines[row - 1].strip()
         column = int((diagnostic.get("location") or {}).get("column", 1))
         repeated = sum(other.strip() == line for other in module.lines) > 1

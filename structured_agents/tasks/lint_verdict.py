@@ -310,10 +310,13 @@ def judge(
     changes: Sequence[Change],
     check: CheckCommand | None,
     settings: LintSettings,
+    *,
+    rejected: Sequence[Change] = (),
 ) -> Verdict:
     """The proposal for ``path`` (see the module docstring); ``by_ruff`` is ``original`` with
-    ruff's safe fixes (given ``settings``). Raises TaskError when the check fails on the
-    unchanged codebase."""
+    ruff's safe fixes (given ``settings``); ``rejected``: fixes offered and not proposed (the
+    model's rejections), whose twins are dropped as the verdict's own drops' are. Raises
+    TaskError when the check fails on the unchanged codebase."""
     judge = _Judge(root, path, original, by_ruff, settings)
     before, ruff_left = judge.codes(original), judge.codes(by_ruff)
     verdict = Verdict(
@@ -325,6 +328,7 @@ def judge(
         return verdict
     kept = judge.valid(changes, len(ruff_left), verdict.dropped)
     failed = [d.change for d in verdict.dropped if d.why not in ("overlapped another", "another way kept")]
+    failed += rejected
     stray = twins_dropped(by_ruff, kept, failed)
     kept = [change for change in kept if change not in stray]
     verdict.dropped += [Dropped(change, "its twin stays") for change in stray]

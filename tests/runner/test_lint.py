@@ -413,6 +413,27 @@ def test_the_change_that_rewrites_most_is_tried_out_first_when_the_check_fails(
     assert "check ran 3x" in result.summary and "+from .core import" not in result.diff
 
 
+def test_a_fix_whose_twin_the_model_rejected_is_not_kept(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    """tomli 2.0.1: the model joined one of two twin nested ``if`` statements and not the other."""
+    nested = "    if char == '{c}':\n        if s.startswith('{w}'):\n            return {v}\n"
+    text = "def f(char, s):\n" + nested.format(c="t", w="true", v=1) + nested.format(c="f", w="false", v=0)
+    root = _codebase(tmp_path / "code", nested=text)
+    (root / "ruff.toml").write_text('[lint]\nselect = ["SIM102"]\n')
+    engine = scripted(
+        lint_bundle, _call("accept_fix", id=1), _call("reject_fix", id=2), _call("submit_result")
+    )
+
+    summary = _run(lint_bundle, engine, store, root)
+
+    [result] = store.results(summary.batch_id)
+    assert result.summary.splitlines()[0] == (
+        "nothing to change: ruff 2 -> 2 (ruff --fix alone: 2); agent: 1 proposed, 0 kept, "
+        "1 its twin stays (SIM102 line 2); left: SIM102, SIM102"
+    )
+
+
 def test_without_the_check_both_fixes_are_kept(lint_bundle: Bundle, store: Store, tmp_path: Path) -> None:
     root = _codebase(tmp_path / "code", flags=FLAGS)
     engine = scripted(

@@ -68,6 +68,18 @@ def test_a_format_left_because_it_reads_better_is_no_twin_left_behind(tmp_path: 
     assert _offered(tmp_path, text, "UP031") == ([3], [2])
 
 
+def test_a_conditional_expression_is_not_written_beside_an_if_that_stays(tmp_path: Path) -> None:
+    """pyparsing's ``__mul__``: of two parallel ``if``/``else``, one could not follow (here its
+    test is an ``or``, which is declined)."""
+    text = (
+        "def f(a, b, c):\n    if a:\n        x = 1\n    else:\n        x = 2\n"
+        "    if b or c:\n        y = 1\n    else:\n        y = 2\n    return x, y\n"
+    )
+    assert _offered(tmp_path, text, "SIM108") == ([], [2, 6])
+    alone = text.replace("b or c", "b")
+    assert _offered(tmp_path, alone, "SIM108") == ([2, 6], [])
+
+
 def test_unpacking_is_not_written_beside_the_concatenation_it_parallels(tmp_path: Path) -> None:
     offered, left = _offered(tmp_path, UNPACK, "RUF005")
     assert offered == [] and left == [2, 3]

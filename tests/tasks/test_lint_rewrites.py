@@ -152,6 +152,9 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
         ("RUF005", "def f(self, name):\n    return tuple(self + (name,))\n"),
         # sqlparse 0.5.1: _ptidx would leave the continuation misaligned (E128)
         ("RUF059", ALIGNED),
+        # pyparsing 3.1.2: dummy already says it is unused; _dummy only quiets the linter
+        ("RUF059", "def f(pair):\n    key, dummy = pair\n    return key\n"),
+        ("B007", "def f(pairs):\n    for key, dummy in pairs:\n        print(key)\n"),
         # humanize 4.9.0: "" if not (unit or ordinal_) or unit in (...) else " "
         (
             "SIM108",
