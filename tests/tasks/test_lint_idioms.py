@@ -3,28 +3,19 @@ offered together or not at all, on ruff's real findings."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tasks.ruff_json import ruff_json
 
 from structured_agents.tasks.lint_rewrites import with_candidates
 
 
-def _diagnostics(root: Path, text: str, rules: str) -> list[dict[str, object]]:
-    command = [sys.executable, "-m", "ruff", "check", "--isolated", "--select", rules, "--no-cache"]
-    command += ["--target-version", "py39", "--output-format", "json", "--exit-zero"]
-    command += ["--stdin-filename", str(root / "m.py"), "-"]
-    done = subprocess.run(command, input=text, capture_output=True, text=True, check=True)
-    found: list[dict[str, object]] = json.loads(done.stdout)
-    return found
-
-
 def _offered(root: Path, text: str, rules: str) -> tuple[list[int], list[int]]:
     """The lines of the findings offered a fix, and of those left."""
-    found, left = with_candidates(text, _diagnostics(root, text, rules), "m.py")
+    found, left = with_candidates(
+        text, ruff_json(root, "m.py", text, rules, "--target-version", "py39"), "m.py"
+    )
     return (
         sorted(int(item["location"]["row"]) for item in found),
         sorted(int(item["location"]["row"]) for item in left),

@@ -3,26 +3,15 @@ checked again by ruff (the finding is gone, nothing else appears)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tasks.ruff_json import ruff_json
 
 from structured_agents.tasks.lint_fixes import apply_changes, fixes
 from structured_agents.tasks.lint_rewrites import CANDIDATE_RULES, with_candidates
 from structured_agents.tasks.lint_settings import lint_settings
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_safe_fixes
-
-
-def _diagnostics(root: Path, path: str, text: str, rules: str) -> list[dict[str, object]]:
-    command = [sys.executable, "-m", "ruff", "check", "--isolated", "--select", rules, "--no-cache"]
-    command += ["--output-format", "json", "--exit-zero", "--stdin-filename", str(root / path), "-"]
-    done = subprocess.run(command, input=text, capture_output=True, text=True, check=True)
-    found: list[dict[str, object]] = json.loads(done.stdout)
-    return found
-
 
 RAISES = "def f(d):\n    try:\n        return d['k']\n    except KeyError as e:\n        raise ValueError(e)"
 RAISES_ANY = (
@@ -70,21 +59,19 @@ LOOP = (
 def test_each_candidate_clears_its_finding_and_compiles(
     tmp_path: Path, path: str, rule: str, text: str, expected: list[str]
 ) -> None:
-    found, left = with_candidates(text, _diagnostics(tmp_path, path, text, rule), path)
+    found, left = with_candidates(text, ruff_json(tmp_path, path, text, rule), path)
 
     candidates = [apply_changes(text, [change])[0] for change in fixes(text, found)]
 
     assert candidates == expected and left == []
     for candidate in candidates:
         compile(candidate, path, "exec")
-        assert len(_diagnostics(tmp_path, path, candidate, rule)) < len(
-            _diagnostics(tmp_path, path, text, rule)
-        )
+        assert len(ruff_json(tmp_path, path, candidate, rule)) < len(ruff_json(tmp_path, path, text, rule))
 
 
 def test_a_rule_without_candidates_is_left_not_rewritten(tmp_path: Path) -> None:
     text = "def f(x):\n    if x > 42:\n        return 1\n    return 0\n"
-    diagnostics = _diagnostics(tmp_path, "m.py", text, "PLR2004")
+    diagnostics = ruff_json(tmp_path, "m.py", text, "PLR2004")
 
     found, left = with_candidates(text, diagnostics, "m.py")
 
@@ -170,7 +157,7 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
     ],
 )
 def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: str, text: str) -> None:
-    diagnostics = _diagnostics(tmp_path, "m.py", text, rule)
+    diagnostics = ruff_json(tmp_path, "m.py", text, rule)
 
     found, left = with_candidates(text, diagnostics, "m.py")
 
@@ -203,7 +190,7 @@ def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: 
     ],
 )
 def test_the_same_fixes_are_offered_where_nothing_is_lost(tmp_path: Path, rule: str, text: str) -> None:
-    diagnostics = _diagnostics(tmp_path, "m.py", text, rule)
+    diagnostics = ruff_json(tmp_path, "m.py", text, rule)
 
     found, left = with_candidates(text, diagnostics, "m.py")
 
@@ -215,7 +202,7 @@ def test_code_its_docstring_says_is_copied_is_left_as_it_is(tmp_path: Path) -> N
     copied = 'class Wrap:\n    """Mostly copy pasted out of CPython."""\n\n'
     copied += "    def f(self, x):\n        return x == None\n"
     own = "def g(x):\n    return x == None\n"
-    diagnostics = _diagnostics(tmp_path, "m.py", copied + own, "E711")
+    diagnostics = ruff_json(tmp_path, "m.py", copied + own, "E711")
 
     found, left = with_candidates(copied + own, diagnostics, "m.py")
 
@@ -298,13 +285,13 @@ def test_fixes_are_written_as_the_reviewer_asked(tmp_path: Path, rule: str, text
     """``a if not c else b`` turned around, and ``*list(rows)`` without the copy (not where the
     file binds ``list`` itself, nor where turning the ternary would regroup it); a lambda branch
     parenthesized; parentheses that only grouped what became an atom taken out."""
-    found, left = with_candidates(text, _diagnostics(tmp_path, "m.py", text, rule), "m.py")
+    found, left = with_candidates(text, ruff_json(tmp_path, "m.py", text, rule), "m.py")
 
     [candidate] = [apply_changes(text, [change])[0] for change in fixes(text, found)]
 
     assert candidate == expected and left == []
     compile(candidate, "m.py", "exec")
-    assert _diagnostics(tmp_path, "m.py", candidate, rule) == []
+    assert ruff_json(tmp_path, "m.py", candidate, rule) == []
 
 
 DEAD = "def f(x):\n    TRY, MATCH = 0, -1\n    return x\n"
@@ -329,14 +316,14 @@ def test_unused_constants_are_deleted_not_renamed(tmp_path: Path, text: str, exp
     """Constants unpacked into names nothing reads go, each name's finding with the same
     deletion; where one is read, a value is not a constant or a comment would go with them,
     each unused name is renamed as ruff does."""
-    found, left = with_candidates(text, _diagnostics(tmp_path, "m.py", text, "F841"), "m.py")
+    found, left = with_candidates(text, ruff_json(tmp_path, "m.py", text, "F841"), "m.py")
 
     changes = fixes(text, found)
     candidate, applied, overlapping = apply_changes(text, changes)
 
     assert candidate == expected and left == [] and overlapping == [] and changes == applied
     compile(candidate, "m.py", "exec")
-    assert _diagnostics(tmp_path, "m.py", candidate, "F841") == []
+    assert ruff_json(tmp_path, "m.py", candidate, "F841") == []
 
 
 @pytest.mark.parametrize(
@@ -350,7 +337,7 @@ def test_unused_constants_are_deleted_not_renamed(tmp_path: Path, text: str, exp
     ],
 )
 def test_where_a_candidate_could_change_meaning_none_is_made(tmp_path: Path, rule: str, text: str) -> None:
-    diagnostics = _diagnostics(tmp_path, "m.py", text, rule)
+    diagnostics = ruff_json(tmp_path, "m.py", text, rule)
     assert diagnostics
 
     found, left = with_candidates(text, diagnostics, "m.py")

@@ -68,23 +68,7 @@ RUNNING = sys.version_info[:2]
             (3, 9),
             "requires-python >=3.9 in setup.cfg",
         ),
-    ],
-)
-def test_the_lowest_declared_python_is_the_target(
-    tmp_path: Path, files: dict[str, str], lowest: tuple[int, int], source: str
-) -> None:
-    for name, text in files.items():
-        (tmp_path / name).write_text(text)
-
-    target = python_target(tmp_path)
-
-    assert (target.lowest, target.source) == (lowest, source)
-    assert target.ruff_options() == ("--target-version", f"py3{max(lowest[1], 7)}")
-
-
-@pytest.mark.parametrize(
-    ("files", "lowest", "source"),
-    [
+        # where nothing states it, the classifiers and a universal wheel imply it
         (  # parse 1.20.1: no requires-python, a universal wheel, a bare "Python :: 3"
             {
                 "pyproject.toml": '[project]\nclassifiers = ["Programming Language :: Python :: 3"]\n'
@@ -118,7 +102,7 @@ def test_the_lowest_declared_python_is_the_target(
         ),
     ],
 )
-def test_where_nothing_states_it_classifiers_and_a_universal_wheel_imply_it(
+def test_the_lowest_declared_python_is_the_target(
     tmp_path: Path, files: dict[str, str], lowest: tuple[int, int], source: str
 ) -> None:
     for name, text in files.items():
@@ -127,6 +111,10 @@ def test_where_nothing_states_it_classifiers_and_a_universal_wheel_imply_it(
     target = python_target(tmp_path)
 
     assert (target.lowest, target.source) == (lowest, source)
+    assert target.ruff_options()[:2] == (
+        "--target-version",
+        f"py3{max(lowest[1], 7) if lowest[0] == 3 else 7}",
+    )
 
 
 def test_ruff_reads_the_first_config_there_is_and_nothing_is_run(tmp_path: Path) -> None:

@@ -3,12 +3,12 @@ root, and where none is written."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from tasks.ruff_json import ruff_json
 
 from structured_agents.tasks.lint_fixes import apply_changes, fixes
 from structured_agents.tasks.lint_rewrites import with_candidates
@@ -42,18 +42,10 @@ def _package(root: Path, **modules: str) -> Path:
     return root
 
 
-def _diagnostics(root: Path, path: str, text: str) -> list[dict[str, object]]:
-    command = [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "F403,F405", "--no-cache"]
-    command += ["--output-format", "json", "--exit-zero", "--stdin-filename", str(root / path), "-"]
-    done = subprocess.run(command, input=text, capture_output=True, text=True, check=True)
-    found: list[dict[str, object]] = json.loads(done.stdout)
-    return found
-
-
 def _explicit(root: Path, path: str) -> tuple[str, list[dict[str, object]]]:
     """The file with every explicit import applied, and the findings given one."""
     text = (root / path).read_text()
-    found, _ = with_candidates(text, _diagnostics(root, path, text), path, root)
+    found, _ = with_candidates(text, ruff_json(root, path, text, "F403,F405"), path, root)
     return apply_changes(text, fixes(text, found))[0], found
 
 
@@ -67,7 +59,7 @@ def test_each_name_is_imported_from_where_it_comes_from(tmp_path: Path) -> None:
         "import warnings\nfrom enum import Enum\nfrom .core import Literal, Word\n"
         "from .actions import replace_with\nfrom .exc import ParseError\n\n\ndef f():\n"
     )
-    assert _diagnostics(root, "pkg/_helpers.py", text) == []
+    assert ruff_json(root, "pkg/_helpers.py", text, "F403,F405") == []
     (root / "pkg" / "_helpers.py").write_text(text)
     run = "import pkg._helpers as h, pkg.exc as e; assert h.f()[3] is e.ParseError"
     subprocess.run([sys.executable, "-c", run], cwd=root, check=True)

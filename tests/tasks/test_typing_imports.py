@@ -3,12 +3,10 @@ re-exports and other files' imports are not touched by this candidate."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tasks.ruff_json import ruff_json
 
 from structured_agents.tasks.lint_fixes import apply_changes, fixes
 from structured_agents.tasks.lint_rewrites import with_candidates
@@ -20,16 +18,8 @@ INICONFIG = (
 )
 
 
-def _diagnostics(root: Path, path: str, text: str) -> list[dict[str, object]]:
-    command = [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "F401", "--no-cache"]
-    command += ["--output-format", "json", "--exit-zero", "--stdin-filename", str(root / path), "-"]
-    done = subprocess.run(command, input=text, capture_output=True, text=True, check=True)
-    found: list[dict[str, object]] = json.loads(done.stdout)
-    return found
-
-
 def _removed(root: Path, path: str, text: str) -> str:
-    found, _ = with_candidates(text, _diagnostics(root, path, text), path)
+    found, _ = with_candidates(text, ruff_json(root, path, text, "F401"), path)
     return apply_changes(text, fixes(text, found))[0]
 
 
@@ -50,7 +40,7 @@ def test_unused_typing_names_of_an_init_are_removed(tmp_path: Path, text: str, e
 
     assert removed == expected
     compile(removed, "__init__.py", "exec")
-    assert _diagnostics(tmp_path, "pkg/__init__.py", removed) == []
+    assert ruff_json(tmp_path, "pkg/__init__.py", removed, "F401") == []
 
 
 @pytest.mark.parametrize(
@@ -61,6 +51,6 @@ def test_unused_typing_names_of_an_init_are_removed(tmp_path: Path, text: str, e
     ],
 )
 def test_re_exports_and_commented_imports_are_left(tmp_path: Path, path: str, text: str) -> None:
-    found, left = with_candidates(text, _diagnostics(tmp_path, path, text), path)
+    found, left = with_candidates(text, ruff_json(tmp_path, path, text, "F401"), path)
 
     assert found == [] and left
