@@ -8,9 +8,11 @@ of pyparsing's two parallel ``if``/``else`` of ``__mul__`` made a conditional ex
 other would not fit), one of tomli's twin nested ``if`` statements joined. For
 the rules of :data:`FAMILIES`, a fix is offered (:func:`together`) only when
 
-- every finding of its family in the same function can be fixed too (for ``RUF013``, every
-  parameter of the signature that defaults to ``None`` is annotated as optional or is itself a
-  finding: ruff does not flag ``lookup: ConverterState = None``), and
+- every finding of its family in the same class (for a method), else the same function, can
+  be fixed too (for ``RUF013``, every parameter of the signature that defaults to ``None`` is
+  annotated as optional or is itself a finding: ruff does not flag ``lookup: ConverterState =
+  None``; for ``SIM108``, every ``if``/``else`` assigning one name is a finding: ruff does not
+  report one whose conditional expression would be too long), and
 - at least half of the family's findings in the file can.
 
 A ``%`` format left because it reads better so (a regular expression's ``{n}``, a logging
@@ -58,22 +60,52 @@ def _row(finding: Finding) -> int:
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
-def _functions(module: Source) -> list[Function]:
-    return [node for node in ast.walk(module.tree) if isinstance(node, Function)]
+def _functions(module: Source) -> list[Function | ast.ClassDef]:
+    return [node for node in ast.walk(module.tree) if isinstance(node, Function | ast.ClassDef)]
 
 
-def _scope(functions: Sequence[Function], row: int) -> int:
-    """The first line of the innermost function holding line ``row`` (0: none does)."""
-    holding = [node.lineno for node in functions if node.lineno <= row <= (node.end_lineno or node.lineno)]
-    return max(holding, default=0)
+def _scope(scopes: Sequence[Function | ast.ClassDef], row: int) -> int:
+    """The first line of the outermost class holding line ``row``, else of the innermost
+    function, else 0: a method's twins are the class's (semver's ``__repr__`` and ``__str__``)."""
+    holding = [node for node in scopes if node.lineno <= row <= (node.end_lineno or node.lineno)]
+    classes = [node.lineno for node in holding if isinstance(node, ast.ClassDef)]
+    return min(classes) if classes else max((node.lineno for node in holding), default=0)
 
 
-def _unflagged_optionals(module: Source, functions: Sequence[Function], flagged: set[int]) -> set[int]:
+def _unflagged_ternaries(module: Source, flagged: set[int]) -> list[int]:
+    """The lines of the ``if``/``else`` statements that assign one name in each branch, as
+    SIM108 finds, where no SIM108 finding (starting at an offset of ``flagged``) is: ruff does
+    not report one whose conditional expression would pass the line length (pyparsing's
+    ``__mul__``)."""
+    found = []
+    for node in ast.walk(module.tree):
+        if not (isinstance(node, ast.If) and len(node.body) == 1 and len(node.orelse) == 1):
+            continue
+        branches = [node.body[0], node.orelse[0]]
+        targets = [
+            branch.targets[0].id
+            for branch in branches
+            if isinstance(branch, ast.Assign)
+            and len(branch.targets) == 1
+            and isinstance(branch.targets[0], ast.Name)
+        ]
+        parent = module.parents.get(node)
+        elif_ = isinstance(parent, ast.If) and parent.orelse == [node]
+        if len(targets) == 2 and targets[0] == targets[1] and not elif_ and module.start(node) not in flagged:
+            found.append(node.lineno)
+    return found
+
+
+def _unflagged_optionals(
+    module: Source, functions: Sequence[Function | ast.ClassDef], flagged: set[int]
+) -> set[int]:
     """The functions (by first line) with a parameter that defaults to ``None`` under an
     annotation not admitting it, which no ``RUF013`` finding (starting at an offset of
     ``flagged``) covers."""
     found = set()
     for node in functions:
+        if isinstance(node, ast.ClassDef):
+            continue
         arguments = node.args
         positional = [*arguments.posonlyargs, *arguments.args]
         defaulted = positional[len(positional) - len(arguments.defaults) :]
@@ -103,12 +135,19 @@ def together(
         if (family := FAMILIES.get(str(finding.get("code")))) is not None
         and not (family in _SPLIT_BY_READING and finding.get("fix"))
     }
-    flagged = {
-        offset_of(module.text, finding.get("location") or {}, module.starts)
-        for finding in [*fixed, *left]
-        if finding.get("code") == "RUF013"
-    }
-    staying |= {("optional", line) for line in _unflagged_optionals(module, functions, flagged)}
+
+    def flagged(code: str) -> set[int]:
+        return {
+            offset_of(module.text, finding.get("location") or {}, module.starts)
+            for finding in [*fixed, *left]
+            if finding.get("code") == code
+        }
+
+    unflagged = [
+        *(("optional", line) for line in _unflagged_optionals(module, functions, flagged("RUF013"))),
+        *(("ternary", line) for line in _unflagged_ternaries(module, flagged("SIM108"))),
+    ]
+    staying |= {(family, _scope(functions, line)) for family, line in unflagged}
 
     def apart(finding: Finding) -> bool:
         family = FAMILIES.get(str(finding.get("code")))
@@ -141,8 +180,8 @@ def _code_and_line(change: Change) -> tuple[str, int]:
 
 
 def twins_dropped(text: str, kept: Sequence[Change], dropped: Sequence[Change]) -> list[Change]:
-    """The changes of ``kept`` (fixes of ``text``) whose family has a change in the same
-    function among ``dropped``: fixing one of the twins alone would leave the other behind."""
+    """The changes of ``kept`` (fixes of ``text``) whose family has a change in the same class
+    or function among ``dropped``: fixing one of the twins alone would leave the other behind."""
     try:
         functions = _functions(Source(text))
     except (SyntaxError, ValueError):

@@ -22,6 +22,8 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
   (``sender_id: c.Hashable``) takes the annotation, in the declaration's place:
   ``sender_id: c.Hashable = ANY_ID if sender is ANY else make_id(sender)``. The reviewer sent
   back the declaration left dangling above the conditional expression.
+- ``F841``: an unused assignment whose value only reads is deleted whole, where ruff's fix
+  would leave the value as a bare expression (mistune's ``full_content[:-len(text)]``).
 - ``F841`` and ``RUF059``: constants unpacked into names none of which is read (pyparsing's
   ``TRY, MATCH, FAIL = 0, 1, 2``) are deleted, not renamed ``_TRY, _MATCH, _FAIL``: the reviewer
   asked to delete dead code. Each of the names' findings gets the same deletion.
@@ -42,7 +44,7 @@ import libcst as cst
 
 from structured_agents import syntax
 from structured_agents.tasks.lint_fixes import fix_edits
-from structured_agents.tasks.lint_source import Source, location_of, unsafe_fix
+from structured_agents.tasks.lint_source import Source, location_of, reads_only, unsafe_fix
 
 __all__ = ["REFINED", "refine"]
 
@@ -286,11 +288,40 @@ def _declared_above(diagnostic: Mapping[str, Any], module: Source) -> dict[str, 
     return None
 
 
+def _dead_expression(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
+    """F841's fix as the deletion of the whole statement, where ruff's would leave its value as
+    a bare expression that only reads (``full_content[:-len(text)]``, ``attrs['toc']``: the
+    reviewer asked to delete the line); the statement stands alone on its lines, beside other
+    statements of its block."""
+    edits = fix_edits(module.text, diagnostic)
+    if len(edits) != 1 or edits[0][2]:
+        return None
+    start = edits[0][0]
+    for statement in module.at(location_of(module, start)["row"], (ast.Assign, ast.AnnAssign)):
+        block = _siblings(module, statement)
+        value = statement.value
+        if module.start(statement) != start or value is None or not reads_only(value) or len(block) < 2:
+            return None
+        line_start = module.starts[statement.lineno - 1]
+        line_end = module.starts[min(statement.end_lineno or statement.lineno, len(module.lines))]
+        beside = (
+            module.text[line_start : module.start(statement)] + module.text[module.end(statement) : line_end]
+        )
+        if beside.strip():
+            return None
+        return unsafe_fix(module, "Remove the unused assignment", [(line_start, line_end, "")])
+    return None
+
+
+def _unused(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
+    return _dead_constants(diagnostic, module) or _dead_expression(diagnostic, module)
+
+
 _RESHAPED: dict[str, Callable[[Mapping[str, Any], Source], dict[str, Any] | None]] = {
     "SIM108": _declared_above,
     "RUF005": _ungrouped,
     "UP031": _ungrouped,
-    "F841": _dead_constants,
+    "F841": _unused,
     "RUF059": _dead_constants,
 }
 """Rules whose fixes may be replaced by another edit of the file, and how (None: kept)."""

@@ -37,7 +37,7 @@ from typing import Any
 from structured_agents.tasks.lint_fixes import Edit
 from structured_agents.tasks.lint_idioms import together
 from structured_agents.tasks.lint_refine import refine
-from structured_agents.tasks.lint_source import Source, offset_of, unsafe_fix
+from structured_agents.tasks.lint_source import Source, offset_of, reads_only, unsafe_fix
 from structured_agents.tasks.star_imports import explicit_imports
 from structured_agents.tasks.typing_imports import unused_typing_imports
 
@@ -131,6 +131,10 @@ DECLINED = {
     "B028": "stacklevel=2 pointed inside the library itself (a cached or generator caller) each time",
     "PLW3301": "max(a, *(gen)) reads worse than the nested max, and fails differently when empty",
     "SIM103": "return bool(a and b) reads worse than the guard returns it replaces",
+    "RUF015": "next(iter(x)) for list(x)[0] reads worse in code that is not hot, and raises "
+    "StopIteration where an empty x raised IndexError",
+    "RUF071": "os.path.commonpath raises on a mix of absolute and relative paths where commonprefix "
+    "returned a prefix (pycodestyle's configuration lookup crashed)",
     "E731": "projects allow assigned lambdas on purpose (more-itertools and toolz ignore E731), and "
     "the def ruff writes was sent back in each file's own layout",
 }
@@ -364,18 +368,6 @@ def _unpacks_worse(node: ast.BinOp, parent: ast.AST | None) -> bool:
     )
 
 
-_PURE_CALLS = frozenset(
-    {
-        *("isinstance", "issubclass", "len", "hasattr", "getattr", "callable", "type", "bool", "any", "all"),
-        *("startswith", "endswith", "find", "rfind", "count", "strip", "lstrip", "rstrip", "lower", "upper"),
-        *("isdigit", "isalpha", "isalnum", "isspace", "isupper", "islower", "isnumeric", "isidentifier"),
-        *("get", "keys", "values", "items", "match", "search", "fullmatch"),
-    }
-)
-"""Calls a condition reads without doing anything (a type or length test, a string test, a
-lookup, a regular expression match)."""
-
-
 def _acts_in_nested_test(node: ast.If) -> bool:
     """Whether the ``if`` nested in ``node`` tests by calling something that acts (Markdown's
     ``if processor.test(...):`` / ``if processor.run(...) is not False:``): SIM102 would bury
@@ -383,19 +375,7 @@ def _acts_in_nested_test(node: ast.If) -> bool:
     nested = node.body[0] if len(node.body) == 1 and isinstance(node.body[0], ast.If) else None
     if nested is None:
         return False
-    for call in ast.walk(nested.test):
-        if isinstance(call, ast.Call):
-            func = call.func
-            name = (
-                func.id
-                if isinstance(func, ast.Name)
-                else func.attr
-                if isinstance(func, ast.Attribute)
-                else ""
-            )
-            if name not in _PURE_CALLS:
-                return True
-    return False
+    return not reads_only(nested.test)
 
 
 _TERNARY_WIDTH = 79

@@ -12,9 +12,40 @@ from structured_agents import syntax
 from structured_agents.jobs.source import split_lines
 from structured_agents.tasks.lint_fixes import Edit
 
-__all__ = ["Source", "location_of", "offset_of", "unsafe_fix"]
+__all__ = ["PURE_CALLS", "Source", "location_of", "offset_of", "reads_only", "unsafe_fix"]
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+PURE_CALLS = frozenset(
+    {
+        *("isinstance", "issubclass", "len", "hasattr", "getattr", "callable", "type", "bool", "any", "all"),
+        *("startswith", "endswith", "find", "rfind", "count", "strip", "lstrip", "rstrip", "lower", "upper"),
+        *("isdigit", "isalpha", "isalnum", "isspace", "isupper", "islower", "isnumeric", "isidentifier"),
+        *("get", "keys", "values", "items", "match", "search", "fullmatch"),
+    }
+)
+"""Calls an expression reads without doing anything (a type or length test, a string test, a
+lookup, a regular expression match)."""
+
+
+def reads_only(node: ast.AST) -> bool:
+    """Whether evaluating ``node`` only reads: it calls nothing but :data:`PURE_CALLS`, and does
+    not await, yield or assign (``:=``)."""
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Await | ast.Yield | ast.YieldFrom | ast.NamedExpr):
+            return False
+        if isinstance(inner, ast.Call):
+            func = inner.func
+            name = (
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else ""
+            )
+            if name not in PURE_CALLS:
+                return False
+    return True
 
 
 class Source:

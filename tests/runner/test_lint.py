@@ -243,26 +243,26 @@ def test_b904s_second_candidate_is_said_to_be_another_way_not_an_overlap(tmp_pat
 def test_a_format_is_not_made_an_f_string_while_its_twin_stays(tmp_path: Path) -> None:
     """parse 1.20.1's ``__repr__``: ruff writes the first ``%`` as a ``.format()`` it cannot turn
     into an f-string below Python 3.12 (a string inside an argument), so that change is
-    dropped, and the second return's f-string with it; another function's format is kept."""
+    dropped, and the second return's f-string with it; a format outside the class is kept."""
     text = (
         "class P:\n    def __repr__(self):\n        if len(self.f) > 20:\n"
         "            return '<%s %r>' % (self.n, self.f[:17] + '...')\n"
-        "        return '<%s %r>' % (self.n, self.f)\n\n    def name(self):\n"
-        "        return 'P %s' % (self.n,)\n"
+        "        return '<%s %r>' % (self.n, self.f)\n\n\ndef name(p):\n"
+        "    return 'P %s' % (p.n,)\n"
     )
     root = _codebase(tmp_path / "code", reprs=text)
     (root / "ruff.toml").write_text('target-version = "py39"\n[lint]\nselect = ["UP031", "UP032"]\n')
     changes = fixes(text, ruff_diagnostics(root, "reprs.py", text))
-    assert [change.label for change in changes] == ["UP031 line 4", "UP031 line 5", "UP031 line 8"]
+    assert [change.label for change in changes] == ["UP031 line 4", "UP031 line 5", "UP031 line 9"]
 
     verdict = judge(root, "reprs.py", text, text, changes, None, lint_settings(root))
 
-    assert [change.label for change in verdict.kept] == ["UP031 line 8"]
+    assert [change.label for change in verdict.kept] == ["UP031 line 9"]
     assert [(dropped.change.label, dropped.why) for dropped in verdict.dropped] == [
         ("UP031 line 4", "wrote .format()"),
         ("UP031 line 5", "its twin stays"),
     ]
-    assert "return f'P {self.n}'" in verdict.text and "'<%s %r>' % (self.n, self.f)" in verdict.text
+    assert "return f'P {p.n}'" in verdict.text and "'<%s %r>' % (self.n, self.f)" in verdict.text
 
 
 def test_a_fix_that_deletes_a_comment_is_dropped(tmp_path: Path) -> None:

@@ -139,6 +139,10 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
         ("RUF005", "def f(self, name):\n    return tuple(self + (name,))\n"),
         # sqlparse 0.5.1: _ptidx would leave the continuation misaligned (E128)
         ("RUF059", ALIGNED),
+        # pyparsing 3.1.2: list(...)[0] in import-time code; an empty one raised IndexError
+        ("RUF015", "def f(fn):\n    return list(fn.parameters)[0]\n"),
+        # pycodestyle 2.12.0: commonpath raises on mixed absolute and relative paths
+        ("RUF071", "import os\n\n\ndef f(args):\n    return os.path.commonprefix(args)\n"),
         # pyparsing 3.1.2: dummy already says it is unused; _dummy only quiets the linter
         ("RUF059", "def f(pair):\n    key, dummy = pair\n    return key\n"),
         ("B007", "def f(pairs):\n    for key, dummy in pairs:\n        print(key)\n"),
@@ -268,6 +272,11 @@ COPY = "def f(index_v, rows):\n    return [index_v] + list(rows)\n"
             "def g(found):\n    return(', found %r' % found).replace('a', 'b')\n",
             "def g(found):\n    return ', found {!r}'.format(found).replace('a', 'b')\n",
         ),
+        (
+            "F841",
+            "def f(m, text):\n    full = m\n    pretext = full[:-len(text)]\n    return full\n",
+            "def f(m, text):\n    full = m\n    return full\n",
+        ),  # mistune 3.0.2: not a bare full[:-len(text)] left behind
         (
             "SIM108",
             "def f(s, a):\n    x: int\n\n    if s is a:\n        x = 0\n    else:\n"
