@@ -8,11 +8,11 @@ of pyparsing's two parallel ``if``/``else`` of ``__mul__`` made a conditional ex
 other would not fit), one of tomli's twin nested ``if`` statements joined. For
 the rules of :data:`FAMILIES`, a fix is offered (:func:`together`) only when
 
-- every finding of its family in the same class (for a method), else the same function, can
-  be fixed too (for ``RUF013``, every parameter of the signature that defaults to ``None`` is
-  annotated as optional or is itself a finding: ruff does not flag ``lookup: ConverterState =
-  None``; for ``SIM108``, every ``if``/``else`` assigning one name is a finding: ruff does not
-  report one whose conditional expression would be too long), and
+- every finding of its family in the same function can be fixed too (for ``RUF013``, every
+  parameter of the signature that defaults to ``None`` is annotated as optional or is itself a
+  finding: ruff does not flag ``lookup: ConverterState = None``; for ``SIM108``, every
+  ``if``/``else`` assigning one name is a finding: ruff does not report one whose conditional
+  expression would be too long), and
 - at least half of the family's findings in the file can.
 
 A ``%`` format left because it reads better so (a regular expression's ``{n}``, a logging
@@ -60,16 +60,18 @@ def _row(finding: Finding) -> int:
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
-def _functions(module: Source) -> list[Function | ast.ClassDef]:
-    return [node for node in ast.walk(module.tree) if isinstance(node, Function | ast.ClassDef)]
+def _functions(module: Source) -> list[Function]:
+    return [node for node in ast.walk(module.tree) if isinstance(node, Function)]
 
 
-def _scope(scopes: Sequence[Function | ast.ClassDef], row: int) -> int:
-    """The first line of the outermost class holding line ``row``, else of the innermost
-    function, else 0: a method's twins are the class's (semver's ``__repr__`` and ``__str__``)."""
-    holding = [node for node in scopes if node.lineno <= row <= (node.end_lineno or node.lineno)]
-    classes = [node.lineno for node in holding if isinstance(node, ast.ClassDef)]
-    return min(classes) if classes else max((node.lineno for node in holding), default=0)
+def _scope(scopes: Sequence[Function], row: int) -> int:
+    """The first line of the innermost function holding line ``row`` (0: none does)."""
+    holding = [
+        node.lineno
+        for node in scopes
+        if isinstance(node, Function) and node.lineno <= row <= (node.end_lineno or node.lineno)
+    ]
+    return max(holding, default=0)
 
 
 def _unflagged_ternaries(module: Source, flagged: set[int]) -> list[int]:
@@ -96,16 +98,12 @@ def _unflagged_ternaries(module: Source, flagged: set[int]) -> list[int]:
     return found
 
 
-def _unflagged_optionals(
-    module: Source, functions: Sequence[Function | ast.ClassDef], flagged: set[int]
-) -> set[int]:
+def _unflagged_optionals(module: Source, functions: Sequence[Function], flagged: set[int]) -> set[int]:
     """The functions (by first line) with a parameter that defaults to ``None`` under an
     annotation not admitting it, which no ``RUF013`` finding (starting at an offset of
     ``flagged``) covers."""
     found = set()
     for node in functions:
-        if isinstance(node, ast.ClassDef):
-            continue
         arguments = node.args
         positional = [*arguments.posonlyargs, *arguments.args]
         defaulted = positional[len(positional) - len(arguments.defaults) :]
@@ -180,8 +178,8 @@ def _code_and_line(change: Change) -> tuple[str, int]:
 
 
 def twins_dropped(text: str, kept: Sequence[Change], dropped: Sequence[Change]) -> list[Change]:
-    """The changes of ``kept`` (fixes of ``text``) whose family has a change in the same class
-    or function among ``dropped``: fixing one of the twins alone would leave the other behind."""
+    """The changes of ``kept`` (fixes of ``text``) whose family has a change in the same
+    function among ``dropped``: fixing one of the twins alone would leave the other behind."""
     try:
         functions = _functions(Source(text))
     except (SyntaxError, ValueError):

@@ -71,15 +71,6 @@ def test_a_conditional_expression_is_not_written_beside_an_if_that_stays(tmp_pat
     assert _offered(tmp_path, alone, "SIM108") == ([2, 6], [])
 
 
-def test_a_methods_twins_are_the_classs(tmp_path: Path) -> None:
-    """semver 3.0.2: ``__repr__`` converted while ``__str__`` below kept its ``%`` formats."""
-    text = (
-        "class V:\n    def __repr__(self):\n        return 'V(%s)' % (self.n,)\n\n"
-        "    def __str__(self):\n        return '%d' % self.n\n"
-    )
-    assert _offered(tmp_path, text, "UP031") == ([], [3, 6])
-
-
 def test_an_if_else_ruff_does_not_report_is_a_twin_of_a_ternary(tmp_path: Path) -> None:
     """pyparsing's ``__mul__``: ruff reports no SIM108 where the conditional expression would
     pass the line length, and that ``if``/``else`` stays beside the one it reports."""
