@@ -131,6 +131,8 @@ DECLINED = {
     "B028": "stacklevel=2 pointed inside the library itself (a cached or generator caller) each time",
     "PLW3301": "max(a, *(gen)) reads worse than the nested max, and fails differently when empty",
     "SIM103": "return bool(a and b) reads worse than the guard returns it replaces",
+    "RUF017": "functools.reduce(operator.iadd, ...) for sum(lists, []) reads worse and adds two "
+    "imports, where the lists are few (marshmallow's classes' fields by MRO)",
     "RUF015": "next(iter(x)) for list(x)[0] reads worse in code that is not hot, and raises "
     "StopIteration where an empty x raised IndexError",
     "RUF071": "os.path.commonpath raises on a mix of absolute and relative paths where commonprefix "

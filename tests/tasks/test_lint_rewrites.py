@@ -139,6 +139,8 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
         ("RUF005", "def f(self, name):\n    return tuple(self + (name,))\n"),
         # sqlparse 0.5.1: _ptidx would leave the continuation misaligned (E128)
         ("RUF059", ALIGNED),
+        # marshmallow 3.21.3: sum over a class's few bases' field lists
+        ("RUF017", "def f(klass):\n    return sum((list(b.__dict__) for b in klass.__mro__), [])\n"),
         # pyparsing 3.1.2: list(...)[0] in import-time code; an empty one raised IndexError
         ("RUF015", "def f(fn):\n    return list(fn.parameters)[0]\n"),
         # pycodestyle 2.12.0: commonpath raises on mixed absolute and relative paths
