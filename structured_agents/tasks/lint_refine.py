@@ -236,15 +236,16 @@ def _dead_constants(diagnostic: Mapping[str, Any], module: Source) -> dict[str, 
         body = getattr(block, "body", [])
         if not names or scope is None or statement not in body or len(body) < 2 or _reads(scope, names):
             return None
-        line_start = module.starts[statement.lineno - 1]
-        line_end = module.starts[min(statement.end_lineno or statement.lineno, len(module.lines))]
-        beside = (
-            module.text[line_start : module.start(statement)] + module.text[module.end(statement) : line_end]
-        )
-        if beside.strip():
-            return None
-        return unsafe_fix(module, "Remove the unused constants", [(line_start, line_end, "")])
+        return _deletion(module, statement, "Remove the unused constants")
     return None
+
+
+def _deletion(module: Source, statement: ast.stmt, message: str) -> dict[str, Any] | None:
+    """A fix deleting the lines of ``statement``, where it stands alone on them."""
+    line_start = module.starts[statement.lineno - 1]
+    line_end = module.starts[min(statement.end_lineno or statement.lineno, len(module.lines))]
+    beside = module.text[line_start : module.start(statement)] + module.text[module.end(statement) : line_end]
+    return None if beside.strip() else unsafe_fix(module, message, [(line_start, line_end, "")])
 
 
 def _siblings(module: Source, statement: ast.stmt) -> list[ast.stmt]:
@@ -302,14 +303,7 @@ def _dead_expression(diagnostic: Mapping[str, Any], module: Source) -> dict[str,
         value = statement.value
         if module.start(statement) != start or value is None or not reads_only(value) or len(block) < 2:
             return None
-        line_start = module.starts[statement.lineno - 1]
-        line_end = module.starts[min(statement.end_lineno or statement.lineno, len(module.lines))]
-        beside = (
-            module.text[line_start : module.start(statement)] + module.text[module.end(statement) : line_end]
-        )
-        if beside.strip():
-            return None
-        return unsafe_fix(module, "Remove the unused assignment", [(line_start, line_end, "")])
+        return _deletion(module, statement, "Remove the unused assignment")
     return None
 
 
