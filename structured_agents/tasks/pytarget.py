@@ -337,7 +337,8 @@ def _classifiers(home: Path, pyproject: dict[str, Any]) -> list[tuple[str, str]]
 
 
 def _universal(home: Path, pyproject: dict[str, Any]) -> str | None:
-    """Where the project builds a universal wheel (one wheel for Python 2 and 3)."""
+    """Where the project builds a universal wheel (one wheel for Python 2 and 3): ``[bdist_wheel]``
+    of ``setup.cfg``, or its older name ``[wheel]``, or ``[tool.distutils.bdist_wheel]``."""
     if str(_table(pyproject, "tool", "distutils", "bdist_wheel").get("universal", "")).lower() in (
         "1",
         "true",
@@ -346,10 +347,10 @@ def _universal(home: Path, pyproject: dict[str, Any]) -> str | None:
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read(home / "setup.cfg", encoding="utf-8")
-        universal = parser.get("bdist_wheel", "universal", fallback="0")
+        settings = [parser.get(section, "universal", fallback="0") for section in ("bdist_wheel", "wheel")]
     except configparser.Error:
         return None
-    return "setup.cfg" if universal.strip().lower() in ("1", "true") else None
+    return "setup.cfg" if any(value.strip().lower() in ("1", "true") for value in settings) else None
 
 
 def _implied(root: Path) -> list[tuple[tuple[int, int], str]]:

@@ -95,6 +95,11 @@ RUNNING = sys.version_info[:2]
             (2, 7),
             "classifier Python :: 2.7 in PKG-INFO",
         ),
+        (
+            {"setup.cfg": "[wheel]\nuniversal = 1\n"},
+            (2, 7),
+            "a universal wheel (Python 2 and 3) in setup.cfg",
+        ),
         (  # mccabe 0.7.0: requires-python decides; its universal wheel is a leftover
             {"setup.py": 'setup(python_requires=">=3.6")\n', "setup.cfg": "[bdist_wheel]\nuniversal = 1\n"},
             (3, 6),
