@@ -218,12 +218,11 @@ def _table(data: Any, *keys: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _setup_py(path: Path) -> str | None:
-    """The ``python_requires`` of a ``setup(...)`` call in ``path``: a literal, or a name the
-    module binds to a literal (``python_requires = ">=3.7"`` then ``python_requires=python_requires``)."""
-    try:
-        tree = syntax.parse(path.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, SyntaxError, ValueError):
+def _setup_py(tree: ast.Module | None) -> str | None:
+    """The ``python_requires`` of a ``setup(...)`` call in ``setup.py`` (parsed as ``tree``): a
+    literal, or a name the module binds to a literal (``python_requires = ">=3.7"`` then
+    ``python_requires=python_requires``)."""
+    if tree is None:
         return None
     constants = {
         target.id: node.value.value
@@ -244,13 +243,9 @@ def _setup_py(path: Path) -> str | None:
     return None
 
 
-def _pkg_info(path: Path) -> str | None:
-    """``Requires-Python`` of an sdist's ``PKG-INFO`` (email-header form)."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    match = re.search(r"^Requires-Python:[ \t]*(.+)$", text.split("\n\n", 1)[0], re.MULTILINE)
+def _pkg_info(headers: str) -> str | None:
+    """``Requires-Python`` of an sdist's ``PKG-INFO`` headers (email-header form)."""
+    match = re.search(r"^Requires-Python:[ \t]*(.+)$", headers, re.MULTILINE)
     return match[1].strip() if match else None
 
 
@@ -269,7 +264,41 @@ def _packaging_root(root: Path) -> Path:
     return folder
 
 
-def _declarations(root: Path) -> list[tuple[tuple[int, int], str]]:
+@dataclass(frozen=True, slots=True)
+class _Packaging:
+    """A codebase's packaging files, each read once (an unreadable one reads as empty)."""
+
+    above: str
+    """Their folder relative to the root (``../``), empty at the root itself."""
+    pyproject: dict[str, Any]
+    setup_cfg: configparser.ConfigParser
+    setup_py: ast.Module | None
+    pkg_info: str
+    """The headers of ``PKG-INFO``."""
+
+
+def _packaging(root: Path) -> _Packaging:
+    home = _packaging_root(root)
+    above = "" if home == root.resolve() else f"{os.path.relpath(home, root.resolve())}/"
+    setup_cfg = configparser.ConfigParser(interpolation=None)
+    try:
+        setup_cfg.read(home / "setup.cfg", encoding="utf-8")
+    except configparser.Error:
+        setup_cfg = configparser.ConfigParser(interpolation=None)
+    try:
+        setup_py: ast.Module | None = syntax.parse(
+            (home / "setup.py").read_text(encoding="utf-8", errors="replace")
+        )
+    except (OSError, SyntaxError, ValueError):
+        setup_py = None
+    try:
+        pkg_info = (home / "PKG-INFO").read_text(encoding="utf-8", errors="replace").split("\n\n", 1)[0]
+    except OSError:
+        pkg_info = ""
+    return _Packaging(above, read_toml(home / "pyproject.toml") or {}, setup_cfg, setup_py, pkg_info)
+
+
+def _declarations(root: Path, packaging: _Packaging) -> list[tuple[tuple[int, int], str]]:
     """Each readable declaration: the lowest version it admits and where it is."""
     found: list[tuple[tuple[int, int], str]] = []
 
@@ -278,19 +307,12 @@ def _declarations(root: Path) -> list[tuple[tuple[int, int], str]]:
         if lowest is not None:
             found.append((lowest, f"requires-python {value.strip()} in {where}"))
 
-    home = _packaging_root(root)
-    above = "" if home == root.resolve() else f"{os.path.relpath(home, root.resolve())}/"
-    pyproject = read_toml(home / "pyproject.toml") or {}
+    above, pyproject = packaging.above, packaging.pyproject
     spec(_table(pyproject, "project").get("requires-python"), f"{above}pyproject.toml")
     spec(_table(pyproject, "tool", "poetry", "dependencies").get("python"), f"{above}pyproject.toml (Poetry)")
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read(home / "setup.cfg", encoding="utf-8")
-        spec(parser.get("options", "python_requires", fallback=None), f"{above}setup.cfg")
-    except configparser.Error:
-        pass
-    spec(_setup_py(home / "setup.py"), f"{above}setup.py")
-    spec(_pkg_info(home / "PKG-INFO"), f"{above}PKG-INFO")
+    spec(packaging.setup_cfg.get("options", "python_requires", fallback=None), f"{above}setup.cfg")
+    spec(_setup_py(packaging.setup_py), f"{above}setup.py")
+    spec(_pkg_info(packaging.pkg_info), f"{above}PKG-INFO")
     settings = ruff_settings(root)
     version = _ruff_version(settings.get("target-version"))
     config = ruff_config_file(root)
@@ -303,22 +325,15 @@ _CLASSIFIER = re.compile(r"Programming Language :: Python :: (\d)(?:\.(\d+))?\s*
 """A trove classifier naming a Python version (``:: 2.7``, or a major alone: ``:: 2``)."""
 
 
-def _classifiers(home: Path, pyproject: dict[str, Any]) -> list[tuple[str, str]]:
+def _classifiers(packaging: _Packaging) -> list[tuple[str, str]]:
     """Each trove classifier the packaging files list, and the file: ``[project]`` of
     ``pyproject.toml``, ``[metadata]`` of ``setup.cfg``, a literal ``classifiers=[...]`` in
     ``setup.py``, ``Classifier:`` lines of ``PKG-INFO``."""
-    found = [(str(item), "pyproject.toml") for item in _table(pyproject, "project").get("classifiers") or ()]
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read(home / "setup.cfg", encoding="utf-8")
-        listed = parser.get("metadata", "classifiers", fallback="")
-        found += [(line.strip(), "setup.cfg") for line in listed.splitlines() if line.strip()]
-    except configparser.Error:
-        pass
-    try:
-        tree = syntax.parse((home / "setup.py").read_text(encoding="utf-8", errors="replace"))
-    except (OSError, SyntaxError, ValueError):
-        tree = None
+    listed = _table(packaging.pyproject, "project").get("classifiers") or ()
+    found = [(str(item), "pyproject.toml") for item in listed]
+    lines = packaging.setup_cfg.get("metadata", "classifiers", fallback="").splitlines()
+    found += [(line.strip(), "setup.cfg") for line in lines if line.strip()]
+    tree = packaging.setup_py
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, ast.keyword) and node.arg == "classifiers" and isinstance(node.value, ast.List):
             found += [
@@ -326,48 +341,37 @@ def _classifiers(home: Path, pyproject: dict[str, Any]) -> list[tuple[str, str]]
                 for item in node.value.elts
                 if isinstance(item, ast.Constant) and isinstance(item.value, str)
             ]
-    try:
-        headers = (home / "PKG-INFO").read_text(encoding="utf-8", errors="replace").split("\n\n", 1)[0]
-    except OSError:
-        headers = ""
-    found += [
-        (value.strip(), "PKG-INFO") for value in re.findall(r"^Classifier:(.+)$", headers, re.MULTILINE)
-    ]
-    return found
+    headers = re.findall(r"^Classifier:(.+)$", packaging.pkg_info, re.MULTILINE)
+    return found + [(value.strip(), "PKG-INFO") for value in headers]
 
 
-def _universal(home: Path, pyproject: dict[str, Any]) -> str | None:
+def _universal(packaging: _Packaging) -> str | None:
     """Where the project builds a universal wheel (one wheel for Python 2 and 3): ``[bdist_wheel]``
     of ``setup.cfg``, or its older name ``[wheel]``, or ``[tool.distutils.bdist_wheel]``."""
-    if str(_table(pyproject, "tool", "distutils", "bdist_wheel").get("universal", "")).lower() in (
-        "1",
-        "true",
+    on = ("1", "true")
+    if (
+        str(_table(packaging.pyproject, "tool", "distutils", "bdist_wheel").get("universal", "")).lower()
+        in on
     ):
         return "pyproject.toml"
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read(home / "setup.cfg", encoding="utf-8")
-        settings = [parser.get(section, "universal", fallback="0") for section in ("bdist_wheel", "wheel")]
-    except configparser.Error:
-        return None
-    return "setup.cfg" if any(value.strip().lower() in ("1", "true") for value in settings) else None
+    sections = ("bdist_wheel", "wheel")
+    settings = [packaging.setup_cfg.get(section, "universal", fallback="0") for section in sections]
+    return "setup.cfg" if any(value.strip().lower() in on for value in settings) else None
 
 
-def _implied(root: Path) -> list[tuple[tuple[int, int], str]]:
+def _implied(packaging: _Packaging) -> list[tuple[tuple[int, int], str]]:
     """Where nothing states the lowest Python: the lowest version the trove classifiers name
     (a major alone, ``:: 2``, taken as its last minor, 2.7), and Python 2.7 for a universal
     wheel (parse 1.20.1 declares no ``requires-python``, builds a universal wheel and tested
     on Python 2.7; webencodings 0.5.1 lists 2.6 to 3.6)."""
-    home = _packaging_root(root)
-    above = "" if home == root.resolve() else f"{os.path.relpath(home, root.resolve())}/"
-    pyproject = read_toml(home / "pyproject.toml") or {}
+    above = packaging.above
     found: list[tuple[tuple[int, int], str]] = []
-    for classifier, where in _classifiers(home, pyproject):
+    for classifier, where in _classifiers(packaging):
         match = _CLASSIFIER.search(classifier)
         if match is not None and (match[2] is not None or match[1] == "2"):
             version = (int(match[1]), int(match[2]) if match[2] is not None else 7)
             found.append((version, f"classifier Python :: {'.'.join(map(str, version))} in {above}{where}"))
-    universal = _universal(home, pyproject)
+    universal = _universal(packaging)
     if universal is not None:
         found.append(((2, 7), f"a universal wheel (Python 2 and 3) in {above}{universal}"))
     return found
@@ -375,7 +379,8 @@ def _implied(root: Path) -> list[tuple[tuple[int, int], str]]:
 
 def python_target(root: Path) -> PythonTarget:
     """The codebase's target (see the module docstring)."""
-    found = _declarations(root) or _implied(root)
+    packaging = _packaging(root)
+    found = _declarations(root, packaging) or _implied(packaging)
     if not found:
         return PythonTarget(None, "declared")
     lowest = min(version for version, _ in found)
