@@ -66,11 +66,7 @@ def _functions(module: Source) -> list[Function]:
 
 def _scope(scopes: Sequence[Function], row: int) -> int:
     """The first line of the innermost function holding line ``row`` (0: none does)."""
-    holding = [
-        node.lineno
-        for node in scopes
-        if isinstance(node, Function) and node.lineno <= row <= (node.end_lineno or node.lineno)
-    ]
+    holding = [node.lineno for node in scopes if node.lineno <= row <= (node.end_lineno or node.lineno)]
     return max(holding, default=0)
 
 
@@ -119,6 +115,13 @@ def _unflagged_optionals(module: Source, functions: Sequence[Function], flagged:
     return found
 
 
+def _stays(finding: Finding) -> bool:
+    """Whether ``finding`` (left with no fix offered) is a twin left in the old idiom: one of
+    :data:`FAMILIES`, and not a decline of :data:`_SPLIT_BY_READING`."""
+    family = FAMILIES.get(str(finding.get("code")))
+    return family is not None and not (family in _SPLIT_BY_READING and finding.get("fix"))
+
+
 def together(
     module: Source | None, fixed: Sequence[dict[str, Any]], left: Sequence[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -127,12 +130,8 @@ def together(
     if module is None or not any(str(finding.get("code")) in FAMILIES for finding in fixed):
         return list(fixed), list(left)
     functions = _functions(module)
-    staying = {
-        (family, _scope(functions, _row(finding)))
-        for finding in left
-        if (family := FAMILIES.get(str(finding.get("code")))) is not None
-        and not (family in _SPLIT_BY_READING and finding.get("fix"))
-    }
+    twins = [finding for finding in left if _stays(finding)]
+    staying = {(FAMILIES[str(finding.get("code"))], _scope(functions, _row(finding))) for finding in twins}
 
     def flagged(code: str) -> set[int]:
         return {
@@ -155,16 +154,7 @@ def together(
         return Counter(FAMILIES[code] for f in findings if (code := str(f.get("code"))) in FAMILIES)
 
     offered = families([f for f in fixed if not apart(f)])
-    total = families(
-        [
-            *fixed,
-            *(
-                f
-                for f in left
-                if not (FAMILIES.get(str(f.get("code"))) in _SPLIT_BY_READING and f.get("fix"))
-            ),
-        ]
-    )
+    total = families([*fixed, *twins])
     scarce = {family for family, count in total.items() if 2 * offered[family] < count}
     keep = [not apart(f) and FAMILIES.get(str(f.get("code"))) not in scarce for f in fixed]
     kept = [f for f, keeps in zip(fixed, keep, strict=True) if keeps]
