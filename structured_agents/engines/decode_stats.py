@@ -21,6 +21,9 @@ class DecodeStats:
     """Choosing tokens: filling and applying grammar bitmasks, argmax or sampling."""
     accept_s: float = 0.0
     """Advancing the grammar matchers by the chosen tokens."""
+    grammar_s: float = 0.0
+    """The grammar matchers' own work: bitmask fills and advances (part of ``select_s`` and
+    ``accept_s``, or of the host work a GPU step hides)."""
     review_s: float = 0.0
     """Scoring review texts after prompts and outputs (:mod:`structured_agents.engines.review`)."""
     steps: int = 0

@@ -47,6 +47,7 @@ __all__ = [
     "NO_TOKEN",
     "GrammarMasker",
     "penalize",
+    "sample",
     "select_tokens",
     "top_logprobs",
 ]
@@ -85,13 +86,16 @@ class GrammarMasker:
         *,
         vocab_size: int,
         stop_token_ids: Sequence[int],
+        pinned: bool = False,
     ) -> None:
         """``vocab_size`` is the bitmask width (the model's logit width or more); the matchers
-        end on ``stop_token_ids`` once their grammar is complete."""
+        end on ``stop_token_ids`` once their grammar is complete; ``pinned`` keeps the bitmask
+        in page-locked memory (a GPU loop copies it to the device without waiting)."""
         self._stops = list(stop_token_ids)
         self._matchers: list[xgrammar.GrammarMatcher | None] = []
         self.vocab_size = vocab_size
-        self._bitmask = xgrammar.allocate_token_bitmask(max(1, len(grammars)), vocab_size)
+        self._pinned = pinned
+        self._bitmask = self._allocate(max(1, len(grammars)))
         self._taken: dict[int, int] = {}
         """Rows whose matcher :meth:`first_accepted` already advanced, with the token."""
         self.spent: dict[int, float] = {}
@@ -112,8 +116,16 @@ class GrammarMasker:
         matcher = None if grammar is None else xgrammar.GrammarMatcher(grammar, override_stop_tokens=stops)
         self._matchers.append(matcher)
         if len(self._matchers) > self._bitmask.shape[0]:
-            rows = 2 * len(self._matchers)
-            self._bitmask = xgrammar.allocate_token_bitmask(rows, self.vocab_size)
+            self._bitmask = self._allocate(2 * len(self._matchers))
+
+    def _allocate(self, rows: int) -> torch.Tensor:
+        bitmask = xgrammar.allocate_token_bitmask(rows, self.vocab_size)
+        return bitmask.pin_memory() if self._pinned else bitmask
+
+    @property
+    def bitmask(self) -> torch.Tensor:
+        """``[rows or more, words]``: the bitmask :meth:`fill` writes (row ``position``)."""
+        return self._bitmask
 
     def keep(self, rows: Sequence[int]) -> None:
         """Keep only ``rows``, in that order (rows that finished leave between steps)."""
@@ -215,7 +227,7 @@ class GrammarMasker:
         return matcher is not None and bool(matcher.is_terminated())
 
 
-def _sample(logits: torch.Tensor, params: SamplingParams, generator: torch.Generator) -> int:
+def sample(logits: torch.Tensor, params: SamplingParams, generator: torch.Generator) -> int:
     """One token drawn from a single row of logits (on CPU, so seeds behave the same everywhere;
     the temperature is at least :data:`MIN_TEMPERATURE`, lower ones are greedy)."""
     probs = torch.softmax(logits.float().cpu() / params.temperature, dim=-1)
@@ -306,5 +318,5 @@ def select_tokens(
             tokens[k] = best if math.isfinite(float(logits[k, best])) else NO_TOKEN
     for k, generator in enumerate(generators):
         if sampling[k] and generator is not None and tokens[k] != NO_TOKEN:
-            tokens[k] = _sample(logits[k], params[k], generator)
+            tokens[k] = sample(logits[k], params[k], generator)
     return tokens

@@ -50,6 +50,7 @@ from structured_agents.engines.bad_words import bad_word_ids
 from structured_agents.engines.candidates import decode_candidates, submit_candidates
 from structured_agents.engines.decode_stats import DecodeStats
 from structured_agents.engines.fast_start import load_tokenizer, tokenizer_info
+from structured_agents.engines.graph_step import GraphStep
 from structured_agents.engines.int8_weights import quantize_linears
 from structured_agents.engines.lean_step import LeanStep
 from structured_agents.engines.model_store import DEFAULT_MODEL, ModelStore
@@ -58,6 +59,7 @@ from structured_agents.engines.packed_attention import use_packed_attention
 from structured_agents.engines.rescored_head import RescoredHead, rescore_head
 from structured_agents.engines.review import MAX_REVIEW_TOKENS
 from structured_agents.engines.rows import Row
+from structured_agents.engines.slot_stepper import SlotStepper
 from structured_agents.engines.step_loop import StepLoop
 from structured_agents.engines.transformers_stepper import TransformersStepper
 from structured_agents.errors import ConfigError, EngineError, GrammarError
@@ -200,7 +202,11 @@ class TransformersEngine:
         )
         self._tokenizer_lock = threading.Lock()
         self._prepare_pool = ThreadPoolExecutor(compile_threads, thread_name_prefix="grammar-compile")
-        self._stepper = TransformersStepper(self)
+        self._stepper = (
+            SlotStepper(self, graphs=True)
+            if self.device.type == "cuda" and GraphStep.of(self.model)
+            else TransformersStepper(self)
+        )
         self._loop: StepLoop[Row] = StepLoop(self._stepper, name="transformers-engine")
         self.stats = DecodeStats()
         """Timings and batch fill since the engine was built."""
@@ -409,13 +415,13 @@ class TransformersEngine:
             empty_ids=empty_ids,
             model=self.model_name,
         )
-        limit = getattr(self.model.config, "max_position_embeddings", None)
+        limit = self._stepper.context
         if not row.prompt_ids:
             row.fail(f"request {index} ({request.request_id}): the prompt is empty", request="prompt")
         elif limit is not None and len(row.prompt_ids) >= limit:
             row.fail(
                 f"request {index} ({request.request_id}): the prompt has {len(row.prompt_ids)} tokens, "
-                f"the model's context is {limit}",
+                f"the engine's context is {limit}",
                 request="prompt",
             )
         elif limit is not None:

@@ -98,6 +98,9 @@ class TransformersStepper:
         self.logits: torch.Tensor | None = None
         """``[rows, vocab]``: the logits each row picks its next token from."""
         self.masker = GrammarMasker([], vocab_size=engine.vocab_size, stop_token_ids=engine.stop_token_ids)
+        limit = getattr(engine.model.config, "max_position_embeddings", None)
+        self.context: int | None = int(limit) if limit is not None else None
+        """Positions a row may use, its prompt and its new tokens (None: no limit known)."""
 
     def room(self) -> int:
         return self.engine.max_batch_size - len(self.rows)
@@ -210,6 +213,7 @@ class TransformersStepper:
         for k, (row, token) in enumerate(zip(rows, tokens, strict=True)):
             self._advance(row, k, token, logprobs[k])
         self._end_slow_grammars()
+        stats.grammar_s += sum(self.masker.spent.values())
         ended = [k for k in reviewed if rows[k].finish_reason in ("grammar", "stop")]
         if ended and review_raw is not None:
             self._review(ended, review_raw, reviewed)

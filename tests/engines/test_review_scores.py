@@ -8,10 +8,13 @@ another batch shape change); the baseline is the same after the empty output.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 import pytest
 import torch
+from engines.slot_loop import slot_loop
 
 from structured_agents.grammar.artifacts import EBNFGrammar
 from structured_agents.kernel.engine import GenerationRequest, Review, SamplingParams
@@ -20,6 +23,14 @@ if TYPE_CHECKING:
     from structured_agents.engines.transformers_engine import TransformersEngine
 
 pytestmark = pytest.mark.model
+
+
+@pytest.fixture(params=["cpu loop", "slot loop"])
+def decoding(request: pytest.FixtureRequest, engine: TransformersEngine) -> Iterator[TransformersEngine]:
+    """The engine decoding through its CPU loop, then through the GPU's slot loop (run eagerly)."""
+    with slot_loop(engine) if request.param == "slot loop" else nullcontext():
+        yield engine
+
 
 SUMMARY = EBNFGrammar('root ::= [^\\n"\\\\ \\t.] [^\\n"\\\\.]* "."? "\\"\\"\\""')
 """One sentence, then the docstring's close."""
@@ -46,8 +57,9 @@ def _close(measured: float | None, direct: float) -> None:
 
 
 def test_review_scores_are_the_likelihood_of_the_text_after_each_candidate(
-    engine: TransformersEngine,
+    decoding: TransformersEngine,
 ) -> None:
+    engine = decoding
     area = Review("\n    return self.width * self.height\n", empty='"""')
     add = Review("\n    return a + b\n", empty='"""')
     requests = [
@@ -84,7 +96,8 @@ def test_review_scores_are_the_likelihood_of_the_text_after_each_candidate(
     assert engine.stats.review_s > 0
 
 
-def test_no_run_of_tokens_repeats_when_repeats_are_banned(engine: TransformersEngine) -> None:
+def test_no_run_of_tokens_repeats_when_repeats_are_banned(decoding: TransformersEngine) -> None:
+    engine = decoding
     sampling = SamplingParams(max_new_tokens=40, no_repeat_ngram_size=3, logprobs=0)
     (completion,) = engine.generate([GenerationRequest("1 1 1 1 1 1 1 1 1 1 1 1", sampling=sampling)])
     tokens = [scored.token_id for scored in completion.logprobs]

@@ -1,0 +1,312 @@
+"""The GPU decode loop: a slot cache, a graph-captured step, and the host's work hidden behind it.
+
+:class:`SlotStepper` is the :class:`~.step_loop.Stepper` of the transformers engine on CUDA for
+the models :class:`~.graph_step.GraphStep` reproduces (Gemma 3). It keeps the rows in a
+:class:`~.slot_cache.SlotCache` (row ``k`` is slot ``k``) and decodes them with the captured
+step. A step:
+
+1. masks the pending logits on the device: each constrained row's bitmask, filled on the host
+   while the previous forward ran, is copied (from pinned memory, without waiting) and
+   unpacked into a ``-inf`` mask; the frequency penalty comes from per-row token counts kept
+   on the device (one scatter of the step's new tokens, one multiply-add); bad words and
+   repeated n-grams as the CPU loop bans them;
+2. picks every row's token on the device (the argmax; ``-1``, :data:`~.logits.NO_TOKEN`, where
+   the mask allows nothing) and copies the tokens to the host: the step's one wait for the
+   GPU (rows that sample draw on the host, as the CPU loop does, and wait too);
+3. launches the next forward at once, feeding those tokens from the device, for every row
+   (a row that ends on this token costs its place in one more forward, and its result is
+   dropped);
+4. while the GPU runs it, advances the grammars and rows on the host, scores the reviews of
+   rows that ended, finishes them, closes the gaps they leave (the last rows move into them:
+   a few slot copies, queued behind the forward), and fills the next bitmasks.
+
+Greedy rows take the lowest-id best token their grammar allows, as on the CPU loop; the logits
+differ from the CPU loop's by the kernels' rounding. The cache holds ``capacity`` positions a
+row (:func:`slot_capacity`): a prompt must leave room for one token.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import time
+from typing import Any
+
+import torch
+import xgrammar
+
+from structured_agents.engines.bad_words import ban_bad_words
+from structured_agents.engines.graph_step import GraphStep
+from structured_agents.engines.kv_batch import select_rows
+from structured_agents.engines.logits import MIN_TEMPERATURE, NO_TOKEN, GrammarMasker, sample, top_logprobs
+from structured_agents.engines.repeats import ban_repeats
+from structured_agents.engines.review import score_continuations
+from structured_agents.engines.rows import Row
+from structured_agents.engines.slot_cache import SlotCache
+from structured_agents.engines.transformers_stepper import StepModel, TransformersStepper, prefill_groups
+
+__all__ = ["MEMORY_SHARE", "SlotStepper", "slot_capacity"]
+
+logger = logging.getLogger(__name__)
+
+MEMORY_SHARE = 0.25
+"""The share of the device's free memory the slot cache may take when the engine starts."""
+_BITS = 32
+
+
+def slot_capacity(config: Any, *, slots: int, dtype: torch.dtype, free_bytes: int) -> int:
+    """Positions a slot holds: the model's context where :data:`MEMORY_SHARE` of ``free_bytes``
+    holds ``slots`` rows of it, else what that share holds (a multiple of 256, at least 256
+    unless the context is shorter)."""
+    context = int(getattr(config, "max_position_embeddings", 0) or 1 << 15)
+    fits = int(MEMORY_SHARE * free_bytes) // (slots * SlotCache.bytes_per_position(config, dtype))
+    return min(context, max(256, fits // 256 * 256))
+
+
+class SlotStepper(TransformersStepper):
+    """Rows in slots, decoded by a :class:`GraphStep`; driven from the engine's loop thread only."""
+
+    def __init__(self, engine: StepModel, *, graphs: bool) -> None:
+        super().__init__(engine)
+        model = engine.model
+        device = model.device
+        dtype = model.get_output_embeddings().weight.dtype
+        free = (
+            torch.cuda.mem_get_info(device)[0]
+            if device.type == "cuda"
+            else os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        )
+        slots = engine.max_batch_size
+        self.capacity = slot_capacity(model.config, slots=slots, dtype=dtype, free_bytes=free)
+        """Positions each row may use: its prompt and its new tokens."""
+        self.cache = SlotCache(model.config, slots=slots, capacity=self.capacity, device=device, dtype=dtype)
+        self.graph = GraphStep(model, self.cache, graphs=graphs)
+        self.next: list[int] = []
+        """Each row's next position (its length so far)."""
+        self.context = min(self.context or self.capacity, self.capacity)
+        self.masker = GrammarMasker(
+            [],
+            vocab_size=engine.vocab_size,
+            stop_token_ids=engine.stop_token_ids,
+            pinned=device.type == "cuda",
+        )
+        self._filled: list[int] | None = []
+        """The rows whose bitmask is filled for their next token (None: stale, rows moved)."""
+        self._counts: torch.Tensor | None = None
+        """``[slots, vocab]``: how often each row generated each token (rows with a frequency
+        penalty; allocated when the first one comes)."""
+        self._device = device
+        self._bits = torch.arange(_BITS, dtype=torch.int32, device=device)
+        self._triton = device.type == "cuda" and importlib.util.find_spec("triton") is not None
+        """Whether masks go through xgrammar's Triton kernel (one pass over the logits), else
+        torch operations (the bits unpacked into a tensor the size of the logits first)."""
+
+    @torch.inference_mode()
+    def admit(self, pending: list[Row]) -> None:
+        for group in prefill_groups(pending):
+            clock = time.perf_counter()
+            distinct: dict[tuple[int, ...], Row] = {}
+            for row in group:
+                distinct.setdefault(tuple(row.prompt_ids), row)
+            logits, cache, mask, next_pos = self._prefill(list(distinct.values()))
+            self._baselines(list(distinct.values()), logits, (cache, mask, next_pos))
+            if len(distinct) < len(group):
+                position = {prompt: k for k, prompt in enumerate(distinct)}
+                index = [position[tuple(row.prompt_ids)] for row in group]
+                select_rows(cache, mask, next_pos, index)
+                logits = logits[torch.tensor(index, device=logits.device)]
+            lengths = [len(row.prompt_ids) for row in group]
+            self.cache.join(cache, lengths, first=len(self.rows))
+            self.logits = logits if self.logits is None else torch.cat([self.logits, logits])
+            for row in group:
+                row.review_baseline = distinct[tuple(row.prompt_ids)].review_baseline
+                self.masker.add(row.grammar, stop_token_ids=row.stop_token_ids)
+                self.rows.append(row)
+                self.next.append(len(row.prompt_ids))
+            if any(row.request.sampling.frequency_penalty for row in group) and self._counts is None:
+                self._counts = torch.zeros(
+                    (self.cache.slots, self.engine.vocab_size), dtype=torch.float32, device=self._device
+                )
+            if self._counts is not None:
+                self._counts[len(self.rows) - len(group) : len(self.rows)] = 0
+            self.engine.stats.prefill_s += time.perf_counter() - clock
+        self._fill()
+
+    def _to_device(
+        self, values: list[int] | list[float] | list[list[int]], dtype: torch.dtype
+    ) -> torch.Tensor:
+        """``values`` on the device, copied from pinned memory without waiting on CUDA."""
+        tensor = torch.tensor(values, dtype=dtype)
+        if self._device.type != "cuda":
+            return tensor
+        return tensor.pin_memory().to(self._device, non_blocking=True)
+
+    def _fill(self) -> None:
+        """Fill the bitmask of every constrained row whose grammar goes on (on the host)."""
+        clock = time.perf_counter()
+        live = self.masker.live(range(len(self.rows)))
+        if live:
+            self.masker.fill(range(len(self.rows)), live)
+        self._filled = live
+        self.engine.stats.select_s += time.perf_counter() - clock
+
+    def _mask(self, logits: torch.Tensor) -> None:
+        """Apply the filled bitmasks to ``logits`` on the device, in place."""
+        if self._filled is None:
+            self._fill()
+        rows, width = self._filled or [], min(logits.shape[-1], self.masker.vocab_size)
+        if not rows:
+            return
+        words = self.masker.bitmask[: len(self.rows)].to(self._device, non_blocking=True)
+        if self._triton:
+            try:
+                xgrammar.apply_token_bitmask_inplace(
+                    logits, words, vocab_size=width, indices=rows, backend="triton"
+                )
+                logits[:, self.masker.vocab_size :] = float("-inf")
+                return
+            except Exception as exc:  # a Triton that cannot build the kernel: the torch operations do
+                logger.warning("xgrammar's Triton bitmask kernel failed (%s); masking with torch", exc)
+                self._triton = False
+        if len(rows) < len(self.rows):
+            index = self._to_device(rows, torch.long)
+            words = words[index]
+        bits = ((words.unsqueeze(-1) >> self._bits) & 1).view(words.shape[0], -1)[:, :width] == 0
+        if len(rows) < len(self.rows):
+            logits[index, :width] = logits[index, :width].masked_fill(bits, float("-inf"))
+            logits[index, self.masker.vocab_size :] = float("-inf")
+        else:
+            logits[:, :width].masked_fill_(bits, float("-inf"))
+            logits[:, self.masker.vocab_size :] = float("-inf")
+
+    def _penalize(self, logits: torch.Tensor) -> None:
+        """The rows' frequency penalties, from their token counts on the device."""
+        if self._counts is None:
+            return
+        amounts = [row.request.sampling.frequency_penalty for row in self.rows]
+        if any(amounts):
+            width = min(logits.shape[-1], self._counts.shape[-1])
+            scale = self._to_device(amounts, torch.float32)
+            logits[:, :width] -= scale.unsqueeze(1) * self._counts[: len(self.rows), :width]
+
+    def _count(self, added: list[tuple[int, ...]]) -> None:
+        """Count each row's ``added`` tokens (rows with a frequency penalty)."""
+        if self._counts is None:
+            return
+        rows = [
+            k for k, row in enumerate(self.rows) for _ in added[k] if row.request.sampling.frequency_penalty
+        ]
+        ids = [
+            t for k, row in enumerate(self.rows) for t in added[k] if row.request.sampling.frequency_penalty
+        ]
+        if rows:
+            index = self._to_device([rows, ids], torch.long)
+            ones = torch.ones(len(rows), dtype=self._counts.dtype, device=self._device)
+            self._counts.index_put_((index[0], index[1]), ones, accumulate=True)
+
+    @torch.inference_mode()
+    def step(self) -> None:
+        self._keep([k for k, row in enumerate(self.rows) if row.stream is None or not row.stream.cancelled])
+        if self.logits is None or not self.rows:
+            return
+        stats, rows, logits = self.engine.stats, self.rows, self.logits
+        clock = time.perf_counter()
+        params = [row.request.sampling for row in rows]
+        counts = [-1 if p.logprobs is None else p.logprobs for p in params]
+        raw = logits.clone() if any(count >= 0 for count in counts) else None
+        reviewed = [k for k, row in enumerate(rows) if row.review_ids]
+        review_raw = logits[torch.tensor(reviewed, device=logits.device)].clone() if reviewed else None
+        generated = [row.tokens for row in rows]
+        self._penalize(logits)
+        ban_bad_words(logits, generated, [row.banned for row in rows])
+        ban_repeats(logits, generated, [p.no_repeat_ngram_size for p in params])
+        self._mask(logits)
+        values, best = logits.max(dim=-1)
+        chosen = torch.where(values.isfinite(), best, NO_TOKEN)
+        sampling = [
+            k
+            for k, (p, row) in enumerate(zip(params, rows, strict=True))
+            if p.temperature >= MIN_TEMPERATURE and row.generator is not None
+        ]
+        tokens = [int(t) for t in chosen.tolist()]  # the step's one wait for the device
+        for k in sampling:
+            if tokens[k] != NO_TOKEN:
+                generator = rows[k].generator
+                assert generator is not None
+                tokens[k] = sample(logits[k], params[k], generator)
+        if sampling:
+            chosen = self._to_device(tokens, torch.long)
+        logprobs = top_logprobs(raw, tokens, counts) if raw is not None else [[] for _ in rows]
+        stats.select_s += time.perf_counter() - clock
+        clock = time.perf_counter()
+        positions = self._to_device(self.next, torch.long)
+        upcoming = self.graph(chosen.clamp(min=0), positions, max(self.next) + 1)  # runs while the host works
+        lengths = list(self.next)
+        self.next = [p + 1 for p in self.next]
+        stats.decode_s += time.perf_counter() - clock
+        before = [len(row.tokens) for row in rows]
+        for k, (row, token) in enumerate(zip(rows, tokens, strict=True)):
+            self._advance(row, k, token, logprobs[k])
+        self._count([tuple(row.tokens[before[k] :]) for k, row in enumerate(rows)])
+        self._end_slow_grammars()
+        stats.grammar_s += sum(self.masker.spent.values())
+        self.masker.spent.clear()
+        ended = [k for k in reviewed if rows[k].finish_reason in ("grammar", "stop")]
+        if ended and review_raw is not None:
+            self._review_slots(ended, review_raw, reviewed, lengths)
+        stats.steps += 1
+        stats.row_steps += len(rows)
+        keep = [k for k, row in enumerate(rows) if not row.finished]
+        for row in rows:
+            if row.finished and row.stream is not None:
+                row.stream.finish(row.completion(latency_s=time.perf_counter() - row.submitted))
+        self.logits = upcoming
+        self._keep(keep)
+        if self.rows:
+            self._fill()
+
+    def _review_slots(
+        self, ended: list[int], raw: torch.Tensor, reviewed: list[int], lengths: list[int]
+    ) -> None:
+        """Each ended row's review score, from a ``DynamicCache`` of its slot (its tokens before
+        the one that ended it: ``lengths``)."""
+        clock = time.perf_counter()
+        at = {k: j for j, k in enumerate(reviewed)}
+        scores = score_continuations(
+            self.engine,
+            self.cache.fork(ended, [lengths[k] for k in ended], self.engine.model.config),
+            raw[torch.tensor([at[k] for k in ended], device=raw.device)],
+            [self.rows[k].review_ids for k in ended],
+            [len(self.rows[k].review_ids) for k in ended],
+        )
+        for k, score in zip(ended, scores, strict=True):
+            self.rows[k].review = score
+        self.engine.stats.review_s += time.perf_counter() - clock
+
+    def _keep(self, keep: list[int]) -> None:
+        """Keep rows ``keep``: those already in the first ``len(keep)`` slots stay, the rest
+        move into the gaps (one copy of each moved slot)."""
+        if len(keep) == len(self.rows):
+            return
+        size = len(keep)
+        staying = {k for k in keep if k < size}
+        gaps = [k for k in range(size) if k not in staying]
+        movers = [k for k in keep if k >= size]
+        order = list(range(size))
+        for gap, mover in zip(gaps, movers, strict=True):
+            order[gap] = mover
+        if movers:
+            self.cache.move(movers, gaps, max(self.next[k] for k in movers) + 1)
+            if self._counts is not None:
+                self._counts[torch.tensor(gaps, device=self._device)] = self._counts[
+                    torch.tensor(movers, device=self._device)
+                ]
+        self.rows = [self.rows[k] for k in order]
+        self.next = [self.next[k] for k in order]
+        self.masker.keep(order)
+        self._filled = None
+        if self.logits is not None and order:
+            self.logits = self.logits[torch.tensor(order, device=self.logits.device)]
+        else:
+            self.logits = None

@@ -1,0 +1,205 @@
+"""SlotCache and GraphStep: rows decoded in slots give the model's own logits.
+
+The GPU decode loop's step (:mod:`structured_agents.engines.graph_step`) runs here eagerly, on
+CPU in float32, over a tiny randomly initialised Gemma 3 (full and sliding-window layers, a
+window of 4 so the sliding layers wrap within a few tokens). Each row's logits, in a batch whose
+rows join at different times and leave (the last row moving into the gap), must equal what the
+model's own forward gives the row decoded alone, up to float noise; a forked slot must continue
+as the row would.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import torch
+import transformers
+
+from structured_agents.engines.graph_step import GraphStep, bucket
+from structured_agents.engines.slot_cache import SlotCache
+from structured_agents.engines.slot_stepper import slot_capacity
+from structured_agents.engines.transformers_engine import cache_kwarg
+
+if TYPE_CHECKING:
+    from structured_agents.engines.transformers_engine import TransformersEngine
+
+CAPACITY = 64
+
+
+@pytest.fixture(scope="module")
+def model() -> Any:
+    torch.manual_seed(0)
+    config = transformers.Gemma3TextConfig(
+        vocab_size=50,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=3,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=16,
+        sliding_window=4,
+        layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+        max_position_embeddings=128,
+    )
+    return transformers.Gemma3ForCausalLM(config).eval()
+
+
+def _forward(model: Any, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any) -> Any:
+    out = model(
+        input_ids=ids,
+        attention_mask=mask,
+        position_ids=positions,
+        use_cache=True,
+        **{cache_kwarg(model): cache},
+    )
+    return out.logits[:, -1, :].float()
+
+
+def _prefill(model: Any, prompts: list[list[int]]) -> tuple[torch.Tensor, Any]:
+    """The prompts prefilled together, left padded, as the engine's prefill does."""
+    width = max(map(len, prompts))
+    ids = torch.zeros((len(prompts), width), dtype=torch.long)
+    mask = torch.zeros((len(prompts), width), dtype=torch.long)
+    for j, prompt in enumerate(prompts):
+        ids[j, width - len(prompt) :] = torch.tensor(prompt)
+        mask[j, width - len(prompt) :] = 1
+    cache = transformers.DynamicCache(config=model.config)
+    return _forward(model, ids, mask, (mask.cumsum(-1) - 1).clamp(min=0), cache), cache
+
+
+def _alone(model: Any, prompt: list[int], fed: list[int]) -> list[torch.Tensor]:
+    """The model's logits before each fed token, the row decoded alone."""
+    logits, cache = _prefill(model, [prompt])
+    seen = [logits[0]]
+    for at, token in enumerate(fed, start=len(prompt)):
+        ids = torch.tensor([[token]])
+        seen.append(
+            _forward(model, ids, torch.ones((1, at + 1), dtype=torch.long), torch.tensor([[at]]), cache)[0]
+        )
+    return seen
+
+
+@torch.inference_mode()
+def test_rows_in_slots_decode_as_they_would_alone(model: Any) -> None:
+    prompts = {"long": list(range(1, 10)), "short": [7, 3, 5], "late": [11, 12, 13, 14, 15, 16, 17]}
+    fed = [21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32]
+    alone = {name: _alone(model, prompt, fed) for name, prompt in prompts.items()}
+    cache = SlotCache(
+        model.config, slots=4, capacity=CAPACITY, device=torch.device("cpu"), dtype=torch.float32
+    )
+    step = GraphStep(model, cache, graphs=False)
+
+    rows = ["long", "short"]  # prefilled together: the short one left padded
+    logits, prefilled = _prefill(model, [prompts[name] for name in rows])
+    cache.join(prefilled, [len(prompts[name]) for name in rows], first=0)
+    for k, name in enumerate(rows):
+        torch.testing.assert_close(logits[k], alone[name][0])
+    done = {name: 0 for name in prompts}
+    for turn in range(10):
+        if turn == 3:  # a row joins mid-flight, prefilled on its own
+            logits, prefilled = _prefill(model, [prompts["late"]])
+            cache.join(prefilled, [len(prompts["late"])], first=len(rows))
+            rows.append("late")
+            torch.testing.assert_close(logits[0], alone["late"][0])
+        if turn == 6:  # the first row leaves: the last one moves into its slot
+            length = max(len(prompts[name]) + done[name] for name in rows)
+            cache.move([len(rows) - 1], [0], length)
+            rows = [rows[-1], *rows[1:-1]]
+        ids = torch.tensor([fed[done[name]] for name in rows])
+        positions = torch.tensor([len(prompts[name]) + done[name] for name in rows])
+        logits = step(ids, positions, int(positions.max()) + 1)
+        for k, name in enumerate(rows):
+            done[name] += 1
+            torch.testing.assert_close(logits[k], alone[name][done[name]], msg=f"{name} at turn {turn}")
+    assert done == {"long": 6, "short": 10, "late": 7}
+
+
+@torch.inference_mode()
+def test_a_forked_slot_continues_as_the_row_would(model: Any) -> None:
+    prompts = [list(range(1, 10)), [7, 3, 5]]
+    fed = [21, 22, 23, 24, 25, 26]
+    cache = SlotCache(
+        model.config, slots=2, capacity=CAPACITY, device=torch.device("cpu"), dtype=torch.float32
+    )
+    step = GraphStep(model, cache, graphs=False)
+    _, prefilled = _prefill(model, prompts)
+    cache.join(prefilled, [len(p) for p in prompts], first=0)
+    for done in range(5):
+        step(torch.tensor([fed[done]] * 2), torch.tensor([len(p) + done for p in prompts]), 20)
+    forked, mask, next_pos = cache.fork([1, 0], [len(p) + 5 for p in reversed(prompts)], model.config)
+    ids = torch.tensor([[fed[5]]] * 2)
+    got = _forward(
+        model, ids, torch.cat([mask, torch.ones((2, 1), dtype=torch.long)], dim=1), next_pos, forked
+    )
+    for k, prompt in enumerate(reversed(prompts)):
+        torch.testing.assert_close(got[k], _alone(model, prompt, fed)[6])
+
+
+def test_buckets_and_capacity(model: Any) -> None:
+    assert [bucket(n, most=64) for n in (1, 2, 3, 5, 33, 64, 65)] == [1, 2, 4, 8, 64, 64, 64]
+    assert bucket(100, least=128, most=4096) == 128 and bucket(700, least=128, most=4096) == 1024
+    per = SlotCache.bytes_per_position(model.config, torch.bfloat16)
+    assert per == 2 * 3 * 1 * 16 * 2
+    long = model.config.to_dict() | {"max_position_embeddings": 32768}
+    config = transformers.Gemma3TextConfig(**long)
+    # the model's whole context where a quarter of the free memory holds it, else what it holds
+    assert slot_capacity(config, slots=4, dtype=torch.bfloat16, free_bytes=1 << 40) == 32768
+    assert slot_capacity(config, slots=4, dtype=torch.bfloat16, free_bytes=4 * 4 * per * 2100) == 2048
+    assert slot_capacity(config, slots=4, dtype=torch.bfloat16, free_bytes=0) == 256
+    assert slot_capacity(model.config, slots=4, dtype=torch.bfloat16, free_bytes=0) == 128
+
+
+def test_the_step_is_for_causal_gemma_3_only() -> None:
+    from types import SimpleNamespace
+
+    def model(**config: object) -> object:
+        return SimpleNamespace(config=SimpleNamespace(**{"model_type": "gemma3_text", **config}))
+
+    assert GraphStep.of(model())
+    assert not GraphStep.of(model(model_type="llama"))
+    assert not GraphStep.of(model(use_bidirectional_attention=True))
+    assert not GraphStep.of(model(final_logit_softcapping=30.0))
+    assert not GraphStep.of(model(attn_logit_softcapping=50.0))
+
+
+@pytest.mark.model
+def test_the_slot_loop_keeps_every_row_in_its_grammar(engine: TransformersEngine) -> None:
+    """Through the slot loop on the real model: rows of different lengths leave at different
+    steps (the last rows moving into their slots), a cancelled row leaves at once, and every
+    constrained row that ends says a tool call of the grammar."""
+    from engines.slot_loop import slot_loop
+
+    from structured_agents.grammar.config import GrammarConfig
+    from structured_agents.kernel.engine import GenerationRequest, SamplingParams
+    from structured_agents.plugins import get_plugin
+    from structured_agents.types import ToolSchema
+
+    tools = [
+        ToolSchema(name, f"The {name} tool.", {"type": "object", "properties": {"path": {"type": "string"}}})
+        for name in ("read_file", "delete_file")
+    ]
+    grammar = get_plugin("function_gemma").build_grammar(tools, GrammarConfig(mode="json_schema"))
+    asks = ["Call the tool that reads src/app.py:", "Call the tool that deletes notes.txt:"]
+    requests = [
+        GenerationRequest(asks[k % 2], grammar=grammar, sampling=SamplingParams(max_new_tokens=n))
+        for k, n in enumerate((6, 40, 12, 40, 3))
+    ]
+    requests.append(GenerationRequest("def add(a, b):", sampling=SamplingParams(max_new_tokens=9)))
+    with slot_loop(engine) as stepper:
+        cancelled = engine.submit(
+            GenerationRequest("Count to a thousand:", sampling=SamplingParams(max_new_tokens=200))
+        )
+        cancelled.cancel()
+        done = engine.generate(requests)
+        assert stepper.live() == 0
+    for request, completion in zip(requests, done, strict=True):
+        assert completion.finish_reason in ("grammar", "length", "stop"), completion.text
+        assert completion.usage.completion_tokens <= request.sampling.max_new_tokens
+        if completion.finish_reason == "grammar":
+            call = json.loads(completion.text)
+            assert call["name"] in {"read_file", "delete_file"}
+        if completion.finish_reason == "length":
+            assert completion.usage.completion_tokens == request.sampling.max_new_tokens
+    assert cancelled.cancelled
