@@ -16,14 +16,17 @@ What is measured, all greedy on short prompts (so decoding, not prefill, dominat
 * ``free``: tokens/s and the time of one decode step at each of ``--batches`` (1, 4 and 8 unless
   told; the engine takes the largest as its ``max_batch_size``), every row forced to decode
   ``--tokens`` tokens. Past 8 rows the prompts repeat, each copy numbered, so no two rows share
-  a prompt.
+  a prompt. ``step_ms`` is the run's wall time over its decode steps (prefill included, so an
+  upper bound); ``forward_ms`` the time the loop spent launching or running forward passes
+  (on CUDA the graph step returns before the GPU finishes: the host's work overlaps it).
 * ``grammar``: the same prompts under FunctionGemma's JSON call schema, then unconstrained with
   each row forced to the token count it had under the grammar (the same work without masking).
-  Two overhead figures: ``overhead`` compares the two runs' wall times; ``grammar_share`` is the
-  grammar work the engine timed inside the constrained run itself, ``DecodeStats.select_s +
-  accept_s`` (bitmask fill and apply, matcher advance, and the argmax, which an unconstrained run
-  pays too: an upper bound), over the rest of that run. On a shared CPU the first swings with
-  the neighbours' load; the second needs no second run.
+  Three overhead figures: ``overhead`` compares the two runs' wall times; ``grammar_share`` is
+  the grammar matchers' own work the engine timed inside the constrained run
+  (``DecodeStats.grammar_s``: bitmask fills and advances) over its wall time; ``select_share``
+  the wider ``select_s + accept_s`` (with applying the masks, the argmax, which an unconstrained
+  run pays too, and on CUDA the wait for the step) over the rest of the run, an upper bound. On
+  a shared CPU the first swings with the neighbours' load; the others need no second run.
 * ``kinds``: ``grammar_share`` at batch 4 for each kind of grammar the plugins build.
 * ``peer``: llama.cpp on the same GGUF, run first in a child process (:mod:`peer_llamacpp`;
   when ``llama-cpp-python`` is importable): its load time and batch-1 tokens/s, and the ratios
@@ -109,14 +112,18 @@ def timed(
     finally:
         engine.stop_token_ids = saved
     tokens = [c.usage.completion_tokens for c in best.pop("completions")]
-    grammar_s = best["stats"]["select_s"] + best["stats"]["accept_s"]
+    stats = best["stats"]
+    steps = max(1, stats["steps"])
+    upper_s = stats["select_s"] + stats["accept_s"]
     return {
         **best,
-        "step_ms": 1000 * best["stats"]["decode_s"] / max(1, best["stats"]["steps"]),
+        "step_ms": 1000 * best["seconds"] / steps,
+        "forward_ms": 1000 * stats["decode_s"] / steps,
         "tokens": tokens,
         "tokens_per_s": sum(tokens) / best["seconds"],
-        "grammar_s": grammar_s,
-        "grammar_share": grammar_s / (best["seconds"] - grammar_s),
+        "grammar_s": stats["grammar_s"],
+        "grammar_share": stats["grammar_s"] / best["seconds"],
+        "select_share": upper_s / (best["seconds"] - upper_s),
     }
 
 
@@ -233,15 +240,17 @@ def table(result: dict[str, Any]) -> str:
         f"{result['import_s']:.2f} s importing the architecture's code; conversion this run: "
         f"{result['conversion_s']:.1f} s",
         "",
-        f"{'batch':>5} {'free tok/s':>11} {'step ms':>8} {'grammar tok/s':>14} {'matched free tok/s':>19} "
-        f"{'overhead':>9} {'grammar share':>14}",
+        f"{'batch':>5} {'free tok/s':>11} {'step ms':>8} {'fwd ms':>7} {'grammar tok/s':>14} "
+        f"{'grammar step ms':>16} {'matched free tok/s':>19} {'overhead':>9} {'grammar share':>14} "
+        f"{'select share':>13}",
     ]
     for b, free in result["free"].items():
         g = result["grammar"][b]
         lines.append(
-            f"{b:>5} {free['tokens_per_s']:>11.1f} {free['step_ms']:>8.2f} "
-            f"{g['with']['tokens_per_s']:>14.1f} {g['without']['tokens_per_s']:>19.1f} "
-            f"{g['overhead']:>8.1%} {g['grammar_share']:>14.1%}"
+            f"{b:>5} {free['tokens_per_s']:>11.1f} {free['step_ms']:>8.2f} {free['forward_ms']:>7.2f} "
+            f"{g['with']['tokens_per_s']:>14.1f} {g['with']['step_ms']:>16.2f} "
+            f"{g['without']['tokens_per_s']:>19.1f} {g['overhead']:>8.1%} {g['grammar_share']:>14.1%} "
+            f"{g['with']['select_share']:>13.1%}"
         )
     if result["batch8_over_batch1"] is not None:
         lines.append(
