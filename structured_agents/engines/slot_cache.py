@@ -86,7 +86,8 @@ class SlotCache:
         self, slots: Sequence[int], lengths: Sequence[int], config: Any
     ) -> tuple[Any, torch.Tensor, torch.Tensor]:
         """A ``DynamicCache`` of ``slots`` (holding ``lengths`` tokens), left padded to the longest,
-        with its attention mask and next positions, as :func:`~.kv_batch.fork_rows` gives."""
+        with its attention mask and next positions on the host, as :func:`~.kv_batch.fork_rows`
+        gives them (:mod:`.review` builds on them with host tensors)."""
         from transformers import DynamicCache
 
         device = self.kv.device
@@ -94,7 +95,9 @@ class SlotCache:
         pad = torch.tensor([width - length for length in lengths], device=device).unsqueeze(1)
         source = (torch.arange(width, device=device).unsqueeze(0) - pad).clamp(min=0)  # [rows, width]
         index = torch.tensor(list(slots), device=device)
-        mask = (torch.arange(width, device=device).unsqueeze(0) >= pad).long()
+        mask = (
+            torch.arange(width).unsqueeze(0) >= torch.tensor([width - n for n in lengths]).unsqueeze(1)
+        ).long()
         cache: Any = DynamicCache(config=config)
         for layer in range(self.layers):
             keys, values = (
@@ -104,5 +107,5 @@ class SlotCache:
                 for part in (0, 1)
             )
             cache.layers[layer].update(keys, values)
-        next_pos = torch.tensor([[length] for length in lengths], device=device)
+        next_pos = torch.tensor([[length] for length in lengths])
         return cache, mask, next_pos

@@ -129,12 +129,24 @@ def test_a_forked_slot_continues_as_the_row_would(model: Any) -> None:
     for done in range(5):
         step(torch.tensor([fed[done]] * 2), torch.tensor([len(p) + done for p in prompts]), 20)
     forked, mask, next_pos = cache.fork([1, 0], [len(p) + 5 for p in reversed(prompts)], model.config)
+    assert next_pos.tolist() == [[8], [14]] and mask.sum(dim=1).tolist() == [8, 14]
     ids = torch.tensor([[fed[5]]] * 2)
     got = _forward(
         model, ids, torch.cat([mask, torch.ones((2, 1), dtype=torch.long)], dim=1), next_pos, forked
     )
     for k, prompt in enumerate(reversed(prompts)):
         torch.testing.assert_close(got[k], _alone(model, prompt, fed)[6])
+
+
+def test_a_fork_keeps_its_mask_and_positions_on_the_host(model: Any) -> None:
+    """As :class:`KVBatch` keeps them, wherever the cache is: the review adds host positions to
+    them (on CUDA a fork's device positions made every review fail). A cache on the ``meta``
+    device stands in for one on a GPU."""
+    cache = SlotCache(model.config, slots=2, capacity=16, device=torch.device("meta"), dtype=torch.float32)
+    forked, mask, next_pos = cache.fork([1, 0], [5, 3], model.config)
+    assert mask.device.type == next_pos.device.type == "cpu"
+    assert next_pos.tolist() == [[5], [3]] and mask.tolist() == [[1] * 5, [0, 0, 1, 1, 1]]
+    assert forked.layers[1].keys.device.type == "meta"
 
 
 def test_buckets_and_capacity(model: Any) -> None:
