@@ -35,6 +35,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from structured_agents.engines.gemma_norm import Norm, layer_norms, norm, scaled
 from structured_agents.engines.slot_cache import SlotCache
 
 __all__ = ["GraphStep", "bucket"]
@@ -51,23 +52,11 @@ def bucket(value: int, *, least: int = 1, most: int) -> int:
     return min(size, most)
 
 
-_Norm = tuple[torch.Tensor, float]
-
-
-def _scaled(norm: Any) -> _Norm:
-    return 1.0 + norm.weight.float(), float(norm.eps)
-
-
-def _norm(norm: _Norm, x: torch.Tensor) -> torch.Tensor:
-    """Gemma's RMSNorm (``x * rsqrt(mean(x^2) + eps) * (1 + weight)`` in float32)."""
-    return F.rms_norm(x.float(), (x.shape[-1],), norm[0], norm[1]).type_as(x)
-
-
 @dataclass(frozen=True)
 class _Layer:
     kind: str
     scaling: float
-    norms: tuple[_Norm, _Norm, _Norm, _Norm, _Norm, _Norm]
+    norms: tuple[Norm, Norm, Norm, Norm, Norm, Norm]
     """input, q, k, post-attention, pre-feedforward and post-feedforward norms."""
     q: torch.Tensor
     k: torch.Tensor
@@ -93,7 +82,7 @@ class GraphStep:
         self._kv_heads = int(config.num_key_value_heads)
         self._head_dim = cache.kv.shape[-1]
         self._head = model.get_output_embeddings().weight
-        self._final = _scaled(self._decoder.norm)
+        self._final = scaled(self._decoder.norm)
         self._layers = [self._plan(layer, cache.kinds[i]) for i, layer in enumerate(self._decoder.layers)]
         self._ids = torch.zeros(cache.slots, dtype=torch.long, device=device)
         self._positions = torch.zeros(cache.slots, dtype=torch.long, device=device)
@@ -125,14 +114,7 @@ class GraphStep:
         return _Layer(
             kind=kind,
             scaling=float(attention.scaling),
-            norms=(
-                _scaled(layer.input_layernorm),
-                _scaled(attention.q_norm),
-                _scaled(attention.k_norm),
-                _scaled(layer.post_attention_layernorm),
-                _scaled(layer.pre_feedforward_layernorm),
-                _scaled(layer.post_feedforward_layernorm),
-            ),
+            norms=layer_norms(layer),
             q=attention.q_proj.weight,
             k=attention.k_proj.weight,
             v=attention.v_proj.weight,
@@ -205,12 +187,12 @@ class GraphStep:
         dim, groups = self._head_dim, self._heads // self._kv_heads
         for index, layer in enumerate(self._layers):
             before, q_norm, k_norm, after, before_mlp, after_mlp = layer.norms
-            x = _norm(before, hidden)
+            x = norm(before, hidden)
             query = F.linear(x, layer.q).view(size, self._heads, 1, dim)
             key = F.linear(x, layer.k).view(size, self._kv_heads, 1, dim)
             value = F.linear(x, layer.v).view(size, self._kv_heads, 1, dim)
             cos, sin = rotary[layer.kind]
-            both = torch.cat((_norm(q_norm, query), _norm(k_norm, key)), dim=1)
+            both = torch.cat((norm(q_norm, query), norm(k_norm, key)), dim=1)
             both = both * cos + both.roll(dim // 2, dims=-1) * sin
             query, key = both[:, : self._heads], both[:, self._heads :]
             keys, values = self._cache.kv[0, index], self._cache.kv[1, index]
@@ -223,10 +205,10 @@ class GraphStep:
                 attn_mask=masks[layer.kind],
                 scale=layer.scaling,
             )
-            hidden = hidden + _norm(after, F.linear(out.reshape(size, 1, -1), layer.o))
-            x = _norm(before_mlp, hidden)
-            hidden = hidden + _norm(
+            hidden = hidden + norm(after, F.linear(out.reshape(size, 1, -1), layer.o))
+            x = norm(before_mlp, hidden)
+            hidden = hidden + norm(
                 after_mlp, F.linear(layer.act(F.linear(x, layer.gate)) * F.linear(x, layer.up), layer.down)
             )
-        logits = F.linear(_norm(self._final, hidden), self._head)
+        logits = F.linear(norm(self._final, hidden), self._head)
         return logits[:, 0, :].float()

@@ -38,6 +38,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from structured_agents.engines import packed_attention
+from structured_agents.engines.gemma_norm import Norm, layer_norms, norm, scaled
 from structured_agents.engines.int8_weights import StepLinear, share_copies
 
 __all__ = ["LeanStep"]
@@ -74,10 +75,6 @@ class _Product:
         return torch.split_with_sizes(out.reshape(rows, 1, -1), self._widths, dim=-1)
 
 
-_Norm = tuple[torch.Tensor, float]
-"""An RMSNorm's float32 ``1 + weight`` and its eps."""
-
-
 @dataclass(frozen=True)
 class _Layer:
     """What a decode step reads of one decoder layer, gathered once."""
@@ -87,18 +84,13 @@ class _Layer:
     head_dim: int
     groups: int
     """Query heads per key/value head."""
-    norms: tuple[_Norm, _Norm, _Norm, _Norm, _Norm, _Norm]
+    norms: tuple[Norm, Norm, Norm, Norm, Norm, Norm]
     """input, q, k, post-attention, pre-feedforward and post-feedforward norms."""
     qkv: _Product
     out: _Product
     gate_up: _Product
     down: _Product
     act: Callable[[torch.Tensor], torch.Tensor]
-
-
-def _norm(norm: _Norm, x: torch.Tensor) -> torch.Tensor:
-    """Gemma's RMSNorm (``x * rsqrt(mean(x^2) + eps) * (1 + weight)`` in float32)."""
-    return F.rms_norm(x.float(), (x.shape[-1],), norm[0], norm[1]).type_as(x)
 
 
 def _rotary(cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -109,10 +101,6 @@ def _rotary(cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.T
     half = sin.shape[-1] // 2
     signed = torch.cat((-sin[..., :half], sin[..., half:]), dim=-1)
     return cos.unsqueeze(1), signed.unsqueeze(1)
-
-
-def _scaled(norm: Any) -> _Norm:
-    return 1.0 + norm.weight.float(), float(norm.eps)
 
 
 class LeanStep:
@@ -128,7 +116,7 @@ class LeanStep:
             "full_attention": create_causal_mask,
             "sliding_attention": create_sliding_window_causal_mask,
         }
-        self._final_norm = _scaled(self._decoder.norm)
+        self._final_norm = scaled(self._decoder.norm)
         self._layers = [
             self._plan(layer, self._config.layer_types[index])
             for index, layer in enumerate(self._decoder.layers[: self._config.num_hidden_layers])
@@ -142,14 +130,7 @@ class LeanStep:
             scaling=attention.scaling,
             head_dim=attention.head_dim,
             groups=attention.num_key_value_groups,
-            norms=(
-                _scaled(layer.input_layernorm),
-                _scaled(attention.q_norm),
-                _scaled(attention.k_norm),
-                _scaled(layer.post_attention_layernorm),
-                _scaled(layer.pre_feedforward_layernorm),
-                _scaled(layer.post_feedforward_layernorm),
-            ),
+            norms=layer_norms(layer),
             qkv=_Product([attention.q_proj, attention.k_proj, attention.v_proj]),
             out=_Product([attention.o_proj]),
             gate_up=_Product([mlp.gate_proj, mlp.up_proj]),
@@ -192,10 +173,10 @@ class LeanStep:
             before, q_norm, k_norm, after, before_mlp, after_mlp = layer.norms
             residual = hidden
             shape = (rows, 1, -1, layer.head_dim)
-            query, key, value = (t.view(shape).transpose(1, 2) for t in layer.qkv(_norm(before, hidden)))
+            query, key, value = (t.view(shape).transpose(1, 2) for t in layer.qkv(norm(before, hidden)))
             heads = query.shape[1]
             cos, sin = rotary[layer.kind]
-            both = torch.cat((_norm(q_norm, query), _norm(k_norm, key)), dim=1)
+            both = torch.cat((norm(q_norm, query), norm(k_norm, key)), dim=1)
             both = both * cos + both.roll(both.shape[-1] // 2, dims=-1) * sin
             query, key = both[:, :heads], both[:, heads:]
             key, value = cache.update(key, value, index)
@@ -208,11 +189,11 @@ class LeanStep:
                 scale=layer.scaling,
             )
             (out,) = layer.out(out.reshape(rows, 1, -1))
-            hidden = residual + _norm(after, out)
+            hidden = residual + norm(after, out)
             residual = hidden
-            gate, up = layer.gate_up(_norm(before_mlp, hidden))
+            gate, up = layer.gate_up(norm(before_mlp, hidden))
             (down,) = layer.down(layer.act(gate) * up)
-            hidden = residual + _norm(after_mlp, down)
-        hidden = _norm(self._final_norm, hidden)
+            hidden = residual + norm(after_mlp, down)
+        hidden = norm(self._final_norm, hidden)
         logits: torch.Tensor = self._model.get_output_embeddings()(hidden)
         return logits[:, -1, :].float()

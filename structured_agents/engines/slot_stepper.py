@@ -38,7 +38,6 @@ import xgrammar
 
 from structured_agents.engines.bad_words import ban_bad_words
 from structured_agents.engines.graph_step import GraphStep
-from structured_agents.engines.kv_batch import select_rows
 from structured_agents.engines.logits import MIN_TEMPERATURE, NO_TOKEN, GrammarMasker, sample, top_logprobs
 from structured_agents.engines.repeats import ban_repeats
 from structured_agents.engines.review import score_continuations
@@ -105,22 +104,12 @@ class SlotStepper(TransformersStepper):
     @torch.inference_mode()
     def admit(self, pending: list[Row]) -> None:
         for group in prefill_groups(pending):
+            logits, cache, _, _ = self._prefill_group(group)
             clock = time.perf_counter()
-            distinct: dict[tuple[int, ...], Row] = {}
-            for row in group:
-                distinct.setdefault(tuple(row.prompt_ids), row)
-            logits, cache, mask, next_pos = self._prefill(list(distinct.values()))
-            self._baselines(list(distinct.values()), logits, (cache, mask, next_pos))
-            if len(distinct) < len(group):
-                position = {prompt: k for k, prompt in enumerate(distinct)}
-                index = [position[tuple(row.prompt_ids)] for row in group]
-                select_rows(cache, mask, next_pos, index)
-                logits = logits[torch.tensor(index, device=logits.device)]
             lengths = [len(row.prompt_ids) for row in group]
             self.cache.join(cache, lengths, first=len(self.rows))
             self.logits = logits if self.logits is None else torch.cat([self.logits, logits])
             for row in group:
-                row.review_baseline = distinct[tuple(row.prompt_ids)].review_baseline
                 self.masker.add(row.grammar, stop_token_ids=row.stop_token_ids)
                 self.rows.append(row)
                 self.next.append(len(row.prompt_ids))

@@ -117,28 +117,35 @@ class TransformersStepper:
     @torch.inference_mode()
     def admit(self, pending: list[Row]) -> None:
         for group in prefill_groups(pending):
-            clock = time.perf_counter()
-            # Rows with the same prompt (a request's n candidates) share one prefill: each
-            # distinct prompt goes through the model once, and its cache rows are repeated.
-            distinct: dict[tuple[int, ...], Row] = {}
-            for row in group:
-                distinct.setdefault(tuple(row.prompt_ids), row)
-            logits, cache, mask, next_pos = self._prefill(list(distinct.values()))
-            self.engine.stats.prefill_s += time.perf_counter() - clock
-            self._baselines(list(distinct.values()), logits, (cache, mask, next_pos))
-            clock = time.perf_counter()
-            if len(distinct) < len(group):
-                position = {prompt: k for k, prompt in enumerate(distinct)}
-                index = [position[tuple(row.prompt_ids)] for row in group]
-                mask, next_pos = select_rows(cache, mask, next_pos, index)
-                logits = logits[torch.tensor(index, device=logits.device)]
-            self.engine.stats.prefill_s += time.perf_counter() - clock
+            logits, cache, mask, next_pos = self._prefill_group(group)
             self.kv.join(cache, mask, next_pos)
             self.logits = logits if self.logits is None else torch.cat([self.logits, logits])
             for row in group:
-                row.review_baseline = distinct[tuple(row.prompt_ids)].review_baseline
                 self.masker.add(row.grammar, stop_token_ids=row.stop_token_ids)
                 self.rows.append(row)
+
+    def _prefill_group(self, group: list[Row]) -> tuple[torch.Tensor, Any, torch.Tensor, torch.Tensor]:
+        """The logits, cache, mask and next positions of ``group`` prefilled, a row each; each
+        row's review baseline set. Rows with the same prompt (a request's n candidates) share
+        one prefill: each distinct prompt goes through the model once, and its cache rows are
+        repeated."""
+        clock = time.perf_counter()
+        distinct: dict[tuple[int, ...], Row] = {}
+        for row in group:
+            distinct.setdefault(tuple(row.prompt_ids), row)
+        logits, cache, mask, next_pos = self._prefill(list(distinct.values()))
+        self.engine.stats.prefill_s += time.perf_counter() - clock
+        self._baselines(list(distinct.values()), logits, (cache, mask, next_pos))
+        clock = time.perf_counter()
+        if len(distinct) < len(group):
+            position = {prompt: k for k, prompt in enumerate(distinct)}
+            index = [position[tuple(row.prompt_ids)] for row in group]
+            mask, next_pos = select_rows(cache, mask, next_pos, index)
+            logits = logits[torch.tensor(index, device=logits.device)]
+        for row in group:
+            row.review_baseline = distinct[tuple(row.prompt_ids)].review_baseline
+        self.engine.stats.prefill_s += time.perf_counter() - clock
+        return logits, cache, mask, next_pos
 
     def _baselines(
         self, rows: list[Row], logits: torch.Tensor, prefilled: tuple[Any, torch.Tensor, torch.Tensor]

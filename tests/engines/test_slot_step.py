@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import torch
 import transformers
+from engines.tiny_gemma import tiny_gemma
 
 from structured_agents.engines.graph_step import GraphStep, bucket
 from structured_agents.engines.slot_cache import SlotCache
@@ -30,20 +31,7 @@ CAPACITY = 64
 
 @pytest.fixture(scope="module")
 def model() -> Any:
-    torch.manual_seed(0)
-    config = transformers.Gemma3TextConfig(
-        vocab_size=50,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=3,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        head_dim=16,
-        sliding_window=4,
-        layer_types=["sliding_attention", "full_attention", "sliding_attention"],
-        max_position_embeddings=128,
-    )
-    return transformers.Gemma3ForCausalLM(config).eval()
+    return tiny_gemma()
 
 
 def _forward(model: Any, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache: Any) -> Any:
