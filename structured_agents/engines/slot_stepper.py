@@ -40,7 +40,6 @@ from structured_agents.engines.bad_words import ban_bad_words
 from structured_agents.engines.graph_step import GraphStep
 from structured_agents.engines.logits import MIN_TEMPERATURE, NO_TOKEN, GrammarMasker, sample, top_logprobs
 from structured_agents.engines.repeats import ban_repeats
-from structured_agents.engines.review import score_continuations
 from structured_agents.engines.rows import Row
 from structured_agents.engines.slot_cache import SlotCache
 from structured_agents.engines.transformers_stepper import StepModel, TransformersStepper, prefill_groups
@@ -83,6 +82,8 @@ class SlotStepper(TransformersStepper):
         self.graph = GraphStep(model, self.cache, graphs=graphs)
         self.next: list[int] = []
         """Each row's next position (its length so far)."""
+        self._lengths: list[int] = []
+        """Each row's length before the step in flight (what a fork of it reads)."""
         self.context = min(self.context or self.capacity, self.capacity)
         self.masker = GrammarMasker(
             [],
@@ -196,16 +197,12 @@ class SlotStepper(TransformersStepper):
 
     @torch.inference_mode()
     def step(self) -> None:
-        self._keep([k for k, row in enumerate(self.rows) if row.stream is None or not row.stream.cancelled])
-        if self.logits is None or not self.rows:
+        logits = self._begin()
+        if logits is None:
             return
-        stats, rows, logits = self.engine.stats, self.rows, self.logits
+        stats, rows = self.engine.stats, self.rows
         clock = time.perf_counter()
-        params = [row.request.sampling for row in rows]
-        counts = [-1 if p.logprobs is None else p.logprobs for p in params]
-        raw = logits.clone() if any(count >= 0 for count in counts) else None
-        reviewed = [k for k, row in enumerate(rows) if row.review_ids]
-        review_raw = logits[torch.tensor(reviewed, device=logits.device)].clone() if reviewed else None
+        params, counts, saved = self._saved(logits)
         generated = [row.tokens for row in rows]
         self._penalize(logits)
         ban_bad_words(logits, generated, [row.banned for row in rows])
@@ -226,52 +223,26 @@ class SlotStepper(TransformersStepper):
                 tokens[k] = sample(logits[k], params[k], generator)
         if sampling:
             chosen = self._to_device(tokens, torch.long)
-        logprobs = top_logprobs(raw, tokens, counts) if raw is not None else [[] for _ in rows]
+        logprobs = top_logprobs(saved.raw, tokens, counts) if saved.raw is not None else [[] for _ in rows]
         stats.select_s += time.perf_counter() - clock
         clock = time.perf_counter()
         positions = self._to_device(self.next, torch.long)
         upcoming = self.graph(chosen.clamp(min=0), positions, max(self.next) + 1)  # runs while the host works
-        lengths = list(self.next)
+        self._lengths = list(self.next)
         self.next = [p + 1 for p in self.next]
         stats.decode_s += time.perf_counter() - clock
         before = [len(row.tokens) for row in rows]
-        for k, (row, token) in enumerate(zip(rows, tokens, strict=True)):
-            self._advance(row, k, token, logprobs[k])
+        keep = self._settle(tokens, logprobs, saved)
         self._count([tuple(row.tokens[before[k] :]) for k, row in enumerate(rows)])
-        self._end_slow_grammars()
-        stats.grammar_s += sum(self.masker.spent.values())
-        self.masker.spent.clear()
-        ended = [k for k in reviewed if rows[k].finish_reason in ("grammar", "stop")]
-        if ended and review_raw is not None:
-            self._review_slots(ended, review_raw, reviewed, lengths)
-        stats.steps += 1
-        stats.row_steps += len(rows)
-        keep = [k for k, row in enumerate(rows) if not row.finished]
-        for row in rows:
-            if row.finished and row.stream is not None:
-                row.stream.finish(row.completion(latency_s=time.perf_counter() - row.submitted))
         self.logits = upcoming
         self._keep(keep)
         if self.rows:
             self._fill()
 
-    def _review_slots(
-        self, ended: list[int], raw: torch.Tensor, reviewed: list[int], lengths: list[int]
-    ) -> None:
-        """Each ended row's review score, from a ``DynamicCache`` of its slot (its tokens before
-        the one that ended it: ``lengths``)."""
-        clock = time.perf_counter()
-        at = {k: j for j, k in enumerate(reviewed)}
-        scores = score_continuations(
-            self.engine,
-            self.cache.fork(ended, [lengths[k] for k in ended], self.engine.model.config),
-            raw[torch.tensor([at[k] for k in ended], device=raw.device)],
-            [self.rows[k].review_ids for k in ended],
-            [len(self.rows[k].review_ids) for k in ended],
-        )
-        for k, score in zip(ended, scores, strict=True):
-            self.rows[k].review = score
-        self.engine.stats.review_s += time.perf_counter() - clock
+    def _fork(self, rows: list[int]) -> tuple[Any, torch.Tensor, torch.Tensor]:
+        """A ``DynamicCache`` of the rows' slots, their tokens before the one this step fed (the
+        step in flight writes that one past them)."""
+        return self.cache.fork(rows, [self._lengths[k] for k in rows], self.engine.model.config)
 
     def _keep(self, keep: list[int]) -> None:
         """Keep rows ``keep``: those already in the first ``len(keep)`` slots stay, the rest

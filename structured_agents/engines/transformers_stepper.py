@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
@@ -34,7 +35,7 @@ from structured_agents.engines.repeats import ban_repeats
 from structured_agents.engines.review import ReviewModel, score_continuations
 from structured_agents.engines.rows import Row
 from structured_agents.errors import EngineError
-from structured_agents.kernel.engine import TokenLogprob
+from structured_agents.kernel.engine import SamplingParams, TokenLogprob
 from structured_agents.kernel.streaming import StreamDelta
 
 __all__ = ["StepModel", "TransformersStepper", "prefill_groups"]
@@ -63,6 +64,18 @@ def _exact_rows(rows: Sequence[Row]) -> list[int]:
         for k, row in enumerate(rows)
         if row.request.sampling.temperature > 0 or row.request.sampling.logprobs is not None
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Saved:
+    """What a step keeps of its logits before penalties and masks change them."""
+
+    raw: torch.Tensor | None
+    """Every row's logits, where a row asks for log probabilities."""
+    reviewed: list[int]
+    """The rows with a review."""
+    review_raw: torch.Tensor | None
+    """Their logits, for scoring their review text if they end."""
 
 
 class StepModel(ReviewModel, Protocol):
@@ -174,14 +187,19 @@ class TransformersStepper:
         at = {k: j for j, k in enumerate(reviewed)}
         scores = score_continuations(
             self.engine,
-            self.kv.fork(ended),
-            raw[torch.tensor([at[k] for k in ended])],
+            self._fork(ended),
+            raw[torch.tensor([at[k] for k in ended], device=raw.device)],
             [self.rows[k].review_ids for k in ended],
             [len(self.rows[k].review_ids) for k in ended],
         )
         for k, score in zip(ended, scores, strict=True):
             self.rows[k].review = score
         self.engine.stats.review_s += time.perf_counter() - clock
+
+    def _fork(self, rows: list[int]) -> tuple[Any, torch.Tensor, torch.Tensor]:
+        """A cache of ``rows`` alone, with their mask and next positions, to feed without
+        changing the batch's (the review of the rows that ended)."""
+        return self.kv.fork(rows)
 
     def _prefill(self, rows: list[Row]) -> tuple[torch.Tensor, Any, torch.Tensor, torch.Tensor]:
         from transformers import DynamicCache
@@ -197,39 +215,57 @@ class TransformersStepper:
         logits = self.engine.forward(ids, mask, positions, cache, exact_rows=_exact_rows(rows))
         return logits, cache, mask, positions[:, -1:] + 1
 
-    @torch.inference_mode()
-    def step(self) -> None:
+    def _begin(self) -> torch.Tensor | None:
+        """Drop the cancelled rows; the logits the rows pick from, None when no row is left."""
         self._keep([k for k, row in enumerate(self.rows) if row.stream is None or not row.stream.cancelled])
-        if self.logits is None or not self.rows:
-            return
-        stats, rows, logits = self.engine.stats, self.rows, self.logits
-        self.masker.spent.clear()
-        clock = time.perf_counter()
-        params = [row.request.sampling for row in rows]
+        return self.logits if self.rows else None
+
+    def _saved(self, logits: torch.Tensor) -> tuple[list[SamplingParams], list[int], _Saved]:
+        """The rows' sampling parameters, their log probability counts (-1: none asked), and
+        what the step keeps of ``logits`` before penalties and masks change them."""
+        params = [row.request.sampling for row in self.rows]
         counts = [-1 if p.logprobs is None else p.logprobs for p in params]
         raw = logits.clone() if any(count >= 0 for count in counts) else None
-        reviewed = [k for k, row in enumerate(rows) if row.review_ids]
-        review_raw = logits[torch.tensor(reviewed)].clone() if reviewed else None
+        reviewed = [k for k, row in enumerate(self.rows) if row.review_ids]
+        review_raw = logits[torch.tensor(reviewed, device=logits.device)].clone() if reviewed else None
+        return params, counts, _Saved(raw, reviewed, review_raw)
+
+    def _settle(self, tokens: list[int], logprobs: list[list[tuple[int, float]]], saved: _Saved) -> list[int]:
+        """Advance every row by its token, end the rows whose grammar is too slow, score the
+        reviews of the rows that ended, finish their streams; the rows that go on."""
+        rows, stats = self.rows, self.engine.stats
+        for k, (row, token) in enumerate(zip(rows, tokens, strict=True)):
+            self._advance(row, k, token, logprobs[k])
+        self._end_slow_grammars()
+        stats.grammar_s += sum(self.masker.spent.values())
+        self.masker.spent.clear()
+        ended = [k for k in saved.reviewed if rows[k].finish_reason in ("grammar", "stop")]
+        if ended and saved.review_raw is not None:
+            self._review(ended, saved.review_raw, saved.reviewed)
+        stats.steps += 1
+        stats.row_steps += len(rows)
+        for row in rows:
+            if row.finished and row.stream is not None:
+                row.stream.finish(row.completion(latency_s=time.perf_counter() - row.submitted))
+        return [k for k, row in enumerate(rows) if not row.finished]
+
+    @torch.inference_mode()
+    def step(self) -> None:
+        logits = self._begin()
+        if logits is None:
+            return
+        stats, rows = self.engine.stats, self.rows
+        self.masker.spent.clear()
+        clock = time.perf_counter()
+        params, counts, saved = self._saved(logits)
         generated = [row.tokens for row in rows]
         penalize(logits, generated, params)
         ban_bad_words(logits, generated, [row.banned for row in rows])
         ban_repeats(logits, generated, [p.no_repeat_ngram_size for p in params])
         tokens = select_tokens(logits, range(len(rows)), self.masker, params, [r.generator for r in rows])
-        logprobs = top_logprobs(raw, tokens, counts) if raw is not None else [[] for _ in rows]
+        logprobs = top_logprobs(saved.raw, tokens, counts) if saved.raw is not None else [[] for _ in rows]
         stats.select_s += time.perf_counter() - clock
-        for k, (row, token) in enumerate(zip(rows, tokens, strict=True)):
-            self._advance(row, k, token, logprobs[k])
-        self._end_slow_grammars()
-        stats.grammar_s += sum(self.masker.spent.values())
-        ended = [k for k in reviewed if rows[k].finish_reason in ("grammar", "stop")]
-        if ended and review_raw is not None:
-            self._review(ended, review_raw, reviewed)
-        stats.steps += 1
-        stats.row_steps += len(rows)
-        keep = [k for k, row in enumerate(rows) if not row.finished]
-        for row in rows:
-            if row.finished and row.stream is not None:
-                row.stream.finish(row.completion(latency_s=time.perf_counter() - row.submitted))
+        keep = self._settle(tokens, logprobs, saved)
         self._keep(keep)
         if not self.rows:
             return
