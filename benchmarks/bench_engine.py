@@ -195,6 +195,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         quantization=args.quantization,
         num_threads=args.threads,
         max_batch_size=max(batches),
+        enforce_eager=args.enforce_eager,
     ) as engine:
         load_s = time.perf_counter() - started
         engine.generate(requests_for(1, [2], None))  # warm-up
@@ -215,6 +216,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "device": str(engine.device),
         "dtype": engine.dtype,
         "quantization": engine.quantization,
+        "loop": engine.loop,
         "threads": args.threads,
         "repeats": args.repeats,
         "cpu_count": os.cpu_count(),
@@ -235,7 +237,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def table(result: dict[str, Any]) -> str:
     lines = [
         f"model {result['model_dir']} on {result['device']} ({result['dtype']}, quantization "
-        f"{result['quantization']}, threads={result['threads']}, load average {result['load_average']})",
+        f"{result['quantization']}, {result['loop']} loop, threads={result['threads']}, load average "
+        f"{result['load_average']})",
         f"load from cache: {result['load_s']:.2f} s (target <= 2 s on CPU, 10 s on GPU), after "
         f"{result['import_s']:.2f} s importing the architecture's code; conversion this run: "
         f"{result['conversion_s']:.1f} s",
@@ -286,6 +289,9 @@ def main() -> None:
     parser.add_argument("--dtype", default="auto")
     parser.add_argument("--quantization", default="auto", help="auto, none or int8")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads")
+    parser.add_argument(
+        "--enforce-eager", action="store_true", help="CUDA: the eager loop, no slot cache or CUDA graphs"
+    )
     parser.add_argument("--tokens", type=int, default=48, help="max new tokens per row")
     parser.add_argument("--batches", default="1,4,8", help="batch sizes, comma-separated (e.g. 1,8,32,64)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per measurement (the fastest counts)")

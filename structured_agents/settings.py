@@ -64,6 +64,9 @@ class EngineSettings(BaseModel):
     """Compile grammars in child processes, each refused after this many seconds (the
     transformers engine; ``sa serve`` sets ``SA_SERVE__COMPILE_TIMEOUT_S`` when this is unset).
     None: compile in the engine's own threads, without a time bound (the bundles' grammars)."""
+    enforce_eager: bool = False
+    """No CUDA graphs: the ``transformers`` engine decodes on its eager loop, vLLM with
+    ``enforce_eager`` (slower steps; for debugging, or a model the graph step mishandles)."""
     seed: int | None = None
     """vLLM's engine seed, and ``sa serve``'s default sampling seed."""
     cache_dir: Path | None = None

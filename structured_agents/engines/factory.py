@@ -36,6 +36,7 @@ def _transformers(settings: EngineSettings) -> Engine:
         max_batch_size=settings.max_batch_size,
         cache_dir=settings.cache_dir,
         compile_timeout_s=settings.compile_timeout_s,
+        enforce_eager=settings.enforce_eager,
     )
 
 
@@ -47,7 +48,11 @@ def _vllm(settings: EngineSettings) -> Engine:
             "SA_ENGINE__MODEL is required for the vllm engine (a model path or hub id), got None"
         )
     return VLLMEngine(
-        settings.model, dtype=settings.dtype, max_num_seqs=settings.max_batch_size, seed=settings.seed
+        settings.model,
+        dtype=settings.dtype,
+        max_num_seqs=settings.max_batch_size,
+        seed=settings.seed,
+        enforce_eager=settings.enforce_eager,
     )
 
 

@@ -151,6 +151,7 @@ class TransformersEngine:
         compile_threads: int = 4,
         grammar_cache_size: int = 256,
         compile_timeout_s: float | None = None,
+        enforce_eager: bool = False,
     ) -> None:
         """Load ``model``: ``None`` (the default shipped model), a shipped model's name
         (``gemma3-270m``, ``smollm2-135m``) or a local HF model directory.
@@ -162,7 +163,9 @@ class TransformersEngine:
         ``compile_threads`` bounds parallel grammar compilation (and prompt tokenizing);
         ``compile_timeout_s`` compiles grammars in two child processes instead, each refused
         past that many seconds (:mod:`structured_agents.grammar.isolated`: a server compiling
-        what its clients send; None compiles here).
+        what its clients send; None compiles here); ``enforce_eager`` keeps a CUDA engine on
+        the eager loop of :mod:`.transformers_stepper` instead of the slot loop and its CUDA
+        graphs (:mod:`.slot_stepper`), as vLLM's option of that name does.
         """
         if max_batch_size < 1:
             raise ConfigError(f"TransformersEngine.max_batch_size must be >= 1, got {max_batch_size}")
@@ -204,7 +207,7 @@ class TransformersEngine:
         self._prepare_pool = ThreadPoolExecutor(compile_threads, thread_name_prefix="grammar-compile")
         self._stepper = (
             SlotStepper(self, graphs=True)
-            if self.device.type == "cuda" and GraphStep.of(self.model)
+            if self.device.type == "cuda" and not enforce_eager and GraphStep.of(self.model)
             else TransformersStepper(self)
         )
         self._loop: StepLoop[Row] = StepLoop(self._stepper, name="transformers-engine")
@@ -328,6 +331,12 @@ class TransformersEngine:
             for row in rows:
                 if row.stream is not None:
                     row.stream.fail(exc)
+
+    @property
+    def loop(self) -> str:
+        """``slot`` where the engine decodes through the slot cache and CUDA graphs
+        (:mod:`.slot_stepper`), else ``eager``."""
+        return "slot" if isinstance(self._stepper, SlotStepper) else "eager"
 
     @property
     def live_rows(self) -> int:

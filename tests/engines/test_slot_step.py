@@ -187,7 +187,9 @@ def test_the_slot_loop_keeps_every_row_in_its_grammar(engine: TransformersEngine
         for k, n in enumerate((6, 40, 12, 40, 3))
     ]
     requests.append(GenerationRequest("def add(a, b):", sampling=SamplingParams(max_new_tokens=9)))
+    assert engine.loop == "eager"  # on CPU; CUDA takes the slot loop by itself
     with slot_loop(engine) as stepper:
+        assert engine.loop == "slot"
         cancelled = engine.submit(
             GenerationRequest("Count to a thousand:", sampling=SamplingParams(max_new_tokens=200))
         )

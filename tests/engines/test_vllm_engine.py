@@ -114,8 +114,8 @@ def test_no_grammar_means_no_structured_outputs() -> None:
 
 def test_llm_kwargs_are_real_llm_or_engine_args() -> None:
     kwargs = build_llm_kwargs(
-        "Qwen/Qwen3-0.6B", dtype="bfloat16", max_num_seqs=16, seed=3, max_model_len=4096
-    )
+        "Qwen/Qwen3-0.6B", dtype="bfloat16", max_num_seqs=16, seed=3, max_model_len=4096, enforce_eager=True
+    )  # enforce_eager: what SA_ENGINE__ENFORCE_EAGER passes
     accepted = set(SNAPSHOT["LLM.__init__"]) | set(
         SNAPSHOT["EngineArgs"]
     )  # LLM passes **kwargs to EngineArgs
