@@ -148,10 +148,11 @@ class GraphStep:
         if not self._graphs:
             return self._step(size, width)[:rows]
         key = (size, width)
-        if key not in self._captured:
-            self._captured[key] = self._capture(size, width)
-        graph, out = self._captured[key]
-        graph.replay()
+        with torch.cuda.device(self._cache.kv.device):  # the engine's device, not the thread's current one
+            if key not in self._captured:
+                self._captured[key] = self._capture(size, width)
+            graph, out = self._captured[key]
+            graph.replay()
         return out[:rows]
 
     def _capture(self, size: int, width: int) -> tuple[torch.cuda.CUDAGraph, torch.Tensor]:
