@@ -3,7 +3,12 @@
 Run (prints a table, then the JSON)::
 
     .venv/bin/python benchmarks/bench_engine.py [--model NAME_OR_DIR] [--threads N] [--tokens 48]
-        [--batches 1,4,8] [--device cuda]
+        [--batches 1,4,8] [--device cuda] [--enforce-eager]
+
+On CUDA the engine decodes through its slot loop and CUDA graphs; ``--enforce-eager`` measures
+the eager loop instead (the baseline: run both back to back on the same machine). On a machine
+the model's weights cannot reach cheaply, ``benchmarks/random_entry.py DIR`` writes an entry of
+the same shapes with random weights, and ``--model DIR`` measures it.
 
 What is measured, all greedy on short prompts (so decoding, not prefill, dominates):
 
