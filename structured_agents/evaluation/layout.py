@@ -27,13 +27,14 @@ def source_root(root: Path) -> Path:
 
 
 def is_test_file(path: PurePosixPath) -> bool:
-    """A test module or a file of a test folder."""
+    """A test module or a file of a test folder (``tests.py`` too: webencodings keeps its tests
+    in ``webencodings/tests.py``, inside the package)."""
     name = path.name
     return (
         bool(_NOT_LIBRARY & set(path.parts[:-1]))
         or name.startswith("test_")
         or name.endswith("_test.py")
-        or name == "conftest.py"
+        or name in ("conftest.py", "tests.py")
     )
 
 

@@ -41,6 +41,7 @@ def test_a_flat_layout_leaves_out_docs_tests_and_build_scripts(tmp_path: Path) -
             "pkg/__init__.py",
             "pkg/util.py",
             "pkg/conftest.py",
+            "pkg/tests.py",
             "notapackage/helper.py",
         ],
     )
