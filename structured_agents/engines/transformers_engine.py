@@ -9,7 +9,10 @@ batch (:mod:`structured_agents.engines.kv_batch`, left padding with an attention
 per-row position ids), and from the next step on it decodes with the others, each row under
 its own compiled grammar (:mod:`structured_agents.engines.logits`) or unconstrained. Rows
 leave as they finish, so a long request never holds the others back and a new one never waits
-for a whole batch to end. ``generate(requests)`` submits them all and waits for all.
+for a whole batch to end. ``generate(requests)`` submits them all and waits for all. On CUDA a
+Gemma 3 model decodes through the slot loop instead (:mod:`structured_agents.engines.slot_stepper`:
+a preallocated cache slot per row, the step replayed as a CUDA graph, the host's work done while
+the GPU runs the next step); ``enforce_eager`` keeps the loop above.
 
 Each completion's ``finish_reason`` says why its row ended (:mod:`structured_agents.engines.rows`):
 ``grammar``, ``stop``, ``length`` or ``error``; ``batch_size`` is the mean number of rows of the
