@@ -8,13 +8,10 @@ another batch shape change); the baseline is the same after the empty output.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 import pytest
 import torch
-from engines.slot_loop import slot_loop
 
 from structured_agents.grammar.artifacts import EBNFGrammar
 from structured_agents.kernel.engine import GenerationRequest, Review, SamplingParams
@@ -23,13 +20,6 @@ if TYPE_CHECKING:
     from structured_agents.engines.transformers_engine import TransformersEngine
 
 pytestmark = pytest.mark.model
-
-
-@pytest.fixture(params=["cpu loop", "slot loop"])
-def decoding(request: pytest.FixtureRequest, engine: TransformersEngine) -> Iterator[TransformersEngine]:
-    """The engine decoding through its CPU loop, then through the GPU's slot loop (run eagerly)."""
-    with slot_loop(engine) if request.param == "slot loop" else nullcontext():
-        yield engine
 
 
 SUMMARY = EBNFGrammar('root ::= [^\\n"\\\\ \\t.] [^\\n"\\\\.]* "."? "\\"\\"\\""')

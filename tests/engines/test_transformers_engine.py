@@ -458,7 +458,8 @@ def test_a_local_hf_model_directory_loads_from_the_cache_quickly(engine: Transfo
 
 
 @pytest.mark.model
-def test_a_request_joins_a_running_batch_and_both_stream(engine: TransformersEngine) -> None:
+def test_a_request_joins_a_running_batch_and_both_stream(decoding: TransformersEngine) -> None:
+    engine = decoding
     plugin = get_plugin("function_gemma")
     grammar = plugin.build_grammar(TOOLS, GrammarConfig(mode="ebnf", allow_parallel_calls=False))
     first = engine.submit(GenerationRequest("1, 2, 3, 4,", sampling=SamplingParams(max_new_tokens=40)))
@@ -481,7 +482,8 @@ def test_a_request_joins_a_running_batch_and_both_stream(engine: TransformersEng
 
 
 @pytest.mark.model
-def test_a_cancelled_request_leaves_the_batch(engine: TransformersEngine) -> None:
+def test_a_cancelled_request_leaves_the_batch(decoding: TransformersEngine) -> None:
+    engine = decoding
     stream = engine.submit(GenerationRequest("Once upon a time", sampling=SamplingParams(max_new_tokens=200)))
     next(iter(stream))
     assert engine.live_rows == 1
