@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 
 import torch
 
+from structured_agents.engines.host_copy import on_device
+
 __all__ = ["bad_word_ids", "ban_bad_words"]
 
 Encode = Callable[[str], list[int]]
@@ -53,6 +55,5 @@ def ban_bad_words(
                 rows.append(k)
                 ids.append(sequence[-1])
     if rows:
-        logits[torch.tensor(rows, device=logits.device), torch.tensor(ids, device=logits.device)] = float(
-            "-inf"
-        )
+        index = on_device([rows, ids], logits.device, torch.long)
+        logits[index[0], index[1]] = float("-inf")

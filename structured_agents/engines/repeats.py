@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 import torch
 
+from structured_agents.engines.host_copy import on_device
+
 __all__ = ["REPEAT_PENALTY", "ban_repeats", "repeated_next"]
 
 REPEAT_PENALTY = 1.0e4
@@ -45,9 +47,9 @@ def ban_repeats(logits: torch.Tensor, generated: Sequence[Sequence[int]], sizes:
                     rows.append(k)
                     ids.append(token)
     if rows:
-        index = (torch.tensor(rows, device=logits.device), torch.tensor(ids, device=logits.device))
+        index = on_device([rows, ids], logits.device, torch.long)
         logits.index_put_(
-            index,
+            (index[0], index[1]),
             torch.full((len(rows),), -REPEAT_PENALTY, dtype=logits.dtype, device=logits.device),
             accumulate=True,
         )

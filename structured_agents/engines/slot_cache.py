@@ -27,6 +27,8 @@ from typing import Any
 
 import torch
 
+from structured_agents.engines.host_copy import on_device
+
 __all__ = ["SlotCache"]
 
 
@@ -62,7 +64,7 @@ class SlotCache:
         width = max(lengths)
         rows = len(lengths)
         where = torch.arange(width, device=device).unsqueeze(0)  # slot positions 0 .. width - 1
-        pad = torch.tensor([width - length for length in lengths], device=device).unsqueeze(1)
+        pad = on_device([width - length for length in lengths], device, torch.long).unsqueeze(1)
         slots = torch.arange(first, first + rows, device=device)
         for index, layer in enumerate(cache.layers):
             stored = layer.keys.shape[-2]  # the last `stored` of the `width` padded positions
@@ -78,8 +80,8 @@ class SlotCache:
         if not sources:
             return
         device = self.kv.device
-        source = torch.tensor(list(sources), device=device)
-        target = torch.tensor(list(targets), device=device)
+        source = on_device(list(sources), device, torch.long)
+        target = on_device(list(targets), device, torch.long)
         self.kv[:, :, target, :, :length] = self.kv[:, :, source, :, :length]
 
     def fork(
@@ -92,9 +94,9 @@ class SlotCache:
 
         device = self.kv.device
         width = max(lengths)
-        pad = torch.tensor([width - length for length in lengths], device=device).unsqueeze(1)
+        pad = on_device([width - length for length in lengths], device, torch.long).unsqueeze(1)
         source = (torch.arange(width, device=device).unsqueeze(0) - pad).clamp(min=0)  # [rows, width]
-        index = torch.tensor(list(slots), device=device)
+        index = on_device(list(slots), device, torch.long)
         mask = (
             torch.arange(width).unsqueeze(0) >= torch.tensor([width - n for n in lengths]).unsqueeze(1)
         ).long()

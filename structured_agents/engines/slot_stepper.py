@@ -38,6 +38,7 @@ import xgrammar
 
 from structured_agents.engines.bad_words import ban_bad_words
 from structured_agents.engines.graph_step import GraphStep
+from structured_agents.engines.host_copy import on_device
 from structured_agents.engines.logits import MIN_TEMPERATURE, NO_TOKEN, GrammarMasker, sample, top_logprobs
 from structured_agents.engines.repeats import ban_repeats
 from structured_agents.engines.rows import Row
@@ -123,15 +124,6 @@ class SlotStepper(TransformersStepper):
             self.engine.stats.prefill_s += time.perf_counter() - clock
         self._fill()
 
-    def _to_device(
-        self, values: list[int] | list[float] | list[list[int]], dtype: torch.dtype
-    ) -> torch.Tensor:
-        """``values`` on the device, copied from pinned memory without waiting on CUDA."""
-        tensor = torch.tensor(values, dtype=dtype)
-        if self._device.type != "cuda":
-            return tensor
-        return tensor.pin_memory().to(self._device, non_blocking=True)
-
     def _fill(self) -> None:
         """Fill the bitmask of every constrained row whose grammar goes on (on the host)."""
         clock = time.perf_counter()
@@ -160,7 +152,7 @@ class SlotStepper(TransformersStepper):
                 logger.warning("xgrammar's Triton bitmask kernel failed (%s); masking with torch", exc)
                 self._triton = False
         if len(rows) < len(self.rows):
-            index = self._to_device(rows, torch.long)
+            index = on_device(rows, self._device, torch.long)
             words = words[index]
         bits = ((words.unsqueeze(-1) >> self._bits) & 1).view(words.shape[0], -1)[:, :width] == 0
         if len(rows) < len(self.rows):
@@ -177,7 +169,7 @@ class SlotStepper(TransformersStepper):
         amounts = [row.request.sampling.frequency_penalty for row in self.rows]
         if any(amounts):
             width = min(logits.shape[-1], self._counts.shape[-1])
-            scale = self._to_device(amounts, torch.float32)
+            scale = on_device(amounts, self._device, torch.float32)
             logits[:, :width] -= scale.unsqueeze(1) * self._counts[: len(self.rows), :width]
 
     def _count(self, added: list[tuple[int, ...]]) -> None:
@@ -191,7 +183,7 @@ class SlotStepper(TransformersStepper):
             t for k, row in enumerate(self.rows) for t in added[k] if row.request.sampling.frequency_penalty
         ]
         if rows:
-            index = self._to_device([rows, ids], torch.long)
+            index = on_device([rows, ids], self._device, torch.long)
             ones = torch.ones(len(rows), dtype=self._counts.dtype, device=self._device)
             self._counts.index_put_((index[0], index[1]), ones, accumulate=True)
 
@@ -222,11 +214,11 @@ class SlotStepper(TransformersStepper):
                 assert generator is not None
                 tokens[k] = sample(logits[k], params[k], generator)
         if sampling:
-            chosen = self._to_device(tokens, torch.long)
+            chosen = on_device(tokens, self._device, torch.long)
         logprobs = top_logprobs(saved.raw, tokens, counts) if saved.raw is not None else [[] for _ in rows]
         stats.select_s += time.perf_counter() - clock
         clock = time.perf_counter()
-        positions = self._to_device(self.next, torch.long)
+        positions = on_device(self.next, self._device, torch.long)
         upcoming = self.graph(chosen.clamp(min=0), positions, max(self.next) + 1)  # runs while the host works
         self._lengths = list(self.next)
         self.next = [p + 1 for p in self.next]
@@ -259,14 +251,14 @@ class SlotStepper(TransformersStepper):
         if movers:
             self.cache.move(movers, gaps, max(self.next[k] for k in movers) + 1)
             if self._counts is not None:
-                self._counts[torch.tensor(gaps, device=self._device)] = self._counts[
-                    torch.tensor(movers, device=self._device)
+                self._counts[on_device(gaps, self._device, torch.long)] = self._counts[
+                    on_device(movers, self._device, torch.long)
                 ]
         self.rows = [self.rows[k] for k in order]
         self.next = [self.next[k] for k in order]
         self.masker.keep(order)
         self._filled = None
         if self.logits is not None and order:
-            self.logits = self.logits[torch.tensor(order, device=self.logits.device)]
+            self.logits = self.logits[on_device(order, self.logits.device, torch.long)]
         else:
             self.logits = None

@@ -22,6 +22,7 @@ import torch
 
 from structured_agents.engines.bad_words import ban_bad_words
 from structured_agents.engines.decode_stats import DecodeStats
+from structured_agents.engines.host_copy import on_device
 from structured_agents.engines.kv_batch import KVBatch, fork_rows, select_rows
 from structured_agents.engines.logits import (
     GRAMMAR_STEP_BUDGET_S,
@@ -188,7 +189,7 @@ class TransformersStepper:
         scores = score_continuations(
             self.engine,
             self._fork(ended),
-            raw[torch.tensor([at[k] for k in ended], device=raw.device)],
+            raw[on_device([at[k] for k in ended], raw.device, torch.long)],
             [self.rows[k].review_ids for k in ended],
             [len(self.rows[k].review_ids) for k in ended],
         )
@@ -227,7 +228,7 @@ class TransformersStepper:
         counts = [-1 if p.logprobs is None else p.logprobs for p in params]
         raw = logits.clone() if any(count >= 0 for count in counts) else None
         reviewed = [k for k, row in enumerate(self.rows) if row.review_ids]
-        review_raw = logits[torch.tensor(reviewed, device=logits.device)].clone() if reviewed else None
+        review_raw = logits[on_device(reviewed, logits.device, torch.long)].clone() if reviewed else None
         return params, counts, _Saved(raw, reviewed, review_raw)
 
     def _settle(self, tokens: list[int], logprobs: list[list[tuple[int, float]]], saved: _Saved) -> list[int]:
