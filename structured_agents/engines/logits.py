@@ -30,6 +30,8 @@ token at all gets :data:`NO_TOKEN` and ends as an error of its grammar.
 
 from __future__ import annotations
 
+import importlib.util
+import logging
 import math
 import time
 from collections.abc import Sequence
@@ -40,6 +42,8 @@ import xgrammar
 
 from structured_agents.engines.vocab_rank import argmax_rows, topk_rows
 from structured_agents.kernel.engine import SamplingParams
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "GRAMMAR_STEP_BUDGET_S",
@@ -95,6 +99,8 @@ class GrammarMasker:
         self._matchers: list[xgrammar.GrammarMatcher | None] = []
         self.vocab_size = vocab_size
         self._pinned = pinned
+        self._triton: bool | None = None
+        """Whether CUDA masks go through XGrammar's Triton kernel (None: not looked for yet)."""
         self._bitmask = self._allocate(max(1, len(grammars)))
         self._taken: dict[int, int] = {}
         """Rows whose matcher :meth:`first_accepted` already advanced, with the token."""
@@ -175,13 +181,31 @@ class GrammarMasker:
             self._spend(rows[position], started)
 
     def mask(self, logits: torch.Tensor, positions: Sequence[int]) -> None:
-        """Set the logits the filled bitmask forbids to ``-inf`` at ``positions``, in place."""
-        bitmask = self._bitmask if logits.device == self._bitmask.device else self._bitmask.to(logits.device)
+        """Set the logits the filled bitmask forbids to ``-inf`` at ``positions``, in place: with
+        XGrammar's ``cpu`` kernel on CPU; on CUDA with its Triton kernel (one pass over the logits)
+        where Triton imports, else ``torch_native``. A pinned bitmask is copied to the device
+        without waiting (the GPU loop's)."""
+        if not positions:
+            return
+        bitmask = self._bitmask
+        if logits.device != bitmask.device:
+            bitmask = bitmask[: max(positions) + 1].to(logits.device, non_blocking=self._pinned)
         width = min(logits.shape[-1], self.vocab_size)
-        backend: Literal["cpu", "torch_native"] = "cpu" if logits.device.type == "cpu" else "torch_native"
-        xgrammar.apply_token_bitmask_inplace(
-            logits, bitmask, vocab_size=width, indices=list(positions), backend=backend
-        )
+        if logits.device.type == "cuda" and self._triton is None:
+            self._triton = importlib.util.find_spec("triton") is not None
+        if logits.device.type == "cuda" and self._triton:
+            try:
+                xgrammar.apply_token_bitmask_inplace(
+                    logits, bitmask, vocab_size=width, indices=list(positions), backend="triton"
+                )
+            except Exception as exc:  # a Triton that cannot build the kernel: torch_native does
+                logger.warning("xgrammar's Triton bitmask kernel failed (%s); masking with torch", exc)
+                self._triton = False
+        if logits.device.type != "cuda" or not self._triton:
+            backend: Literal["cpu", "torch_native"] = "cpu" if logits.device.type == "cpu" else "torch_native"
+            xgrammar.apply_token_bitmask_inplace(
+                logits, bitmask, vocab_size=width, indices=list(positions), backend=backend
+            )
         if logits.shape[-1] > self.vocab_size:  # logit ids beyond the grammar's vocabulary
             logits[list(positions), self.vocab_size :] = float("-inf")
 

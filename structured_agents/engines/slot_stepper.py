@@ -27,19 +27,16 @@ row (:func:`slot_capacity`): a prompt must leave room for one token.
 
 from __future__ import annotations
 
-import importlib.util
-import logging
 import os
 import time
 from typing import Any
 
 import torch
-import xgrammar
 
 from structured_agents.engines.bad_words import ban_bad_words
 from structured_agents.engines.graph_step import GraphStep
 from structured_agents.engines.host_copy import on_device
-from structured_agents.engines.logits import MIN_TEMPERATURE, NO_TOKEN, GrammarMasker, sample, top_logprobs
+from structured_agents.engines.logits import MIN_TEMPERATURE, NO_TOKEN, sample, top_logprobs
 from structured_agents.engines.repeats import ban_repeats
 from structured_agents.engines.rows import Row
 from structured_agents.engines.slot_cache import SlotCache
@@ -47,11 +44,9 @@ from structured_agents.engines.transformers_stepper import StepModel, Transforme
 
 __all__ = ["MEMORY_SHARE", "SlotStepper", "slot_capacity"]
 
-logger = logging.getLogger(__name__)
 
 MEMORY_SHARE = 0.25
 """The share of the device's free memory the slot cache may take when the engine starts."""
-_BITS = 32
 
 
 def slot_capacity(config: Any, *, slots: int, dtype: torch.dtype, free_bytes: int) -> int:
@@ -67,7 +62,7 @@ class SlotStepper(TransformersStepper):
     """Rows in slots, decoded by a :class:`GraphStep`; driven from the engine's loop thread only."""
 
     def __init__(self, engine: StepModel, *, graphs: bool) -> None:
-        super().__init__(engine)
+        super().__init__(engine, pinned=engine.model.device.type == "cuda")
         model = engine.model
         device = model.device
         dtype = model.get_output_embeddings().weight.dtype
@@ -86,22 +81,12 @@ class SlotStepper(TransformersStepper):
         self._lengths: list[int] = []
         """Each row's length before the step in flight (what a fork of it reads)."""
         self.context = min(self.context or self.capacity, self.capacity)
-        self.masker = GrammarMasker(
-            [],
-            vocab_size=engine.vocab_size,
-            stop_token_ids=engine.stop_token_ids,
-            pinned=device.type == "cuda",
-        )
         self._filled: list[int] | None = []
         """The rows whose bitmask is filled for their next token (None: stale, rows moved)."""
         self._counts: torch.Tensor | None = None
         """``[slots, vocab]``: how often each row generated each token (rows with a frequency
         penalty; allocated when the first one comes)."""
         self._device = device
-        self._bits = torch.arange(_BITS, dtype=torch.int32, device=device)
-        self._triton = device.type == "cuda" and importlib.util.find_spec("triton") is not None
-        """Whether masks go through xgrammar's Triton kernel (one pass over the logits), else
-        torch operations (the bits unpacked into a tensor the size of the logits first)."""
 
     @torch.inference_mode()
     def admit(self, pending: list[Row]) -> None:
@@ -137,30 +122,7 @@ class SlotStepper(TransformersStepper):
         """Apply the filled bitmasks to ``logits`` on the device, in place."""
         if self._filled is None:
             self._fill()
-        rows, width = self._filled or [], min(logits.shape[-1], self.masker.vocab_size)
-        if not rows:
-            return
-        words = self.masker.bitmask[: len(self.rows)].to(self._device, non_blocking=True)
-        if self._triton:
-            try:
-                xgrammar.apply_token_bitmask_inplace(
-                    logits, words, vocab_size=width, indices=rows, backend="triton"
-                )
-                logits[:, self.masker.vocab_size :] = float("-inf")
-                return
-            except Exception as exc:  # a Triton that cannot build the kernel: the torch operations do
-                logger.warning("xgrammar's Triton bitmask kernel failed (%s); masking with torch", exc)
-                self._triton = False
-        if len(rows) < len(self.rows):
-            index = on_device(rows, self._device, torch.long)
-            words = words[index]
-        bits = ((words.unsqueeze(-1) >> self._bits) & 1).view(words.shape[0], -1)[:, :width] == 0
-        if len(rows) < len(self.rows):
-            logits[index, :width] = logits[index, :width].masked_fill(bits, float("-inf"))
-            logits[index, self.masker.vocab_size :] = float("-inf")
-        else:
-            logits[:, :width].masked_fill_(bits, float("-inf"))
-            logits[:, self.masker.vocab_size :] = float("-inf")
+        self.masker.mask(logits, self._filled or [])
 
     def _penalize(self, logits: torch.Tensor) -> None:
         """The rows' frequency penalties, from their token counts on the device."""

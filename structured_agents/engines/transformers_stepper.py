@@ -105,13 +105,16 @@ class StepModel(ReviewModel, Protocol):
 class TransformersStepper:
     """Live rows, their cache and pending logits; driven from the engine's loop thread only."""
 
-    def __init__(self, engine: StepModel) -> None:
+    def __init__(self, engine: StepModel, *, pinned: bool = False) -> None:
+        """``pinned``: the grammar bitmask in page-locked memory (a GPU loop's)."""
         self.engine = engine
         self.rows: list[Row] = []
         self.kv = KVBatch()
         self.logits: torch.Tensor | None = None
         """``[rows, vocab]``: the logits each row picks its next token from."""
-        self.masker = GrammarMasker([], vocab_size=engine.vocab_size, stop_token_ids=engine.stop_token_ids)
+        self.masker = GrammarMasker(
+            [], vocab_size=engine.vocab_size, stop_token_ids=engine.stop_token_ids, pinned=pinned
+        )
         limit = getattr(engine.model.config, "max_position_embeddings", None)
         self.context: int | None = int(limit) if limit is not None else None
         """Positions a row may use, its prompt and its new tokens (None: no limit known)."""
