@@ -34,8 +34,10 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from structured_agents.engines.gemma_norm import Norm, layer_norms, norm, scaled
+from structured_agents.engines.int8_weights import StepLinear
 from structured_agents.engines.slot_cache import SlotCache
 
 __all__ = ["GraphStep", "bucket"]
@@ -66,6 +68,13 @@ class _Layer:
     up: torch.Tensor
     down: torch.Tensor
     act: Callable[[torch.Tensor], torch.Tensor]
+
+
+def _plain(module: Any) -> nn.Linear:
+    """The linear layer ``module`` is, or wraps (a CPU engine's :class:`~.int8_weights.StepLinear`,
+    whose step this one does not take: it multiplies by the weight)."""
+    plain: nn.Linear = module.linear if isinstance(module, StepLinear) else module
+    return plain
 
 
 class GraphStep:
@@ -106,10 +115,8 @@ class GraphStep:
 
     def _plan(self, layer: Any, kind: str) -> _Layer:
         attention, mlp = layer.self_attn, layer.mlp
-        if any(
-            p.bias is not None
-            for p in (attention.q_proj, attention.k_proj, attention.v_proj, attention.o_proj)
-        ):
+        projections = (attention.q_proj, attention.k_proj, attention.v_proj, attention.o_proj)
+        if any(_plain(p).bias is not None for p in projections):
             raise ValueError("GraphStep: attention projections with a bias are not reproduced")
         return _Layer(
             kind=kind,

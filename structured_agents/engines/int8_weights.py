@@ -23,7 +23,7 @@ weight, :mod:`.rescored_head`; with the head's int8 copy read as it is, 3 were i
 that does to the work was measured, not assumed: the same 48 docstrings (4 packages), graded
 blind, came out 2 / 10 / 36 (accept / edit / reject) from the bfloat16 weights and 2 / 10 / 36
 from the int8 copies, and lint's kept changes were identical (its checks decide them).
-``auto`` takes it on a CPU with fast bfloat16 (:func:`~.transformers_engine.resolve_quantization`).
+``auto`` takes it on a CPU with native bfloat16 or AVX-512 (:func:`~.transformers_engine.resolve_dtype`).
 
 The int8 copies of a converted model are kept beside it (:data:`CACHE_FILE`, written once,
 atomically), so a start reads them (0.05 s for Gemma 3 270M) instead of quantizing again (0.45 s).

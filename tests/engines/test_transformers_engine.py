@@ -6,6 +6,9 @@ Prompts carry a few worked examples: the default model is a base model.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import CancelledError
@@ -285,9 +288,39 @@ def test_device_and_dtype_are_validated() -> None:
     with pytest.raises(ConfigError, match="device"):
         resolve_device("tpu")
     assert resolve_dtype("float32", torch.device("cpu")) == "float32"
-    assert resolve_dtype("auto", torch.device("cpu")) in ("bfloat16", "float32")
     with pytest.raises(ConfigError, match="dtype"):
         resolve_dtype("int8", torch.device("cpu"))
+
+
+_AUTO_DTYPES = """
+import torch
+from structured_agents.engines.transformers_engine import resolve_dtype
+cpu = torch.device("cpu")
+native = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+dtypes = [resolve_dtype("auto", cpu, q) for q in ("auto", "none", "int8")]
+print(native, torch.backends.cpu.get_cpu_capability(), *dtypes)
+"""
+
+
+@pytest.mark.parametrize("capability", [None, "avx2"])
+def test_auto_dtype_on_cpu_follows_what_the_cpu_computes_fast(capability: str | None) -> None:
+    """bfloat16 where the CPU computes it natively, or where it decodes from int8 copies (asked
+    for, or ``auto`` on AVX-512: the int8 kernel's bfloat16 is vectorised there); float32
+    otherwise. ATen held to AVX2 (``ATEN_CPU_CAPABILITY``, read at import) stands in for a CPU
+    without AVX-512, in a child process."""
+    env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
+    if capability is not None:
+        env["ATEN_CPU_CAPABILITY"] = capability
+    out = subprocess.run(
+        [sys.executable, "-c", _AUTO_DTYPES], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    native, found, auto, none, int8 = out[0] == "True", out[1], out[2], out[3], out[4]
+    if capability is not None:
+        assert found == capability.upper()
+    avx512 = found.startswith("AVX512")
+    assert auto == ("bfloat16" if native or avx512 else "float32")
+    assert none == ("bfloat16" if native else "float32")
+    assert int8 == "bfloat16"
 
 
 # -- the real model --------------------------------------------------------------------------------
