@@ -17,8 +17,11 @@ tests folder. Test modules pytest cannot collect only because they import a pack
 installed here (pyparsing 3.1.2's ``test_diagram.py`` needs ``railroad``) are left out
 (``--ignore``), and so are tests that fail as released, in either of two runs (``--deselect``:
 pyparsing's 7, six's one, chardet's one that fails now and then), which can tell nothing of a
-change; the outcome names them, and the rest run. A package whose tests need more than that
-shows up as ``cannot run`` with the runner's last words, never as a pass.
+change; the outcome names them, and the rest run. Where pytest finds no tests and the project
+has modules named ``tests.py``, which pytest's default patterns do not collect (webencodings
+0.5.1 keeps its tests in ``webencodings/tests.py``), pytest is given them by name. A package
+whose tests need more than that shows up as ``cannot run`` with the runner's last words, never
+as a pass.
 """
 
 from __future__ import annotations
@@ -71,6 +74,9 @@ class TestsOutcome:
     deselected: tuple[str, ...] = ()
     """Tests left out because they fail as released (here: another Python, a missing
     program...), so they can tell nothing of a change."""
+    named: tuple[str, ...] = ()
+    """Test modules pytest was given by name (``tests.py`` modules, which its default
+    patterns do not collect); empty: pytest collected the project itself."""
 
     @property
     def usable(self) -> bool:
@@ -143,7 +149,8 @@ def _args(
     if runner == "pytest":
         left_out, deselected = (like.left_out, like.deselected) if like is not None else ((), ())
         ignored = [*(f"--ignore={path}" for path in left_out), *(f"--deselect={test}" for test in deselected)]
-        return [*_PYTEST, *(["-x"] if first_failure else []), *ignored, "--rootdir", "."]
+        named = list(like.named) if like is not None else []
+        return [*_PYTEST, *(["-x"] if first_failure else []), *ignored, "--rootdir", ".", *named]
     start = next((name for name in _TESTS_FOLDERS if (root / name).is_dir()), None)
     folder = ["-s", start, "-t", "."] if start is not None else []
     return ["-m", "unittest", "discover", *(["-f"] if first_failure else []), *folder]
@@ -208,8 +215,9 @@ def _attempt(root: Path, runner: Runner, like: TestsOutcome | None = None) -> tu
         return _unittest_outcome(output, done.returncode, seconds), output
     left_out, deselected = (like.left_out, like.deselected) if like is not None else ((), ())
     last = _last_line(output)
+    named = like.named if like is not None else ()
     if done.returncode == 5:
-        return TestsOutcome("no tests", detail=last, seconds=seconds, left_out=left_out), output
+        return TestsOutcome("no tests", detail=last, seconds=seconds, left_out=left_out, named=named), output
     counts = _counts(done.stdout)
     if done.returncode not in (0, 1, 2) or not any(counts.values()):
         detail = f"pytest exit {done.returncode}: {last[:300]}"
@@ -221,7 +229,7 @@ def _attempt(root: Path, runner: Runner, like: TestsOutcome | None = None) -> tu
         detail += f"; {len(deselected)} tests failing as released left out"
     passed, failed, errors, skipped = (counts[key] for key in ("passed", "failed", "errors", "skipped"))
     outcome = TestsOutcome("ran", passed, failed, errors, skipped, detail=detail, seconds=seconds)
-    return replace(outcome, left_out=left_out, deselected=deselected), done.stdout
+    return replace(outcome, left_out=left_out, deselected=deselected, named=named), done.stdout
 
 
 _FAILED = re.compile(r"^FAILED (.+?)(?: - .*)?$", re.M)
@@ -247,16 +255,25 @@ def _missing_imports(output: str) -> list[str]:
     return modules
 
 
+def _tests_modules(root: Path) -> tuple[str, ...]:
+    """The project's modules named ``tests.py`` (outside hidden folders), relative to ``root``."""
+    found = (path.relative_to(root) for path in root.rglob("tests.py"))
+    return tuple(sorted(path.as_posix() for path in found if not any(p.startswith(".") for p in path.parts)))
+
+
 def run_package_tests(root: Path, like: TestsOutcome | None = None) -> TestsOutcome:
     """Run the tests of the project at ``root`` as they ran for ``like`` (its runner, without
     the modules it left out and the tests it deselected), or, when it is None, as the module
-    docstring says: pytest, again without the modules that need a package not installed here,
+    docstring says: pytest (given the project's ``tests.py`` modules by name where it collects
+    nothing by itself), again without the modules that need a package not installed here,
     again without the tests that failed, and once more, leaving out what fails that time too
     (chardet 5.2.0 has a test that fails now and then); then unittest where pytest cannot use
     them and the project declares unittest."""
     if like is not None:
         return _attempt(root, like.runner, like)[0]
     outcome, output = _attempt(root, "pytest")
+    if outcome.status == "no tests" and (named := _tests_modules(root)):
+        outcome, output = _attempt(root, "pytest", replace(outcome, named=named))
     if outcome.errors and (missing := _missing_imports(output)):
         outcome, output = _attempt(root, "pytest", replace(outcome, left_out=tuple(sorted(missing))))
     if (

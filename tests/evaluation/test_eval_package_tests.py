@@ -95,6 +95,29 @@ def test_a_project_without_tests_says_so(tmp_path: Path) -> None:
     assert outcome.status == "no tests" and not outcome.usable and outcome.short() == "no tests"
 
 
+def test_tests_in_a_tests_module_are_given_to_pytest_by_name(tmp_path: Path) -> None:
+    """webencodings 0.5.1 keeps its tests in ``webencodings/tests.py``, which pytest's default
+    patterns do not collect: they ran as "no tests" until pytest was given the module."""
+    released = tmp_path / "released"
+    (released / "pkg").mkdir(parents=True)
+    (released / "pkg" / "__init__.py").write_text("def two():\n    return 2\n")
+    test = "from pkg import two\n\ndef test_ok():\n    assert two() == 2\n"
+    (released / "pkg" / "tests.py").write_text(test)
+    (released / ".hidden").mkdir()
+    (released / ".hidden" / "tests.py").write_text("def test_not_ours():\n    assert False\n")
+
+    outcome = run_package_tests(released)
+
+    assert (outcome.status, outcome.passed, outcome.failed) == ("ran", 1, 0) and outcome.usable
+    assert outcome.named == ("pkg/tests.py",)
+    copy = shutil.copytree(released, tmp_path / "copy")
+    command = ["/bin/sh", "-c", check_command(released, outcome)]
+    assert subprocess.run(command, cwd=copy, capture_output=True, check=False).returncode == 0
+    (copy / "pkg" / "__init__.py").write_text("def two():\n    return 3\n")
+    assert subprocess.run(command, cwd=copy, capture_output=True, check=False).returncode != 0
+    assert run_package_tests(copy, outcome).failed == 1
+
+
 def test_the_tests_as_a_check_command_run_in_any_copy_of_the_project(tmp_path: Path) -> None:
     project = _project(
         tmp_path / "released", "from pkg import two\n\ndef test_ok():\n    assert two() == 2\n"
