@@ -9,7 +9,9 @@ attention.
 
 Layers: transformers' ``DynamicLayer`` (full attention, keeps every position) and
 ``DynamicSlidingWindowLayer`` (keeps the last ``sliding_window - 1`` positions and counts
-``cumulative_length``, Gemma 3's local layers). Both keep a suffix of the global positions, so
+``cumulative_length``, Gemma 3's local layers), or their :mod:`.growing_cache` versions, which
+the engine's prefill makes (they append in place; tensors assigned to them move into a new
+buffer on their next update). Both keep a suffix of the global positions, so
 padding both sides to the longer stored length keeps every row's positions aligned. Any other
 layer type is refused with an :class:`EngineError` naming it. Each row's rotary positions are
 its own (``next_pos``), independent of the padding.
@@ -66,8 +68,11 @@ def fork_rows(
 def _check_layers(cache: Any) -> None:
     from transformers.cache_utils import DynamicLayer, DynamicSlidingWindowLayer
 
+    from structured_agents.engines.growing_cache import GrowingLayer, GrowingSlidingWindowLayer
+
+    known = (DynamicLayer, DynamicSlidingWindowLayer, GrowingLayer, GrowingSlidingWindowLayer)
     for layer in cache.layers:
-        if type(layer) not in (DynamicLayer, DynamicSlidingWindowLayer):
+        if type(layer) not in known:
             raise EngineError(
                 f"continuous batching joins DynamicLayer and DynamicSlidingWindowLayer caches, "
                 f"this model's cache has a {type(layer).__name__}"

@@ -22,6 +22,7 @@ import torch
 
 from structured_agents.engines.bad_words import ban_bad_words
 from structured_agents.engines.decode_stats import DecodeStats
+from structured_agents.engines.growing_cache import growing_cache
 from structured_agents.engines.host_copy import on_device
 from structured_agents.engines.kv_batch import KVBatch, fork_rows, select_rows
 from structured_agents.engines.logits import (
@@ -206,8 +207,6 @@ class TransformersStepper:
         return self.kv.fork(rows)
 
     def _prefill(self, rows: list[Row]) -> tuple[torch.Tensor, Any, torch.Tensor, torch.Tensor]:
-        from transformers import DynamicCache
-
         width = max(len(row.prompt_ids) for row in rows)
         ids = torch.full((len(rows), width), self.engine.pad_token_id, dtype=torch.long)
         mask = torch.zeros((len(rows), width), dtype=torch.long)
@@ -215,7 +214,7 @@ class TransformersStepper:
             ids[j, width - len(row.prompt_ids) :] = torch.tensor(row.prompt_ids)
             mask[j, width - len(row.prompt_ids) :] = 1
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        cache = DynamicCache(config=self.engine.model.config)
+        cache = growing_cache(self.engine.model.config)
         logits = self.engine.forward(ids, mask, positions, cache, exact_rows=_exact_rows(rows))
         return logits, cache, mask, positions[:, -1:] + 1
 

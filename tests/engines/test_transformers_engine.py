@@ -612,8 +612,12 @@ def test_the_lean_decode_step_gives_the_models_logits_bit_for_bit(
     """:class:`LeanStep` against the model's own forward, teacher-forced on the same tokens past
     Gemma 3's 512-token sliding window (its cache trims): two rows, one left-padded (the model
     masks its attention), and one row alone (no mask until the window: the model's attention
-    then takes SDPA's grouped-query path, which the lean step does not)."""
+    then takes SDPA's grouped-query path, which the lean step does not). The lean step reads
+    the engine's cache (:func:`~structured_agents.engines.growing_cache.growing_cache`, views
+    of buffers), the model transformers' own."""
     from transformers import DynamicCache
+
+    from structured_agents.engines.growing_cache import growing_cache
 
     lean = engine._lean  # the engine decodes with it (its layers' int8 copies shared, where int8)
     assert lean is not None
@@ -626,14 +630,14 @@ def test_the_lean_decode_step_gives_the_models_logits_bit_for_bit(
         ids[row, width - length :] = torch.arange(length) % 5000 + 1000
         mask[row, width - length :] = 1
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
-    caches = [DynamicCache(config=engine.model.config) for _ in range(2)]
+    caches = [DynamicCache(config=engine.model.config), growing_cache(engine.model.config)]
     with torch.inference_mode():
         for cache in caches:
             engine.model(
                 input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, logits_to_keep=1
             )
         fed, at = torch.full((rows, 1), 7), positions[:, -1:] + 1
-        for step in range(10):
+        for step in range(80):  # past the growing layers' room
             mask = torch.cat([mask, torch.ones((rows, 1), dtype=torch.long)], dim=1)
             model = (
                 engine.model(
