@@ -181,7 +181,7 @@ def import_architecture(model_dir: Path) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     device = resolve_device(args.device)
-    dtype = resolve_dtype(args.dtype, device, args.quantization)
+    dtype = resolve_dtype(args.dtype, device)
     store = ModelStore()
     started = time.perf_counter()
     store.resolve(args.model, dtype)

@@ -23,7 +23,9 @@ weight, :mod:`.rescored_head`; with the head's int8 copy read as it is, 3 were i
 that does to the work was measured, not assumed: the same 48 docstrings (4 packages), graded
 blind, came out 2 / 10 / 36 (accept / edit / reject) from the bfloat16 weights and 2 / 10 / 36
 from the int8 copies, and lint's kept changes were identical (its checks decide them).
-``auto`` takes it on a CPU with native bfloat16 or AVX-512 (:func:`~.transformers_engine.resolve_dtype`).
+``auto`` takes it on a CPU in bfloat16, and in float32 on an AVX-512 CPU
+(:func:`~.transformers_engine.resolve_quantization`): a float32 model's decode steps give the
+kernel their activations in bfloat16 and take its products back in float32.
 
 The int8 copies of a converted model are kept beside it (:data:`CACHE_FILE`, written once,
 atomically), so a start reads them (0.05 s for Gemma 3 270M) instead of quantizing again (0.45 s).
@@ -45,8 +47,10 @@ from torch import nn
 __all__ = [
     "CACHE_FILE",
     "MAX_ROWS",
+    "STEP_DTYPES",
     "Int8Linear",
     "StepLinear",
+    "int8_product",
     "quantize_linears",
     "quantize_weight",
     "share_copies",
@@ -57,6 +61,8 @@ CACHE_FILE = "int8-weights.safetensors"
 MAX_ROWS = 8
 """Decode steps of at most this many rows use the int8 weight (the kernel's cost grows with the
 rows; past about 10 it is slower than the bfloat16 GEMM)."""
+STEP_DTYPES = (torch.bfloat16, torch.float32)
+"""The activations a decode step's int8 product takes (:func:`int8_product`)."""
 _SCHEME = "int8 weight-only, symmetric, one bfloat16 scale per output row (1)"
 """What a kept file holds; a file of another scheme is quantized again."""
 _CHUNK = 16384
@@ -91,7 +97,8 @@ def _aligned(tensor: torch.Tensor) -> torch.Tensor:
 
 class StepLinear(nn.Module):
     """A linear layer with a faster product for a CPU decode step (``[rows, 1, in]``, at most
-    ``max_rows`` rows, bfloat16), :meth:`step`; any other call multiplies by its own weight."""
+    ``max_rows`` rows, bfloat16 or float32), :meth:`step`; any other call multiplies by its own
+    weight."""
 
     def __init__(self, linear: nn.Linear, *, max_rows: int) -> None:
         super().__init__()
@@ -108,13 +115,13 @@ class StepLinear(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         rows = x.shape[0]
         one_step = x.dim() == 3 and x.shape[1] == 1 and rows <= self.max_rows
-        if not one_step or x.dtype != torch.bfloat16 or x.device.type != "cpu":
+        if not one_step or x.dtype not in STEP_DTYPES or x.device.type != "cpu":
             out: torch.Tensor = self.linear(x)
             return out
         return self.step(x.reshape(rows, self.in_features)).reshape(rows, 1, self.out_features)
 
     def step(self, x: torch.Tensor) -> torch.Tensor:
-        """The product of a decode step's ``[rows, in]`` bfloat16 input, ``[rows, out]``."""
+        """The product of a decode step's ``[rows, in]`` input, ``[rows, out]``, in its dtype."""
         raise NotImplementedError
 
 
@@ -142,8 +149,17 @@ class Int8Linear(StepLinear):
         self.register_buffer("scales", _aligned(scales.to(torch.bfloat16)), persistent=False)
 
     def step(self, x: torch.Tensor) -> torch.Tensor:
-        out = torch._weight_int8pack_mm(x, self.values, self.scales)
+        out = int8_product(x, self.values, self.scales)
         return out if self.linear.bias is None else out + self.linear.bias
+
+
+def int8_product(x: torch.Tensor, values: torch.Tensor, scales: torch.Tensor) -> torch.Tensor:
+    """``x`` (``[rows, in]``, bfloat16 or float32) by the int8 copy ``values`` with ``scales``,
+    in ``x``'s dtype: the kernel takes bfloat16 activations, so float32 ones are rounded to
+    bfloat16 on the way in, and the products come back in float32."""
+    if x.dtype == torch.bfloat16:
+        return torch._weight_int8pack_mm(x, values, scales)
+    return torch._weight_int8pack_mm(x.to(torch.bfloat16), values, scales).to(x.dtype)
 
 
 def share_copies(layers: Sequence[nn.Module]) -> tuple[torch.Tensor, torch.Tensor] | None:

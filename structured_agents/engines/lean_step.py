@@ -39,7 +39,7 @@ from torch import nn
 
 from structured_agents.engines import packed_attention
 from structured_agents.engines.gemma_norm import Norm, layer_norms, norm, scaled
-from structured_agents.engines.int8_weights import StepLinear, share_copies
+from structured_agents.engines.int8_weights import STEP_DTYPES, StepLinear, int8_product, share_copies
 
 __all__ = ["LeanStep"]
 
@@ -69,9 +69,9 @@ class _Product:
     def __call__(self, x: torch.Tensor) -> Sequence[torch.Tensor]:
         """Each layer's product of ``x`` (``[rows, 1, in]``)."""
         rows = x.shape[0]
-        if self._shared is None or rows > self._max_rows or x.dtype != torch.bfloat16:
+        if self._shared is None or rows > self._max_rows or x.dtype not in STEP_DTYPES:
             return [_linear(layer, x) for layer in self._layers]
-        out = torch._weight_int8pack_mm(x.reshape(rows, -1), *self._shared)
+        out = int8_product(x.reshape(rows, -1), *self._shared)
         return torch.split_with_sizes(out.reshape(rows, 1, -1), self._widths, dim=-1)
 
 

@@ -68,7 +68,7 @@ class RescoredHead(StepLinear):
             return out
         logits: torch.Tensor = torch.ops.quantized.linear_dynamic(x.float(), self._packed, False)
         _, best = topk_rows(logits, min(EXACT, self.out_features))
-        again = torch.bmm(self.linear.weight[best], x.unsqueeze(-1)).squeeze(-1)  # bfloat16, as the head
+        again = torch.bmm(self.linear.weight[best], x.unsqueeze(-1)).squeeze(-1)  # the head's dtype
         if self.linear.bias is not None:
             logits = logits + self.linear.bias.float()
             again = again + self.linear.bias[best]

@@ -100,18 +100,10 @@ def resolve_device(device: str) -> torch.device:
     return resolved
 
 
-def resolve_dtype(dtype: str, device: torch.device, quantization: str = "auto") -> str:
-    """``auto``: bfloat16 on CUDA that supports it (else float16); on CPU bfloat16 where it
-    computes bfloat16 natively (AVX-512 BF16 or AMX: 2.3x faster than float32 for Gemma 3 270M
-    on such a CPU), or where the engine decodes from int8 copies (``quantization`` ``int8``, or
-    ``auto`` on an AVX-512 CPU), else float32.
-
-    The int8 kernel takes bfloat16 activations and is vectorised for AVX-512, so an AVX-512 CPU
-    without native bfloat16 decodes faster from int8 copies in bfloat16 than from float32
-    weights. Measured on one such 2-core CPU (``benchmarks/bench_engine.py --tokens 64``, back
-    to back, llama.cpp at 51-52 tok/s): batch 1 from 22.2 to 45.3 tok/s, batch 8 from 64.0 to
-    161.6. With ATen and oneDNN held to AVX2 on the same machine bfloat16 lost (batch 1 17.2
-    against float32's 18.9), so an AVX2 CPU keeps float32."""
+def resolve_dtype(dtype: str, device: torch.device) -> str:
+    """``auto``: bfloat16 on CUDA that supports it (else float16), and on CPUs with AVX-512 BF16
+    or AMX (2.3x faster than float32 for Gemma 3 270M on such a CPU), else float32 (an AVX-512
+    CPU without them then decodes from int8 copies: :func:`resolve_quantization`)."""
     if dtype != "auto":
         if dtype not in _DTYPES:
             raise ConfigError(
@@ -120,26 +112,33 @@ def resolve_dtype(dtype: str, device: torch.device, quantization: str = "auto") 
         return dtype
     if device.type == "cuda":
         return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
-    native = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
-    avx512 = torch.backends.cpu.get_cpu_capability().startswith("AVX512")
-    int8 = quantization == "int8" or (quantization == "auto" and avx512)
-    return "bfloat16" if native or int8 else "float32"
+    fast_bf16 = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+    return "bfloat16" if fast_bf16 else "float32"
 
 
 def resolve_quantization(quantization: str, device: torch.device, dtype: str) -> str:
     """``none`` or ``int8`` (:mod:`.int8_weights`: decode steps read int8 copies of the linear
     layers' weights, about twice as fast at batch 1 on a 2-core CPU, with logits that move a
-    little); ``auto`` is ``int8`` on CPU in bfloat16 (which :func:`resolve_dtype`'s ``auto``
-    picks on CPUs with native bfloat16 or AVX-512), else ``none``. ``int8`` needs both."""
+    little); ``auto`` is ``int8`` on CPU in bfloat16, and in float32 on an AVX-512 CPU, else
+    ``none``. ``int8`` needs a CPU and bfloat16 or float32.
+
+    The int8 kernel takes bfloat16 activations and is vectorised for AVX-512, so a float32
+    model converts a decode step's activations for it, and its prefills keep float32's GEMM:
+    on an AVX-512 CPU without native bfloat16 that GEMM is 3x faster than bfloat16's (an
+    840-token prompt in 1.02 s against 3.17 s), while a decode step from int8 copies is twice
+    as fast as from float32 weights. With ATen held to AVX2 the int8 copies lost to float32
+    (batch 1 17.2 against 18.9 tok/s, in bfloat16), so an AVX2 CPU keeps float32 weights."""
     if quantization not in ("auto", "none", "int8"):
         raise ConfigError(f"TransformersEngine.quantization must be auto, none or int8, got {quantization!r}")
-    on_cpu_bf16 = device.type == "cpu" and dtype == "bfloat16"
-    if quantization == "int8" and not on_cpu_bf16:
+    takes = device.type == "cpu" and dtype in ("bfloat16", "float32")
+    if quantization == "int8" and not takes:
         raise ConfigError(
-            f"TransformersEngine.quantization='int8' needs device cpu and dtype bfloat16, got {device.type} "
-            f"and {dtype}"
+            f"TransformersEngine.quantization='int8' needs device cpu and dtype bfloat16 or float32, got "
+            f"{device.type} and {dtype}"
         )
-    return "int8" if quantization == "int8" or (quantization == "auto" and on_cpu_bf16) else "none"
+    avx512 = torch.backends.cpu.get_cpu_capability().startswith("AVX512")
+    auto = takes and (dtype == "bfloat16" or avx512)
+    return "int8" if quantization == "int8" or (quantization == "auto" and auto) else "none"
 
 
 def cache_kwarg(model: Any) -> str:
@@ -192,7 +191,7 @@ class TransformersEngine:
             torch.set_num_threads(num_threads)
         started = time.perf_counter()
         self.device = resolve_device(device)
-        self.dtype = resolve_dtype(dtype, self.device, quantization)
+        self.dtype = resolve_dtype(dtype, self.device)
         self.quantization = resolve_quantization(quantization, self.device, self.dtype)
         self.max_batch_size = max_batch_size
         self.compile_threads = compile_threads

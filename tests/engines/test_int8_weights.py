@@ -141,11 +141,12 @@ def test_a_damaged_or_foreign_kept_file_is_quantized_again(
 def test_quantization_is_resolved_for_the_device_and_dtype() -> None:
     cpu = torch.device("cpu")
     assert resolve_quantization("auto", cpu, "bfloat16") == "int8"
-    assert resolve_quantization("auto", cpu, "float32") == "none"
+    assert resolve_quantization("auto", cpu, "float16") == "none"
     assert resolve_quantization("none", cpu, "bfloat16") == "none"
     assert resolve_quantization("int8", cpu, "bfloat16") == "int8"
-    with pytest.raises(ConfigError, match="needs device cpu and dtype bfloat16"):
-        resolve_quantization("int8", cpu, "float32")
+    assert resolve_quantization("int8", cpu, "float32") == "int8"
+    with pytest.raises(ConfigError, match="needs device cpu and dtype bfloat16 or float32"):
+        resolve_quantization("int8", cpu, "float16")
     with pytest.raises(ConfigError, match="auto, none or int8"):
         resolve_quantization("int4", cpu, "bfloat16")
 

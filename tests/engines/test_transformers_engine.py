@@ -292,35 +292,35 @@ def test_device_and_dtype_are_validated() -> None:
         resolve_dtype("int8", torch.device("cpu"))
 
 
-_AUTO_DTYPES = """
+_AUTO_CHOICES = """
 import torch
-from structured_agents.engines.transformers_engine import resolve_dtype
+from structured_agents.engines.transformers_engine import resolve_dtype, resolve_quantization
 cpu = torch.device("cpu")
 native = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
-dtypes = [resolve_dtype("auto", cpu, q) for q in ("auto", "none", "int8")]
-print(native, torch.backends.cpu.get_cpu_capability(), *dtypes)
+quantized = [resolve_quantization("auto", cpu, d) for d in ("bfloat16", "float32")]
+choices = [resolve_dtype("auto", cpu), *quantized]
+print(native, torch.backends.cpu.get_cpu_capability(), *choices)
 """
 
 
 @pytest.mark.parametrize("capability", [None, "avx2"])
-def test_auto_dtype_on_cpu_follows_what_the_cpu_computes_fast(capability: str | None) -> None:
-    """bfloat16 where the CPU computes it natively, or where it decodes from int8 copies (asked
-    for, or ``auto`` on AVX-512: the int8 kernel's bfloat16 is vectorised there); float32
-    otherwise. ATen held to AVX2 (``ATEN_CPU_CAPABILITY``, read at import) stands in for a CPU
-    without AVX-512, in a child process."""
+def test_auto_dtype_and_quantization_follow_what_the_cpu_computes_fast(capability: str | None) -> None:
+    """bfloat16 where the CPU computes it natively, else float32; int8 copies in bfloat16, and
+    in float32 on AVX-512 (the int8 kernel is vectorised there). ATen held to AVX2
+    (``ATEN_CPU_CAPABILITY``, read at import) stands in for a CPU without AVX-512, in a child
+    process."""
     env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
     if capability is not None:
         env["ATEN_CPU_CAPABILITY"] = capability
     out = subprocess.run(
-        [sys.executable, "-c", _AUTO_DTYPES], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", _AUTO_CHOICES], env=env, capture_output=True, text=True, check=True
     ).stdout.split()
-    native, found, auto, none, int8 = out[0] == "True", out[1], out[2], out[3], out[4]
+    native, found, dtype, in_bfloat16, in_float32 = out[0] == "True", out[1], out[2], out[3], out[4]
     if capability is not None:
         assert found == capability.upper()
-    avx512 = found.startswith("AVX512")
-    assert auto == ("bfloat16" if native or avx512 else "float32")
-    assert none == ("bfloat16" if native else "float32")
-    assert int8 == "bfloat16"
+    assert dtype == ("bfloat16" if native else "float32")
+    assert in_bfloat16 == "int8"
+    assert in_float32 == ("int8" if found.startswith("AVX512") else "none")
 
 
 # -- the real model --------------------------------------------------------------------------------
