@@ -32,6 +32,11 @@ What is measured, all greedy on short prompts (so decoding, not prefill, dominat
   the wider ``select_s + accept_s`` (with applying the masks, the argmax, which an unconstrained
   run pays too, and on CUDA the wait for the step) over the rest of the run, an upper bound. On
   a shared CPU the first swings with the neighbours' load; the others need no second run.
+* ``long``: each of ``--batches`` again with prompts of ``--long-prompt`` tokens (850 unless
+  told; 0 skips it), the length docstring and lint jobs send, every row forced to ``--tokens``
+  tokens: tokens/s over the whole run, prefill included, the prefill's seconds and the time of
+  a decode step. Short prompts measure the decode alone; on an AVX-512 CPU without native
+  bfloat16 they favoured bfloat16 weights whose prefill took 3x longer than float32's.
 * ``kinds``: ``grammar_share`` at batch 4 for each kind of grammar the plugins build.
 * ``peer``: llama.cpp on the same GGUF, run first in a child process (:mod:`peer_llamacpp`;
   when ``llama-cpp-python`` is importable): its load time and batch-1 tokens/s, and the ratios
@@ -147,6 +152,22 @@ def requests_for(
     ]
 
 
+def long_requests(
+    engine: TransformersEngine, batch: int, length: int, tokens: int
+) -> list[GenerationRequest]:
+    """``batch`` rows whose prompts are ``length`` tokens of distinct code, each then
+    :func:`prompt`'s request."""
+    code = "\n".join(f"def step_{k}(x):\n    return x * {k} + {k % 7}" for k in range(length))
+    ids = engine.tokenizer(code)["input_ids"]
+    return [
+        GenerationRequest(
+            f"# row {row}\n" + engine.tokenizer.decode(ids[row : row + length]) + "\n" + prompt(row),
+            sampling=SamplingParams(max_new_tokens=tokens),
+        )
+        for row in range(batch)
+    ]
+
+
 def overhead_run(
     engine: TransformersEngine, batch: int, tokens: int, grammar: GrammarArtifact, repeats: int
 ) -> dict[str, Any]:
@@ -212,6 +233,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         }
         schema = grammar_of("function_gemma", "json_schema")
         grammar = {b: overhead_run(engine, b, args.tokens, schema, args.repeats) for b in batches}
+        long = {}
+        for b in batches if args.long_prompt > 0 else []:
+            rows = long_requests(engine, b, args.long_prompt, args.tokens)
+            long[b] = timed(engine, rows, forced=True, repeats=args.repeats)
         kinds = {
             name: timed(engine, requests_for(4, [args.tokens] * 4, grammar_of(p, m)), forced=False, repeats=1)
             for name, p, m in KINDS
@@ -231,6 +256,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "load_s": load_s,
         "free": free,
         "grammar": grammar,
+        "long_prompt": args.long_prompt,
+        "long": long,
         "kinds": kinds,
         "batch8_over_batch1": ratio(free, 8, 1),
         "peer": peer,
@@ -273,6 +300,14 @@ def table(result: dict[str, Any]) -> str:
             f"load {peer['load_s']:.2f} s, batch 1 {peer['tokens_per_s']:.1f} tok/s; this engine's "
             f"batch 1 {result['batch1_over_peer']:.2f}x, batch 8 {result['batch8_over_peer']:.2f}x of that"
         )
+    if result["long"]:
+        lines += ["", f"prompts of {result['long_prompt']} tokens, prefill included:"]
+        lines.append(f"{'batch':>5} {'tok/s':>8} {'prefill s':>10} {'decode step ms':>15}")
+        for b, run_ in result["long"].items():
+            stats = run_["stats"]
+            decode_ms = 1000 * stats["decode_s"] / max(1, stats["steps"])
+            rate, prefill = run_["tokens_per_s"], stats["prefill_s"]
+            lines.append(f"{b:>5} {rate:>8.1f} {prefill:>10.2f} {decode_ms:>15.2f}")
     lines += [
         "",
         f"{'grammar kind (batch 4)':<30} {'tokens':>7} {'seconds':>8} {'grammar s':>10} {'share':>8}",
@@ -299,6 +334,9 @@ def main() -> None:
     )
     parser.add_argument("--tokens", type=int, default=48, help="max new tokens per row")
     parser.add_argument("--batches", default="1,4,8", help="batch sizes, comma-separated (e.g. 1,8,32,64)")
+    parser.add_argument(
+        "--long-prompt", type=int, default=850, help="prompt tokens of the long-prompt runs (0: none)"
+    )
     parser.add_argument("--repeats", type=int, default=3, help="runs per measurement (the fastest counts)")
     args = parser.parse_args()
     result = run(args)
