@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from structured_agents.evaluation.layout import source_root
+from structured_agents.jobs import iter_source_files
 
 __all__ = ["TESTS_TIMEOUT_S", "TestsOutcome", "check_command", "run_package_tests"]
 
@@ -147,9 +148,8 @@ def _args(
     or ``test``, imported from the project root), else from the root. ``first_failure``: stop
     there."""
     if runner == "pytest":
-        left_out, deselected = (like.left_out, like.deselected) if like is not None else ((), ())
+        left_out, deselected, named = (like.left_out, like.deselected, like.named) if like else ((), (), ())
         ignored = [*(f"--ignore={path}" for path in left_out), *(f"--deselect={test}" for test in deselected)]
-        named = list(like.named) if like is not None else []
         return [*_PYTEST, *(["-x"] if first_failure else []), *ignored, "--rootdir", ".", *named]
     start = next((name for name in _TESTS_FOLDERS if (root / name).is_dir()), None)
     folder = ["-s", start, "-t", "."] if start is not None else []
@@ -213,9 +213,8 @@ def _attempt(root: Path, runner: Runner, like: TestsOutcome | None = None) -> tu
     output = done.stdout + done.stderr
     if runner == "unittest":
         return _unittest_outcome(output, done.returncode, seconds), output
-    left_out, deselected = (like.left_out, like.deselected) if like is not None else ((), ())
+    left_out, deselected, named = (like.left_out, like.deselected, like.named) if like else ((), (), ())
     last = _last_line(output)
-    named = like.named if like is not None else ()
     if done.returncode == 5:
         return TestsOutcome("no tests", detail=last, seconds=seconds, left_out=left_out, named=named), output
     counts = _counts(done.stdout)
@@ -257,8 +256,11 @@ def _missing_imports(output: str) -> list[str]:
 
 def _tests_modules(root: Path) -> tuple[str, ...]:
     """The project's modules named ``tests.py`` (outside hidden folders), relative to ``root``."""
-    found = (path.relative_to(root) for path in root.rglob("tests.py"))
-    return tuple(sorted(path.as_posix() for path in found if not any(p.startswith(".") for p in path.parts)))
+    return tuple(
+        path.as_posix()
+        for path in iter_source_files(root)
+        if path.name == "tests.py" and not any(part.startswith(".") for part in path.parts)
+    )
 
 
 def run_package_tests(root: Path, like: TestsOutcome | None = None) -> TestsOutcome:
