@@ -34,7 +34,7 @@ class _Room:
     """A layer's keys and values kept in buffers with room beyond what the layer stores."""
 
     def __init__(self, extra: Callable[[int], int]) -> None:
-        self._extra = extra
+        self.extra = extra
         """Room beyond :data:`_ROOM` for a layer storing that many positions."""
         self._keys: torch.Tensor | None = None
         self._values: torch.Tensor | None = None
@@ -55,7 +55,7 @@ class _Room:
             or given[1] is not values
             or self.start + length + new > self._keys.shape[-2]
         ):
-            capacity = length + new + max(_ROOM, self._extra(length + new))
+            capacity = length + new + max(_ROOM, self.extra(length + new))
             self._keys, self._values = _moved(keys, capacity), _moved(values, capacity)
             self.start = 0
         return self.start + length
@@ -84,6 +84,16 @@ def _moved(tensor: torch.Tensor, capacity: int) -> torch.Tensor:
     return buffer
 
 
+def _copy(layer: Any) -> Any:
+    """A shallow copy of ``layer`` (what :func:`~.kv_batch.fork_rows` makes of a batch's layers)
+    with a room of its own: sharing one, the copy's first update would take over the
+    original's buffers' bookkeeping, and the original would move its whole cache again."""
+    twin = object.__new__(type(layer))
+    twin.__dict__.update(layer.__dict__)
+    twin._room = _Room(layer._room.extra)
+    return twin
+
+
 def _first(layer: Any, key_states: torch.Tensor, value_states: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """The layer's stored keys and values, empty ones of the right shape on its first update."""
     if not layer.is_initialized:
@@ -100,6 +110,10 @@ class GrowingLayer(DynamicLayer):  # type: ignore[no-untyped-call]  # transforme
     def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self._room = _Room(lambda length: length // 8)
+
+    def __copy__(self) -> GrowingLayer:
+        twin: GrowingLayer = _copy(self)
+        return twin
 
     def update(
         self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any
@@ -119,6 +133,10 @@ class GrowingSlidingWindowLayer(DynamicSlidingWindowLayer):  # type: ignore[no-u
     def __init__(self, sliding_window: int, **kwargs: Any) -> None:
         super().__init__(sliding_window=sliding_window, **kwargs)
         self._room = _Room(lambda length: 0)
+
+    def __copy__(self) -> GrowingSlidingWindowLayer:
+        twin: GrowingSlidingWindowLayer = _copy(self)
+        return twin
 
     def update(
         self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any

@@ -63,13 +63,16 @@ def test_a_forked_layer_does_not_write_into_the_original() -> None:
             mine.update(keys, values)
             theirs.update(keys, values)
         fork = copy.copy(mine)
+        assert fork._room is not mine._room  # the fork's updates keep their own bookkeeping
         fork.keys, fork.values = mine.keys.index_select(0, torch.tensor([1])), mine.values[[1]]
         for seed in range(20, 30):
             fork.update(*_states(1, 1, seed))
         _same(mine, theirs)
+        buffer = mine._room._keys
         keys, values = _states(2, 1, 99)
         got, want = mine.update(keys, values), theirs.update(keys, values)
         assert all(torch.equal(g, w) for g, w in zip(got, want, strict=True))
+        assert mine._room._keys is buffer  # no second move of the original's cache
 
 
 def test_the_cache_has_a_growing_layer_where_transformers_makes_each_kind() -> None:
