@@ -17,7 +17,9 @@ What is measured, all greedy on short prompts (so decoding, not prefill, dominat
   as the peer's load is timed after ``import llama_cpp``. ``import_s`` is that import apart:
   transformers' code for the model's architecture (for Gemma 3 about 1.1 s, most of it
   ``torch.distributed`` and ``torch._dynamo``, which transformers' model loading imports),
-  paid once per process.
+  paid once per process. ``head_wait_s``: where the LM head is an int8 estimate packed on a
+  thread of its own (:mod:`~structured_agents.engines.rescored_head`), how long after the load
+  that packing ended (waited for at once here; the first decode step is what waits for it).
 * ``free``: tokens/s and the time of one decode step at each of ``--batches`` (1, 4 and 8 unless
   told; the engine takes the largest as its ``max_batch_size``), every row forced to decode
   ``--tokens`` tokens. Past 8 rows the prompts repeat, each copy numbered, so no two rows share
@@ -61,6 +63,7 @@ from typing import Any
 from peer_llamacpp import run_peer
 
 from structured_agents.engines.model_store import ModelStore
+from structured_agents.engines.rescored_head import RescoredHead
 from structured_agents.engines.transformers_engine import TransformersEngine, resolve_device, resolve_dtype
 from structured_agents.grammar.artifacts import GrammarArtifact
 from structured_agents.grammar.config import GrammarConfig, GrammarMode
@@ -224,6 +227,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         enforce_eager=args.enforce_eager,
     ) as engine:
         load_s = time.perf_counter() - started
+        head = engine.model.get_output_embeddings()
+        started = time.perf_counter()
+        if isinstance(head, RescoredHead):
+            head.wait()
+        head_wait_s = time.perf_counter() - started
         engine.generate(requests_for(1, [2], None))  # warm-up
         for _, plugin, mode in KINDS:  # compile every grammar once, outside the timed runs
             engine.grammar_cache.compile(grammar_of(plugin, mode))
@@ -254,6 +262,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "conversion_s": conversion_s,
         "import_s": import_s,
         "load_s": load_s,
+        "head_wait_s": head_wait_s,
         "free": free,
         "grammar": grammar,
         "long_prompt": args.long_prompt,
@@ -273,7 +282,8 @@ def table(result: dict[str, Any]) -> str:
         f"{result['load_average']})",
         f"load from cache: {result['load_s']:.2f} s (target <= 2 s on CPU, 10 s on GPU), after "
         f"{result['import_s']:.2f} s importing the architecture's code; conversion this run: "
-        f"{result['conversion_s']:.1f} s",
+        f"{result['conversion_s']:.1f} s; the LM head's packing ended {result['head_wait_s']:.2f} s "
+        "after the load",
         "",
         f"{'batch':>5} {'free tok/s':>11} {'step ms':>8} {'fwd ms':>7} {'grammar tok/s':>14} "
         f"{'grammar step ms':>16} {'matched free tok/s':>19} {'overhead':>9} {'grammar share':>14} "

@@ -14,6 +14,12 @@ Measured on Gemma 3 270M (262k tokens, a 33 MB ``tokenizer.json``), 2 CPU cores:
   vocabulary's metadata (byte fallback, prefix space) from the serialized tokenizer. That
   metadata is a few bytes: :func:`tokenizer_info` keeps it beside the converted model, keyed by
   XGrammar's version, and builds the info from the vocabulary in 0.2 s on the next start.
+* Most of the fast read is the BPE model's 514,906 merges, which transformers writes as pairs
+  (``["a", "b"]``), the form that allows a space inside a token. Read as the older ``"a b"``
+  strings they load 0.25-0.3 s sooner (1.0-1.3 s against 0.8-0.85 s on a 2-core AVX-512 CPU
+  without native bfloat16). Where no merge has a space, :func:`write_start_tokenizer` writes
+  :data:`START_TOKENIZER` beside the model in that form, and keeps it only where it loads into
+  the very same tokenizer (tokenizers serialises both to the same JSON); the fast read takes it.
 """
 
 from __future__ import annotations
@@ -31,10 +37,19 @@ from structured_agents.engines.tokenizer_check import SAMPLE
 if TYPE_CHECKING:
     import xgrammar
 
-__all__ = ["METADATA_FILE", "fast_tokenizer_agrees", "load_tokenizer", "tokenizer_info"]
+__all__ = [
+    "METADATA_FILE",
+    "START_TOKENIZER",
+    "fast_tokenizer_agrees",
+    "load_tokenizer",
+    "tokenizer_info",
+    "write_start_tokenizer",
+]
 
 METADATA_FILE = "xgrammar-metadata.json"
 """Beside a converted model: XGrammar's metadata of its vocabulary, by XGrammar version."""
+START_TOKENIZER = "tokenizer-start.json"
+"""Beside a converted model: its ``tokenizer.json`` in the form that loads fastest."""
 _SPECIAL = ("bos_token", "eos_token", "unk_token", "pad_token", "mask_token")
 _TEXTS = (SAMPLE, "", " leading space", "trailing space ", "<bos>x<eos>", "über 日本語 😀\r\n\t")
 
@@ -50,7 +65,35 @@ def load_tokenizer(model_dir: Path, *, fast: bool) -> Any:
 
     config = json.loads((model_dir / "tokenizer_config.json").read_text(encoding="utf-8"))
     special = {key: config[key] for key in _SPECIAL if isinstance(config.get(key), str)}
-    return PreTrainedTokenizerFast(tokenizer_file=str(model_dir / "tokenizer.json"), **special)  # type: ignore[no-untyped-call]
+    start = model_dir / START_TOKENIZER
+    file = start if start.is_file() else model_dir / "tokenizer.json"
+    return PreTrainedTokenizerFast(tokenizer_file=str(file), **special)  # type: ignore[no-untyped-call]
+
+
+def write_start_tokenizer(model_dir: Path) -> bool:
+    """Write :data:`START_TOKENIZER` into ``model_dir``: its ``tokenizer.json`` with a BPE
+    model's merges as ``"a b"`` strings; True where it was written, False where the tokenizer
+    is no BPE model with paired merges, a merge has a space, or the copy would not load into the
+    same tokenizer (nothing is left then)."""
+    from tokenizers import Tokenizer
+
+    source = model_dir / "tokenizer.json"
+    try:
+        data = json.loads(source.read_text(encoding="utf-8"))
+        merges = data["model"]["merges"] if data["model"]["type"] == "BPE" else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    if not isinstance(merges, list) or not merges or not all(_plain_pair(merge) for merge in merges):
+        return False
+    data["model"]["merges"] = [f"{left} {right}" for left, right in merges]
+    text = json.dumps(data, ensure_ascii=False)
+    try:
+        same = Tokenizer.from_str(text).to_str() == Tokenizer.from_file(str(source)).to_str()
+    except Exception:  # tokenizers cannot read one of them: the fast read keeps tokenizer.json
+        return False
+    if same:
+        _replace(model_dir / START_TOKENIZER, text)
+    return same and (model_dir / START_TOKENIZER).is_file()
 
 
 def fast_tokenizer_agrees(model_dir: Path) -> bool:
@@ -76,6 +119,15 @@ def fast_tokenizer_agrees(model_dir: Path) -> bool:
         return bool(same)
     except Exception:  # a tokenizer the fast read cannot load at all: the slow path it is
         return False
+
+
+def _plain_pair(merge: object) -> bool:
+    """Whether ``merge`` is a pair of tokens without a space, which ``"a b"`` spells again."""
+    return (
+        isinstance(merge, list)
+        and len(merge) == 2
+        and all(isinstance(part, str) and " " not in part for part in merge)
+    )
 
 
 def tokenizer_info(

@@ -14,6 +14,8 @@ Cache layout (root: the ``cache_dir`` argument, else the ``cache_dir`` setting, 
         <package version>-<dtype>/       a finished conversion
             config.json  generation_config.json  model.safetensors
             tokenizer.json  tokenizer_config.json
+            tokenizer-start.json         the same tokenizer in the form that loads fastest
+                                         (:func:`~.fast_start.write_start_tokenizer`)
             structured-agents-model.json the manifest, written last: source, version, dtype,
                                          the size of every file, and which checks it passed
         .partial-<version>-<dtype>-<pid>-<hex>/   a conversion in progress
@@ -46,7 +48,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from structured_agents import paths
-from structured_agents.engines.fast_start import fast_tokenizer_agrees
+from structured_agents.engines.fast_start import START_TOKENIZER, fast_tokenizer_agrees, write_start_tokenizer
 from structured_agents.engines.tokenizer_check import TokenizerCheck, verify_tokenizer
 from structured_agents.errors import ConfigError, EngineError
 
@@ -65,9 +67,10 @@ __all__ = [
 MANIFEST_NAME = "structured-agents-model.json"
 """The file that marks a finished conversion; written after every other file."""
 _MANIFEST_FORMAT = 1
-CHECKS_VERSION = 2
+CHECKS_VERSION = 3
 """The manifest's ``verified`` value once ``ModelSource.verify`` passed; raised when the checks
-change (2: the fast tokenizer read is checked against ``AutoTokenizer``, ``fast_tokenizer``)."""
+change (2: the fast tokenizer read is checked against ``AutoTokenizer``, ``fast_tokenizer``;
+3: that read is of the start copy of the tokenizer where one could be written)."""
 logger = logging.getLogger(__name__)
 
 
@@ -283,8 +286,14 @@ class ModelStore:
             shutil.rmtree(stale, ignore_errors=True)
             return False
         manifest = json.loads((entry / MANIFEST_NAME).read_text(encoding="utf-8"))
+        files = dict(manifest["files"])
+        if write_start_tokenizer(entry):
+            files[START_TOKENIZER] = (entry / START_TOKENIZER).stat().st_size
         fast = fast_tokenizer_agrees(entry)
-        _write_json(entry / MANIFEST_NAME, {**manifest, "verified": CHECKS_VERSION, "fast_tokenizer": fast})
+        _write_json(
+            entry / MANIFEST_NAME,
+            {**manifest, "files": files, "verified": CHECKS_VERSION, "fast_tokenizer": fast},
+        )
         return True
 
     def _convert(self, source: ModelSource, dtype: str, entry: Path) -> None:
@@ -293,6 +302,7 @@ class ModelStore:
         try:
             source.build(partial, dtype)
             source.verify(partial)
+            write_start_tokenizer(partial)
             files = {p.name: p.stat().st_size for p in sorted(partial.iterdir()) if p.is_file()}
             manifest = {
                 "format": _MANIFEST_FORMAT,

@@ -18,11 +18,14 @@ shares.
 A call that is not a decode step (a prefill's last positions, a review's scoring), more rows
 than ``max_rows`` or another device or dtype multiplies by the weight, as the plain head does.
 
-Packing the weight for oneDNN takes 0.55 s for Gemma 3 270M (fbgemm's packing, 1.6 s); the
-engine does it on a loading thread while the tokenizer is read, so a start does not wait for
-it. torch 2.13 deprecates the quantized tensors the packing starts from (pytorch#184982; torch
-is pinned): where they or the quantized engine are missing, the head stays an
-:class:`~.int8_weights.Int8Linear` (:func:`rescore_head`).
+Packing the weight for oneDNN takes 0.55 s for Gemma 3 270M on a CPU with native bfloat16,
+0.86 s (1.7 s of CPU) on one without (fbgemm's packing, 1.6 s). :func:`rescore_head` starts it
+on a thread of its own and returns at once: the engine's start does not wait for it, and the
+first decode step does (:meth:`RescoredHead.wait`), so it overlaps what comes between, the
+caller's set-up, its grammars' compilation and the first prefill, which multiplies by the
+weight. torch 2.13 deprecates the quantized tensors the packing starts from (pytorch#184982;
+torch is pinned): where they or the quantized engine are missing, the head decodes from its
+int8 copy (:class:`~.int8_weights.Int8Linear`), as it would unrescored.
 """
 
 from __future__ import annotations
@@ -30,11 +33,10 @@ from __future__ import annotations
 import logging
 import threading
 import warnings
-from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 import torch
-from torch import nn
 
 from structured_agents.engines.int8_weights import Int8Linear, StepLinear
 from structured_agents.engines.vocab_rank import topk_rows
@@ -53,20 +55,32 @@ class RescoredHead(StepLinear):
     """An LM head whose decode steps estimate every logit in int8 and compute the
     :data:`EXACT` best again from the weight."""
 
-    def __init__(self, linear: nn.Linear, packed: Any, *, max_rows: int) -> None:
-        super().__init__(linear, max_rows=max_rows)
+    def __init__(self, head: Int8Linear, packed: Future[Any]) -> None:
+        """``head``'s weight, rescoring ``head``'s estimate once ``packed`` (its int8 copy packed
+        for oneDNN, or None where it could not be) is done; ``head``'s own product until then
+        never runs: a decode step waits for the packing."""
+        super().__init__(head.linear, max_rows=head.max_rows)
+        self._copy = head
         self._packed = packed
         self.exact_rows: frozenset[int] = frozenset()
         """Rows of the next call whose every logit comes from the weight (rows that sample or
         report log probabilities: their logits must not move with the rows beside them);
         set by the engine around each forward pass."""
 
+    def wait(self) -> bool:
+        """Wait for the packing; whether the estimate is rescored (False: this torch could not
+        pack the int8 copy, and decode steps multiply by it)."""
+        return self._packed.result() is not None
+
     def step(self, x: torch.Tensor) -> torch.Tensor:
         exact = sorted(row for row in self.exact_rows if row < x.shape[0])
         if len(exact) == x.shape[0]:
             out: torch.Tensor = self.linear(x)
             return out
-        logits: torch.Tensor = torch.ops.quantized.linear_dynamic(x.float(), self._packed, False)
+        packed = self._packed.result()
+        if packed is None:
+            return self._copy.step(x)
+        logits: torch.Tensor = torch.ops.quantized.linear_dynamic(x.float(), packed, False)
         _, best = topk_rows(logits, min(EXACT, self.out_features))
         again = torch.bmm(self.linear.weight[best], x.unsqueeze(-1)).squeeze(-1)  # the head's dtype
         if self.linear.bias is not None:
@@ -79,29 +93,54 @@ class RescoredHead(StepLinear):
         return logits
 
 
-def rescore_head(model: Any, *, packing: Callable[[], object] = lambda: None) -> bool:
+def rescore_head(model: Any) -> bool:
     """Make ``model``'s LM head, an :class:`~.int8_weights.Int8Linear`, a :class:`RescoredHead`
-    over the same int8 values; False (the head left as it is) where it is not one, or where this
-    torch cannot pack it for oneDNN. ``packing`` is called as the packing starts, which lets the
-    GIL go for half a second."""
+    over the same int8 values, which it packs on a thread of its own; False (the head left as it
+    is) where it is not one, or where this torch has no oneDNN quantized engine."""
     head = model.get_output_embeddings()
     if not isinstance(head, Int8Linear) or _ENGINE not in torch.backends.quantized.supported_engines:
         return False
+    packed: Future[Any] = Future()
+    weight = _quantized(head)
+
+    def pack() -> None:
+        try:
+            packed.set_result(_prepack(weight))
+        except BaseException as exc:  # the decode steps that wait for it raise it
+            packed.set_exception(exc)
+
+    # Not a daemon: an interpreter that ends while oneDNN packs waits the second it takes.
+    threading.Thread(target=pack, name="lm-head-packing").start()
+    model.set_output_embeddings(RescoredHead(head, packed))
+    return True
+
+
+def _quantized(head: Int8Linear) -> torch.Tensor | None:
+    """``head``'s int8 copy as a quantized tensor, or None where this torch has none."""
     zero = torch.zeros(head.out_features, dtype=torch.long)
-    with _PACKING, warnings.catch_warnings():
+    with warnings.catch_warnings():  # on the caller's thread: the filters are the process's
         warnings.filterwarnings(
             "ignore", message=".*quantized tensor creation functions", category=UserWarning
         )
+        try:
+            return torch._make_per_channel_quantized_tensor(head.values, head.scales.double(), zero, 0)
+        except (AttributeError, RuntimeError) as exc:
+            logger.warning("the LM head keeps its int8 copy: torch cannot quantize it (%s)", exc)
+            return None
+
+
+def _prepack(weight: torch.Tensor | None) -> Any:
+    """``weight`` packed for oneDNN's dynamic quantized linear; None where this torch cannot
+    pack it."""
+    if weight is None:
+        return None
+    with _PACKING:
         before = torch.backends.quantized.engine
         torch.backends.quantized.engine = _ENGINE
         try:
-            weight = torch._make_per_channel_quantized_tensor(head.values, head.scales.double(), zero, 0)
-            packing()
-            packed = torch.ops.quantized.linear_prepack(weight, None)
-        except (AttributeError, RuntimeError) as exc:  # a torch without them: the int8 copy stays
+            return torch.ops.quantized.linear_prepack(weight, None)
+        except (AttributeError, RuntimeError) as exc:  # a torch without it: the int8 copy decodes
             logger.warning("the LM head keeps its int8 copy: oneDNN could not pack it (%s)", exc)
-            return False
+            return None
         finally:
             torch.backends.quantized.engine = before
-    model.set_output_embeddings(RescoredHead(head.linear, packed, max_rows=head.max_rows))
-    return True

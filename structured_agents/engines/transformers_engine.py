@@ -240,9 +240,11 @@ class TransformersEngine:
         The weights are mapped first (a tenth of a second, mostly Python, with their int8
         copies when quantized, the packed attention of :mod:`.packed_attention` on CPU, and the
         lean step, which joins some of the int8 copies); then the tokenizer is read
-        (:mod:`.fast_start`: 0.75 s that hold the GIL) beside the int8 LM head's packing
-        (:func:`~.rescored_head.rescore_head`: 0.55 s that let the GIL go), so the two overlap:
-        an int8 start takes 1.5-1.7 s on 2 cores, against 1.2-1.4 s in bfloat16.
+        (:mod:`.fast_start`: 0.8-0.95 s that hold the GIL on a 2-core AVX-512 CPU without
+        native bfloat16). Then the int8 LM head is packed on a thread of its own
+        (:func:`~.rescored_head.rescore_head`: 0.9 s on both cores, which let the GIL go); the
+        load does not wait for it, the first decode step does. Packing beside the tokenizer's
+        read made that read 0.3 s longer. An int8 start takes 1.7-1.9 s there.
 
         No torch work runs on the caller's thread. libgomp throttles the spinning of every
         OpenMP team once it manages more threads than the machine has cores, and a team a
@@ -266,21 +268,11 @@ class TransformersEngine:
             return model, LeanStep.of(model)
 
         try:
-            with ThreadPoolExecutor(2, thread_name_prefix="model-load") as pool:
+            with ThreadPoolExecutor(1, thread_name_prefix="model-load") as pool:
                 model, lean = pool.submit(weights).result()
-                packing = threading.Event()
-
-                def head() -> None:
-                    try:
-                        if self.quantization == "int8":
-                            rescore_head(model, packing=packing.set)
-                    finally:
-                        packing.set()  # also where it packs nothing, or fails
-
-                rescoring = pool.submit(head)
-                packing.wait()  # the tokenizer's read takes the GIL: it starts once the packing has let it go
                 tokenizer = pool.submit(load_tokenizer, path, fast=ModelStore.fast_tokenizer(path)).result()
-                rescoring.result()
+                if self.quantization == "int8":
+                    pool.submit(rescore_head, model).result()
         except Exception as exc:
             raise EngineError(f"could not load the model at {path}: {type(exc).__name__}: {exc}") from exc
         return tokenizer, model, lean

@@ -15,12 +15,15 @@ from typing import TYPE_CHECKING
 import pytest
 import xgrammar
 from test_tokenizer_check import CopySource, copy_model
+from tokenizers import Tokenizer, models
 
 from structured_agents.engines.fast_start import (
     METADATA_FILE,
+    START_TOKENIZER,
     fast_tokenizer_agrees,
     load_tokenizer,
     tokenizer_info,
+    write_start_tokenizer,
 )
 from structured_agents.engines.model_store import MANIFEST_NAME, ModelStore
 from structured_agents.engines.tokenizer_check import SAMPLE
@@ -45,6 +48,11 @@ def test_the_store_records_that_the_fast_read_agrees_and_the_engine_uses_it(
     entry = store.ensure(CopySource(engine.model_dir), "float32")
     manifest = json.loads((entry / MANIFEST_NAME).read_text(encoding="utf-8"))
     assert manifest["fast_tokenizer"] is True and ModelStore.fast_tokenizer(entry)
+    start = entry / START_TOKENIZER  # the fast read's file: the same tokenizer, merges as strings
+    assert manifest["files"][START_TOKENIZER] == start.stat().st_size
+    assert isinstance(json.loads(start.read_text(encoding="utf-8"))["model"]["merges"][0], str)
+    original = Tokenizer.from_file(str(entry / "tokenizer.json"))
+    assert Tokenizer.from_file(str(start)).to_str() == original.to_str()
     fast, slow = load_tokenizer(entry, fast=True), load_tokenizer(entry, fast=False)
     assert type(fast) is not type(slow)  # really two ways of reading it
     for text in TEXTS:
@@ -85,3 +93,30 @@ def test_kept_metadata_builds_the_same_tokenizer_info(engine: TransformersEngine
     other = tokenizer_info(tokenizer, vocab, vocab_size=size, stop_token_ids=stops[:1], cache_dir=tmp_path)
     assert other.stop_token_ids == sorted(stops[:1])
     assert len(json.loads((tmp_path / METADATA_FILE).read_text(encoding="utf-8"))) == 2  # one per key
+
+
+def test_an_entry_converted_before_the_start_copy_gets_one_when_it_is_next_loaded(
+    engine: TransformersEngine, tmp_path: Path
+) -> None:
+    store = ModelStore(tmp_path)
+    entry = store.ensure(CopySource(engine.model_dir), "float32")
+    manifest = json.loads((entry / MANIFEST_NAME).read_text(encoding="utf-8"))
+    (entry / START_TOKENIZER).unlink()
+    del manifest["files"][START_TOKENIZER]
+    (entry / MANIFEST_NAME).write_text(json.dumps({**manifest, "verified": 2}), encoding="utf-8")
+    assert ModelStore.is_complete(entry) and not ModelStore.fast_tokenizer(entry)
+    assert ModelStore(tmp_path).ensure(CopySource(engine.model_dir), "float32") == entry
+    assert ModelStore.is_complete(entry) and ModelStore.fast_tokenizer(entry)
+    assert START_TOKENIZER in json.loads((entry / MANIFEST_NAME).read_text(encoding="utf-8"))["files"]
+
+
+def test_merges_with_a_space_keep_their_pairs(tmp_path: Path) -> None:
+    """``"a b"`` cannot say which space splits ``"a"`` from ``" b"``: no start copy then."""
+    vocab = {"a": 0, " b": 1, "a b": 2, "c": 3, "d": 4, "cd": 5}
+    for merges, written in (([("a", " b"), ("c", "d")], False), ([("c", "d")], True)):
+        Tokenizer(models.BPE(vocab, merges)).save(str(tmp_path / "tokenizer.json"))
+        (tmp_path / START_TOKENIZER).unlink(missing_ok=True)
+        assert write_start_tokenizer(tmp_path) is written
+        assert (tmp_path / START_TOKENIZER).is_file() is written
+    (tmp_path / "tokenizer.json").write_text("{not json", encoding="utf-8")
+    assert not write_start_tokenizer(tmp_path)

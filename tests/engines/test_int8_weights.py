@@ -5,7 +5,10 @@ copies are used, how far they are from the weight, the kept copies, and the resc
 from __future__ import annotations
 
 import logging
+import threading
+from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -159,10 +162,9 @@ def _rescored(vocabulary: int = 3000, seed: int = 3) -> tuple[nn.Linear, nn.Modu
     )
     plain = model.lm_head
     quantize_linears(model)
-    calls: list[bool] = []
-    assert rescore_head(model, packing=lambda: calls.append(True)) and calls == [True]
+    assert rescore_head(model)
     head = model.get_output_embeddings()
-    assert isinstance(head, RescoredHead) and head.weight is plain.weight
+    assert isinstance(head, RescoredHead) and head.weight is plain.weight and head.wait()
     return plain, head
 
 
@@ -191,6 +193,55 @@ def test_the_rescored_head_multiplies_by_the_weight_outside_a_decode_step() -> N
     assert torch.equal(head(prefill), plain(prefill))
     wide = _step(9, 64)
     assert torch.equal(head(wide), plain(wide))
+
+
+def test_a_decode_step_waits_for_the_heads_packing_which_the_load_does_not() -> None:
+    """The engine's load returns while the head is packed on a thread of its own: the first
+    decode step waits for the packing, then rescores as a head packed in advance does."""
+    _, packed_head = _rescored()
+    assert isinstance(packed_head, RescoredHead)
+    model = _Tiny(3)
+    model.lm_head = nn.Linear(64, 3000, bias=False)
+    model.lm_head.weight.data = packed_head.weight.data
+    quantize_linears(model)
+    copy = model.get_output_embeddings()
+    assert isinstance(copy, Int8Linear)
+    pending: Future[Any] = Future()
+    head = RescoredHead(copy, pending)
+    step = _step(3, 64, seed=6)
+    done: list[torch.Tensor] = []
+    decoding = threading.Thread(target=lambda: done.append(head(step)))
+    decoding.start()
+    decoding.join(0.3)
+    assert decoding.is_alive() and not done  # waiting for the packing
+    pending.set_result(packed_head._packed.result())
+    decoding.join(10)
+    assert done and torch.equal(done[0], packed_head(step))
+    prefill = torch.randn(1, 4, 64).to(torch.bfloat16)
+    assert torch.equal(RescoredHead(copy, Future())(prefill), copy.linear(prefill))  # no wait outside a step
+
+
+def test_a_head_this_torch_cannot_pack_decodes_from_its_int8_copy(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A torch without quantized tensors (2.13 deprecates them): the head is still rescored
+    in name, and its decode steps multiply by the int8 copy, every row alone."""
+
+    def missing(*_: object) -> torch.Tensor:
+        raise RuntimeError("quantized tensors are gone")
+
+    model = _Tiny(4)
+    quantize_linears(model)
+    copy = model.get_output_embeddings()
+    assert isinstance(copy, Int8Linear)
+    monkeypatch.setattr(torch, "_make_per_channel_quantized_tensor", missing)
+    with caplog.at_level(logging.WARNING):
+        assert rescore_head(model)
+    head = model.get_output_embeddings()
+    assert isinstance(head, RescoredHead) and not head.wait()
+    assert "keeps its int8 copy" in caplog.text
+    step = _step(4, 64, seed=7)
+    assert torch.equal(head(step), copy(step))
 
 
 def test_only_an_int8_head_is_rescored() -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from structured_agents.engines.fast_start import START_TOKENIZER
 from structured_agents.engines.model_store import MANIFEST_NAME, SHIPPED_MODELS, ModelStore
 from structured_agents.engines.tokenizer_check import (
     SAMPLE,
@@ -35,7 +36,7 @@ GEMMA = SHIPPED_MODELS["gemma3-270m"].tokenizer
 def copy_model(source: Path, out_dir: Path, *, broken: bool) -> None:
     """``source``'s model in ``out_dir`` (weights linked); ``broken``: its tokenizer as 5.17 wrote it."""
     for path in source.iterdir():
-        if path.name == MANIFEST_NAME or not path.is_file():
+        if path.name in (MANIFEST_NAME, START_TOKENIZER) or not path.is_file():  # what the store derives
             continue
         if path.suffix == ".safetensors":
             (out_dir / path.name).symlink_to(path)
