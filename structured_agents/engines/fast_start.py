@@ -13,7 +13,8 @@ Measured on Gemma 3 270M (262k tokens, a 33 MB ``tokenizer.json``), 2 CPU cores:
 * ``xgrammar.TokenizerInfo.from_huggingface`` takes 1.2 s, nearly all of it detecting the
   vocabulary's metadata (byte fallback, prefix space) from the serialized tokenizer. That
   metadata is a few bytes: :func:`tokenizer_info` keeps it beside the converted model, keyed by
-  XGrammar's version, and builds the info from the vocabulary in 0.2 s on the next start.
+  XGrammar's version, and builds the info from the vocabulary in 0.2 s the next time (the
+  engine's grammar cache asks for it when it first compiles a grammar, not at the start).
 * Most of the fast read is the BPE model's 514,906 merges, which transformers writes as pairs
   (``["a", "b"]``), the form that allows a space inside a token. Read as the older ``"a b"``
   strings they load 0.25-0.3 s sooner (1.0-1.3 s against 0.8-0.85 s on a 2-core AVX-512 CPU

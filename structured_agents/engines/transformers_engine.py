@@ -45,7 +45,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -70,6 +70,9 @@ from structured_agents.grammar.compiler import GrammarCache
 from structured_agents.grammar.isolated import IsolatedCompiler
 from structured_agents.kernel.engine import Completion, GenerationRequest
 from structured_agents.kernel.streaming import GenerationStream
+
+if TYPE_CHECKING:
+    import xgrammar
 
 __all__ = [
     "DecodeStats",
@@ -200,24 +203,20 @@ class TransformersEngine:
         """The model as completions name it (the shipped one's name, or as given)."""
         self.tokenizer, self.model, self._lean = self._load(self.model_dir)
         self._cache_kwarg = cache_kwarg(self.model)
-        vocab = self.tokenizer.get_vocab()
         self.vocab_size = self._logit_width()
-        self.stop_token_ids = self._stop_tokens(vocab)
-        info = tokenizer_info(
-            self.tokenizer,
-            vocab,
-            vocab_size=self.vocab_size,
-            stop_token_ids=self.stop_token_ids,
-            cache_dir=self.model_dir if ModelStore.is_entry(self.model_dir) else None,
-        )
+        self.stop_token_ids = self._stop_tokens()
+        self._tokenizer_lock = threading.Lock()
         self._isolation = (
-            IsolatedCompiler(info, timeout_s=compile_timeout_s) if compile_timeout_s is not None else None
+            IsolatedCompiler(self._tokenizer_info(), timeout_s=compile_timeout_s)
+            if compile_timeout_s is not None
+            else None
         )
-        self.grammar_cache = GrammarCache(info, max_entries=grammar_cache_size, isolation=self._isolation)
+        self.grammar_cache = GrammarCache(
+            self._tokenizer_info, max_entries=grammar_cache_size, isolation=self._isolation
+        )
         self.pad_token_id = (
             self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.stop_token_ids[0]
         )
-        self._tokenizer_lock = threading.Lock()
         self._prepare_pool = ThreadPoolExecutor(compile_threads, thread_name_prefix="grammar-compile")
         self._stepper = (
             SlotStepper(self, graphs=True)
@@ -244,7 +243,9 @@ class TransformersEngine:
         native bfloat16). Then the int8 LM head is packed on a thread of its own
         (:func:`~.rescored_head.rescore_head`: 0.9 s on both cores, which let the GIL go); the
         load does not wait for it, the first decode step does. Packing beside the tokenizer's
-        read made that read 0.3 s longer. An int8 start takes 1.7-1.9 s there.
+        read made that read 0.3 s longer. XGrammar's view of the tokenizer is built when the
+        first grammar is compiled (:meth:`_tokenizer_info`). An int8 start takes 1.4-1.8 s
+        there.
 
         No torch work runs on the caller's thread. libgomp throttles the spinning of every
         OpenMP team once it manages more threads than the machine has cores, and a team a
@@ -282,14 +283,30 @@ class TransformersEngine:
         width = getattr(head, "out_features", None) or self.model.config.vocab_size
         return max(int(width), len(self.tokenizer))
 
-    def _stop_tokens(self, vocab: dict[str, int]) -> list[int]:
+    def _tokenizer_info(self) -> xgrammar.TokenizerInfo:
+        """XGrammar's view of the tokenizer (:func:`~.fast_start.tokenizer_info`), which the
+        grammar cache builds when it first compiles a grammar."""
+        with self._tokenizer_lock:
+            vocab = self.tokenizer.get_vocab()
+        return tokenizer_info(
+            self.tokenizer,
+            vocab,
+            vocab_size=self.vocab_size,
+            stop_token_ids=self.stop_token_ids,
+            cache_dir=self.model_dir if ModelStore.is_entry(self.model_dir) else None,
+        )
+
+    def _stop_tokens(self) -> list[int]:
         ids: set[int] = set()
         for source in (self.model.generation_config.eos_token_id, self.tokenizer.eos_token_id):
             if isinstance(source, int):
                 ids.add(source)
             elif source is not None:
                 ids.update(int(i) for i in source)
-        ids.update(vocab[name] for name in _END_OF_TURN_TOKENS if name in vocab)
+        for name in _END_OF_TURN_TOKENS:  # by name: the whole vocabulary takes 0.2 s to list
+            token = self.tokenizer.convert_tokens_to_ids(name)
+            if isinstance(token, int) and self.tokenizer.convert_ids_to_tokens(token) == name:
+                ids.add(token)  # not the unknown token an absent name maps to
         if not ids:
             raise EngineError(f"the tokenizer at {self.model_dir} defines no end-of-sequence token")
         return sorted(ids)

@@ -58,6 +58,8 @@ def test_the_store_records_that_the_fast_read_agrees_and_the_engine_uses_it(
     for text in TEXTS:
         assert fast(text)["input_ids"] == slow(text)["input_ids"]
     assert ModelStore.fast_tokenizer(engine.model_dir) and type(engine.tokenizer) is type(fast)
+    turn = slow.get_vocab()["<end_of_turn>"]  # found by name, without listing the vocabulary
+    assert turn in engine.stop_token_ids and slow.eos_token_id in engine.stop_token_ids
     assert engine.tokenizer(SAMPLE)["input_ids"] == slow(SAMPLE)["input_ids"]
 
 
