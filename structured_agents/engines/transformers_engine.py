@@ -285,16 +285,16 @@ class TransformersEngine:
 
     def _tokenizer_info(self) -> xgrammar.TokenizerInfo:
         """XGrammar's view of the tokenizer (:func:`~.fast_start.tokenizer_info`), which the
-        grammar cache builds when it first compiles a grammar."""
+        grammar cache builds when it first compiles a grammar: under the tokenizer's lock, since
+        detecting its metadata encodes texts while the loop may be decoding."""
         with self._tokenizer_lock:
-            vocab = self.tokenizer.get_vocab()
-        return tokenizer_info(
-            self.tokenizer,
-            vocab,
-            vocab_size=self.vocab_size,
-            stop_token_ids=self.stop_token_ids,
-            cache_dir=self.model_dir if ModelStore.is_entry(self.model_dir) else None,
-        )
+            return tokenizer_info(
+                self.tokenizer,
+                self.tokenizer.get_vocab(),
+                vocab_size=self.vocab_size,
+                stop_token_ids=self.stop_token_ids,
+                cache_dir=self.model_dir if ModelStore.is_entry(self.model_dir) else None,
+            )
 
     def _stop_tokens(self) -> list[int]:
         ids: set[int] = set()
