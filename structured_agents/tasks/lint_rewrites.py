@@ -7,7 +7,9 @@ that does what the rule asks and nothing else:
 - ``E721`` (``type(x) == list``): ``type(x) is list`` (``!=``: ``is not``), in a comparison of
   one operator; types compare by identity;
 - ``F401`` in an ``__init__.py``, on a name imported from ``typing`` (no package re-exports
-  ``Optional``): the import removed (:mod:`~structured_agents.tasks.typing_imports`);
+  ``Optional``): the import removed (:mod:`~structured_agents.tasks.typing_imports`); on a
+  public name imported from the package itself, where the module has no ``__all__``: an
+  ``__all__`` of the module's public names (:mod:`~structured_agents.tasks.reexports`);
 - ``B904`` (``raise`` in an ``except`` without ``from``): ``from`` the handled exception (bound
   as ``err`` when the handler binds none), or ``from None``; ``from None`` first where the
   handler catches only a lookup miss (``KeyError``, ``IndexError``, ``StopIteration``...) or a
@@ -38,6 +40,7 @@ from structured_agents.tasks.lint_fixes import Edit
 from structured_agents.tasks.lint_idioms import together
 from structured_agents.tasks.lint_refine import refine
 from structured_agents.tasks.lint_source import Source, offset_of, reads_only, unsafe_fix
+from structured_agents.tasks.reexports import declared_reexports
 from structured_agents.tasks.star_imports import explicit_imports
 from structured_agents.tasks.typing_imports import unused_typing_imports
 
@@ -448,6 +451,7 @@ def with_candidates(
         for found in (explicit_imports(root, path, module, diagnostics) if root and module else ())
     }
     unused = unused_typing_imports(path, module, diagnostics) if module is not None else {}
+    declared = declared_reexports(path, module, diagnostics) if module is not None else {}
     for diagnostic in diagnostics:
         row = int((diagnostic.get("location") or {}).get("row", 0))
         if row in copied:
@@ -457,7 +461,8 @@ def with_candidates(
             fixed.append(explicit[row])
             continue
         if diagnostic.get("code") == "F401" and module is not None:
-            removal = unused.get(offset_of(text, diagnostic.get("location") or {}, module.starts))
+            at = offset_of(text, diagnostic.get("location") or {}, module.starts)
+            removal = unused.get(at) or declared.get(at)
             if removal is not None:
                 fixed.append(removal)
                 continue

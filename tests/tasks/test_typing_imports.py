@@ -46,7 +46,7 @@ def test_unused_typing_names_of_an_init_are_removed(tmp_path: Path, text: str, e
 @pytest.mark.parametrize(
     ("path", "text"),
     [
-        ("pkg/__init__.py", "from .core import helper\nfrom os import sep\n"),  # re-exports
+        ("pkg/__init__.py", "from .core import helper\nfrom os import sep\n\n__all__: list[str] = []\n"),
         ("pkg/__init__.py", "from typing import (\n    Optional,  # kept for users\n    Any,\n)\n"),
     ],
 )
