@@ -27,6 +27,9 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
 - ``F841`` and ``RUF059``: constants unpacked into names none of which is read (pyparsing's
   ``TRY, MATCH, FAIL = 0, 1, 2``) are deleted, not renamed ``_TRY, _MATCH, _FAIL``: the reviewer
   asked to delete dead code. Each of the names' findings gets the same deletion.
+- ``B007`` and ``RUF059``: an unused name is renamed to the name the file already throws values
+  away with (``_``, or ``__``, where the file binds it and never reads it), not ``_name``:
+  the reviewer asked for ``for _ in range(...)`` where the file's other loops say so.
 
 A fix whose text does not parse, or that holds nothing to refine, is left as ruff wrote it.
 """
@@ -311,12 +314,48 @@ def _unused(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | N
     return _dead_constants(diagnostic, module) or _dead_expression(diagnostic, module)
 
 
+_THROWAWAYS = ("_", "__")
+
+
+def _throwaway(module: Source) -> str | None:
+    """The name the file binds for values it throws away (``for _ in``, ``_, token = ...``)
+    and never reads; None where it binds neither, or reads the one it binds (gettext's ``_``)."""
+    stored: set[str] = set()
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Name) and node.id in _THROWAWAYS:
+            if not isinstance(node.ctx, ast.Store):
+                return None
+            stored.add(node.id)
+    return next((name for name in _THROWAWAYS if name in stored), None)
+
+
+def _renamed_throwaway(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
+    """B007's and RUF059's rename of an unused name to ``_name`` (prettytable's ``for _i in``,
+    sqlparse's ``_pidx, prev_ = ...``) written with the name the file already throws values
+    away with, ``_`` (or ``__``): the reviewer sent back the ``_name`` form in files whose other
+    loops and unpackings say ``for _ in`` and ``_, token``."""
+    edits = fix_edits(module.text, diagnostic)
+    name = _throwaway(module)
+    if name is None or len(edits) != 1:
+        return None
+    start, end, content = edits[0]
+    old = module.text[start:end]
+    if not old.isidentifier() or content != f"_{old}":
+        return None
+    return unsafe_fix(module, f"Rename unused `{old}` to `{name}`", [(start, end, name)])
+
+
+def _unused_unpacked(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
+    return _dead_constants(diagnostic, module) or _renamed_throwaway(diagnostic, module)
+
+
 _RESHAPED: dict[str, Callable[[Mapping[str, Any], Source], dict[str, Any] | None]] = {
     "SIM108": _declared_above,
     "RUF005": _ungrouped,
     "UP031": _ungrouped,
     "F841": _unused,
-    "RUF059": _dead_constants,
+    "RUF059": _unused_unpacked,
+    "B007": _renamed_throwaway,
 }
 """Rules whose fixes may be replaced by another edit of the file, and how (None: kept)."""
 

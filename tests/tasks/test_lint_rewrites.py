@@ -337,6 +337,39 @@ def test_unused_constants_are_deleted_not_renamed(tmp_path: Path, text: str, exp
     assert ruff_json(tmp_path, "m.py", candidate, "F841") == []
 
 
+THROWN = "def f(n):\n    for _ in range(n):\n        pass\n    for i in range(n):\n        print(n)\n"
+COUNTED = THROWN.replace("for _ in range(n):\n        pass", "for j in range(n):\n        print(j)")
+UNPACKED = (
+    "def f(group, token):\n    _, first = token\n    pidx, prev_ = group.prev(first)\n    return prev_\n"
+)
+READ = UNPACKED + "print(_('x'))\n"  # gettext's _
+
+
+@pytest.mark.parametrize(
+    ("rule", "text", "expected"),
+    [
+        # prettytable 3.10.0: for _i in range(1, self.colspan), beside the file's for _ in widths
+        ("B007", THROWN, THROWN.replace("for i in", "for _ in")),
+        # sqlparse 0.5.0: _pidx, prev_ = ..., beside the file's _, token = ...
+        ("RUF059", UNPACKED, UNPACKED.replace("pidx, prev_", "_, prev_")),
+        ("B007", THROWN.replace("_ in", "__ in"), THROWN.replace("_ in", "__ in").replace("i in", "__ in")),
+        # no throwaway name in the file, or one it reads: ruff's rename
+        ("B007", COUNTED, COUNTED.replace("for i in", "for _i in")),
+        ("RUF059", READ, READ.replace("pidx", "_pidx")),
+    ],
+)
+def test_an_unused_name_takes_the_files_throwaway_name(
+    tmp_path: Path, rule: str, text: str, expected: str
+) -> None:
+    found, left = with_candidates(text, ruff_json(tmp_path, "m.py", text, rule), "m.py")
+
+    candidate, applied, _ = apply_changes(text, fixes(text, found))
+
+    assert candidate == expected and left == [] and applied
+    compile(candidate, "m.py", "exec")
+    assert ruff_json(tmp_path, "m.py", candidate, rule) == []
+
+
 @pytest.mark.parametrize(
     ("rule", "text"),
     [
