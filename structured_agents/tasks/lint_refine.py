@@ -13,6 +13,8 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
 
 - ``SIM108``: a lambda branch is parenthesized, ``Group if c else (lambda expr: expr)``: the
   reviewer found the bare lambda after ``else`` ambiguous to read.
+- ``PLR1714``: a membership test that replaced an ``or`` grouped inside an ``and`` takes the
+  grouping parentheses' place (``row_type in (list, str) and (...)``).
 - ``RUF005`` and ``UP031``: a fix that becomes an atom (a tuple display, a ``str.format`` call)
   inside parentheses that only grouped the expression it replaces takes their place, so
   ``(operDef + (None,))[:4]`` becomes ``(*operDef, None)[:4]``, not ``((*operDef, None))[:4]``,
@@ -168,11 +170,23 @@ def _atom(content: str) -> bool:
     return isinstance(node, _ATOMS)
 
 
+def _membership(content: str) -> bool:
+    """Whether ``content`` is one membership test (``x in (a, b)``), as PLR1714 writes it."""
+    try:
+        node = syntax.parse(content, mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(node, ast.Compare) and [type(op) for op in node.ops] in ([ast.In], [ast.NotIn])
+
+
 def _ungrouped(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
     """The fix with the parentheses around the expression it replaces taken out, where those
-    only grouped it (not a call's, nor a class's bases') and its text is an atom."""
+    only grouped it (not a call's, nor a class's bases') and its text is an atom; or, for
+    PLR1714, a membership test that replaced an ``or`` inside an ``and`` (tabulate's
+    ``(row_type in (list, str)) and (...)``: a comparison binds tighter than ``and``, and the
+    reviewer sent back the parentheses left over)."""
     edits = fix_edits(module.text, diagnostic)
-    if len(edits) != 1 or not _atom(edits[0][2]):
+    if len(edits) != 1:
         return None
     start, end, content = edits[0]
     text = module.text
@@ -181,7 +195,10 @@ def _ungrouped(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] 
         (n for n in module.at(row, (ast.expr,)) if (module.start(n), module.end(n)) == (start, end)), None
     )
     parent = module.parents.get(node) if node is not None else None
-    if node is None or (isinstance(parent, ast.Call) and node in parent.args):
+    tested = isinstance(node, ast.BoolOp) and isinstance(parent, ast.BoolOp) and _membership(content)
+    if node is None or not (_atom(content) or tested):
+        return None
+    if isinstance(parent, ast.Call) and node in parent.args:
         return None
     if isinstance(parent, ast.ClassDef) and node in parent.bases:
         return None
@@ -353,6 +370,7 @@ _RESHAPED: dict[str, Callable[[Mapping[str, Any], Source], dict[str, Any] | None
     "SIM108": _declared_above,
     "RUF005": _ungrouped,
     "UP031": _ungrouped,
+    "PLR1714": _ungrouped,
     "F841": _unused,
     "RUF059": _unused_unpacked,
     "B007": _renamed_throwaway,

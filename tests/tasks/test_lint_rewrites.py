@@ -290,6 +290,16 @@ COPY = "def f(index_v, rows):\n    return [index_v] + list(rows)\n"
             "def g(found):\n    return print(', found %r' % found)\n",
             "def g(found):\n    return print(', found {!r}'.format(found))\n",
         ),  # a call's parentheses stay
+        (
+            "PLR1714",
+            "def f(row, t):\n    return (t == list or t == str) and (len(row) > 1)\n",
+            "def f(row, t):\n    return t in (list, str) and (len(row) > 1)\n",
+        ),  # tabulate 0.9.0's _is_separating_line
+        (
+            "PLR1714",
+            "def f(t):\n    return not (t == 3 or t == 4)\n",
+            "def f(t):\n    return not (t in {3, 4})\n",
+        ),  # no and around it: the grouping stays, as ruff writes it
     ],
 )
 def test_fixes_are_written_as_the_reviewer_asked(tmp_path: Path, rule: str, text: str, expected: str) -> None:
