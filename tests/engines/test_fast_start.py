@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import xgrammar
@@ -41,12 +41,17 @@ TEXTS = [
 ]
 
 
+def _converted(engine: TransformersEngine, root: Path) -> tuple[Path, dict[str, Any]]:
+    """The session engine's model converted into a store at ``root`` (weights linked), and its
+    manifest."""
+    entry = ModelStore(root).ensure(CopySource(engine.model_dir), "float32")
+    return entry, json.loads((entry / MANIFEST_NAME).read_text(encoding="utf-8"))
+
+
 def test_the_store_records_that_the_fast_read_agrees_and_the_engine_uses_it(
     engine: TransformersEngine, tmp_path: Path
 ) -> None:
-    store = ModelStore(tmp_path)
-    entry = store.ensure(CopySource(engine.model_dir), "float32")
-    manifest = json.loads((entry / MANIFEST_NAME).read_text(encoding="utf-8"))
+    entry, manifest = _converted(engine, tmp_path)
     assert manifest["fast_tokenizer"] is True and ModelStore.fast_tokenizer(entry)
     start = entry / START_TOKENIZER  # the fast read's file: the same tokenizer, merges as strings
     assert manifest["files"][START_TOKENIZER] == start.stat().st_size
@@ -100,9 +105,7 @@ def test_kept_metadata_builds_the_same_tokenizer_info(engine: TransformersEngine
 def test_an_entry_converted_before_the_start_copy_gets_one_when_it_is_next_loaded(
     engine: TransformersEngine, tmp_path: Path
 ) -> None:
-    store = ModelStore(tmp_path)
-    entry = store.ensure(CopySource(engine.model_dir), "float32")
-    manifest = json.loads((entry / MANIFEST_NAME).read_text(encoding="utf-8"))
+    entry, manifest = _converted(engine, tmp_path)
     (entry / START_TOKENIZER).unlink()
     del manifest["files"][START_TOKENIZER]
     (entry / MANIFEST_NAME).write_text(json.dumps({**manifest, "verified": 2}), encoding="utf-8")
