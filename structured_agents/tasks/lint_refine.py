@@ -13,8 +13,9 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
 
 - ``SIM108``: a lambda branch is parenthesized, ``Group if c else (lambda expr: expr)``: the
   reviewer found the bare lambda after ``else`` ambiguous to read.
-- ``PLR1714``: a membership test that replaced an ``or`` grouped inside an ``and`` takes the
-  grouping parentheses' place (``row_type in (list, str) and (...)``).
+- ``PLR1714`` and ``SIM109`` (the same rewrite): a membership test that replaced an ``or``
+  grouped inside an ``and`` takes the grouping parentheses' place
+  (``row_type in (list, str) and (...)``).
 - ``RUF005`` and ``UP031``: a fix that becomes an atom (a tuple display, a ``str.format`` call)
   inside parentheses that only grouped the expression it replaces takes their place, so
   ``(operDef + (None,))[:4]`` becomes ``(*operDef, None)[:4]``, not ``((*operDef, None))[:4]``,
@@ -182,7 +183,7 @@ def _membership(content: str) -> bool:
 def _ungrouped(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
     """The fix with the parentheses around the expression it replaces taken out, where those
     only grouped it (not a call's, nor a class's bases') and its text is an atom; or, for
-    PLR1714, a membership test that replaced an ``or`` inside an ``and`` (tabulate's
+    PLR1714 and SIM109, a membership test that replaced an ``or`` inside an ``and`` (tabulate's
     ``(row_type in (list, str)) and (...)``: a comparison binds tighter than ``and``, and the
     reviewer sent back the parentheses left over)."""
     edits = fix_edits(module.text, diagnostic)
@@ -371,6 +372,7 @@ _RESHAPED: dict[str, Callable[[Mapping[str, Any], Source], dict[str, Any] | None
     "RUF005": _ungrouped,
     "UP031": _ungrouped,
     "PLR1714": _ungrouped,
+    "SIM109": _ungrouped,
     "F841": _unused,
     "RUF059": _unused_unpacked,
     "B007": _renamed_throwaway,

@@ -296,6 +296,11 @@ COPY = "def f(index_v, rows):\n    return [index_v] + list(rows)\n"
             "def f(row, t):\n    return t in (list, str) and (len(row) > 1)\n",
         ),  # tabulate 0.9.0's _is_separating_line
         (
+            "SIM109",
+            "def f(row, t):\n    return (t == list or t == str) and (len(row) > 1)\n",
+            "def f(row, t):\n    return t in (list, str) and (len(row) > 1)\n",
+        ),  # the same rewrite, which ruff offers under both rules
+        (
             "PLR1714",
             "def f(t):\n    return not (t == 3 or t == 4)\n",
             "def f(t):\n    return not (t in {3, 4})\n",
