@@ -42,10 +42,22 @@ class _Room:
         """Where the layer's stored positions begin in the buffers."""
         self._given: tuple[torch.Tensor, torch.Tensor] | None = None
 
-    def place(self, keys: torch.Tensor, values: torch.Tensor, new: int) -> int:
+    def append(
+        self, keys: torch.Tensor, values: torch.Tensor, key_states: torch.Tensor, value_states: torch.Tensor
+    ) -> int:
+        """Write the new positions after the stored ``keys`` and ``values``; where they end in
+        the buffers. The stored ones move into new buffers first where they are not the views
+        last given (a caller assigned its own) or the buffers have no room left."""
+        at = self._place(keys, values, key_states.shape[-2])
+        assert self._keys is not None and self._values is not None
+        end = at + key_states.shape[-2]
+        self._keys[..., at:end, :] = key_states
+        self._values[..., at:end, :] = value_states
+        return end
+
+    def _place(self, keys: torch.Tensor, values: torch.Tensor, new: int) -> int:
         """The buffer position at which ``new`` positions go after the stored ``keys`` and
-        ``values``; they move into new buffers first where they are not the views last given
-        (a caller assigned its own) or the buffers have no room left."""
+        ``values``, moving them where needed (:meth:`append`)."""
         length = keys.shape[-2]
         given = self._given
         if (
@@ -59,14 +71,6 @@ class _Room:
             self._keys, self._values = _moved(keys, capacity), _moved(values, capacity)
             self.start = 0
         return self.start + length
-
-    def write(self, at: int, key_states: torch.Tensor, value_states: torch.Tensor) -> int:
-        """Write the new positions at ``at``; where they end."""
-        assert self._keys is not None and self._values is not None
-        end = at + key_states.shape[-2]
-        self._keys[..., at:end, :] = key_states
-        self._values[..., at:end, :] = value_states
-        return end
 
     def views(self, start: int, end: int, *, given: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         """The keys and values of buffer positions ``start`` to ``end``; ``given``: the views
@@ -120,7 +124,7 @@ class GrowingLayer(DynamicLayer):  # type: ignore[no-untyped-call]  # transforme
     ) -> tuple[torch.Tensor, torch.Tensor]:
         keys, values = _first(self, key_states, value_states)
         room = self._room
-        end = room.write(room.place(keys, values, key_states.shape[-2]), key_states, value_states)
+        end = room.append(keys, values, key_states, value_states)
         self.keys, self.values = room.views(room.start, end, given=True)
         return self.keys, self.values
 
@@ -147,7 +151,7 @@ class GrowingSlidingWindowLayer(DynamicSlidingWindowLayer):  # type: ignore[no-u
         keys, values = _first(self, key_states, value_states)
         self.cumulative_length += key_states.shape[-2]
         room = self._room
-        end = room.write(room.place(keys, values, key_states.shape[-2]), key_states, value_states)
+        end = room.append(keys, values, key_states, value_states)
         full_keys, full_values = room.views(room.start, end)
         room.start = max(room.start, end - self.sliding_window + 1)
         self.keys, self.values = room.views(room.start, end, given=True)
