@@ -75,26 +75,35 @@ def write_start_tokenizer(model_dir: Path) -> bool:
     """Write :data:`START_TOKENIZER` into ``model_dir``: its ``tokenizer.json`` with a BPE
     model's merges as ``"a b"`` strings; True where it was written, False where the tokenizer
     is no BPE model with paired merges, a merge has a space, or the copy would not load into the
-    same tokenizer (nothing is left then)."""
+    same tokenizer (an earlier copy is removed then: the fast read takes ``tokenizer.json``)."""
+    start = model_dir / START_TOKENIZER
+    text = _start_text(model_dir / "tokenizer.json")
+    if text is None:
+        start.unlink(missing_ok=True)
+        return False
+    _replace(start, text)
+    return start.is_file()
+
+
+def _start_text(source: Path) -> str | None:
+    """The text of :data:`START_TOKENIZER` for the tokenizer file ``source`` (see
+    :func:`write_start_tokenizer`), or None."""
     from tokenizers import Tokenizer
 
-    source = model_dir / "tokenizer.json"
     try:
         data = json.loads(source.read_text(encoding="utf-8"))
         merges = data["model"]["merges"] if data["model"]["type"] == "BPE" else None
     except (OSError, ValueError, KeyError, TypeError):
-        return False
+        return None
     if not isinstance(merges, list) or not merges or not all(_plain_pair(merge) for merge in merges):
-        return False
+        return None
     data["model"]["merges"] = [f"{left} {right}" for left, right in merges]
     text = json.dumps(data, ensure_ascii=False)
     try:
         same = Tokenizer.from_str(text).to_str() == Tokenizer.from_file(str(source)).to_str()
     except Exception:  # tokenizers cannot read one of them: the fast read keeps tokenizer.json
-        return False
-    if same:
-        _replace(model_dir / START_TOKENIZER, text)
-    return same and (model_dir / START_TOKENIZER).is_file()
+        return None
+    return text if same else None
 
 
 def fast_tokenizer_agrees(model_dir: Path) -> bool:

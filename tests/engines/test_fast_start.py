@@ -125,3 +125,4 @@ def test_merges_with_a_space_keep_their_pairs(tmp_path: Path) -> None:
         assert (tmp_path / START_TOKENIZER).is_file() is written
     (tmp_path / "tokenizer.json").write_text("{not json", encoding="utf-8")
     assert not write_start_tokenizer(tmp_path)
+    assert not (tmp_path / START_TOKENIZER).exists()  # the last loop's copy is not left to be read
