@@ -103,14 +103,16 @@ def rescore_head(model: Any) -> bool:
     packed: Future[Any] = Future()
     weight = _quantized(head)
 
-    def pack() -> None:
+    def pack(weight: torch.Tensor) -> None:
         try:
             packed.set_result(_prepack(weight))
         except BaseException as exc:  # the decode steps that wait for it raise it
             packed.set_exception(exc)
 
-    # Not a daemon: an interpreter that ends while oneDNN packs waits the second it takes.
-    threading.Thread(target=pack, name="lm-head-packing").start()
+    if weight is None:
+        packed.set_result(None)
+    else:  # not a daemon: an interpreter that ends while oneDNN packs waits the second it takes
+        threading.Thread(target=pack, args=(weight,), name="lm-head-packing").start()
     model.set_output_embeddings(RescoredHead(head, packed))
     return True
 
@@ -129,11 +131,9 @@ def _quantized(head: Int8Linear) -> torch.Tensor | None:
             return None
 
 
-def _prepack(weight: torch.Tensor | None) -> Any:
+def _prepack(weight: torch.Tensor) -> Any:
     """``weight`` packed for oneDNN's dynamic quantized linear; None where this torch cannot
     pack it."""
-    if weight is None:
-        return None
     with _PACKING:
         before = torch.backends.quantized.engine
         torch.backends.quantized.engine = _ENGINE
