@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from structured_agents.tasks.lint_fixes import Change
-from structured_agents.tasks.lint_source import Source, offset_of
+from structured_agents.tasks.lint_source import Source, findings_at
 
 __all__ = ["FAMILIES", "together", "twins_dropped"]
 
@@ -134,11 +134,7 @@ def together(
     staying = {(FAMILIES[str(finding.get("code"))], _scope(functions, _row(finding))) for finding in twins}
 
     def flagged(code: str) -> set[int]:
-        return {
-            offset_of(module.text, finding.get("location") or {}, module.starts)
-            for finding in [*fixed, *left]
-            if finding.get("code") == code
-        }
+        return set(findings_at(module, [*fixed, *left], code))
 
     unflagged = [
         *(("optional", line) for line in _unflagged_optionals(module, functions, flagged("RUF013"))),

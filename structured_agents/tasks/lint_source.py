@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import ast
 import bisect
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from structured_agents import syntax
 from structured_agents.jobs.source import split_lines
 from structured_agents.tasks.lint_fixes import Edit
 
-__all__ = ["PURE_CALLS", "Source", "location_of", "offset_of", "reads_only", "unsafe_fix"]
+__all__ = ["PURE_CALLS", "Source", "findings_at", "location_of", "offset_of", "reads_only", "unsafe_fix"]
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -101,6 +101,18 @@ def offset_of(text: str, location: Mapping[str, Any], starts: Sequence[int] | No
         for line in split_lines(text)[: row - 1]:
             starts.append(starts[-1] + len(line))
     return starts[min(row, len(starts)) - 1] + column - 1
+
+
+def findings_at(
+    module: Source, diagnostics: Iterable[Mapping[str, Any]], code: str
+) -> dict[int, Mapping[str, Any]]:
+    """The findings of rule ``code`` among ``diagnostics`` (ruff's, on ``module``), by the
+    character offset ruff reports each at."""
+    return {
+        offset_of(module.text, finding.get("location") or {}, module.starts): finding
+        for finding in diagnostics
+        if finding.get("code") == code
+    }
 
 
 def location_of(module: Source, offset: int) -> dict[str, int]:

@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from structured_agents.tasks.lint_source import Source, offset_of, unsafe_fix
+from structured_agents.tasks.lint_source import Source, findings_at, unsafe_fix
 
 __all__ = ["declared_reexports"]
 
@@ -141,11 +141,7 @@ def declared_reexports(
     if posix.name != "__init__.py":
         return {}
     package = posix.parent.name
-    flagged = {
-        offset_of(module.text, finding.get("location") or {}, module.starts): finding
-        for finding in diagnostics
-        if finding.get("code") == "F401"
-    }
+    flagged = findings_at(module, diagnostics, "F401")
     names: dict[str, ast.AST] = {}
     for node in module.tree.body:
         for name, binder in _bound(module, node, package):

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from structured_agents.tasks.lint_source import Source, offset_of, unsafe_fix
+from structured_agents.tasks.lint_source import Source, findings_at, unsafe_fix
 
 __all__ = ["unused_typing_imports"]
 
@@ -51,11 +51,7 @@ def unused_typing_imports(
     statement's unused names."""
     if PurePosixPath(path).name != "__init__.py":
         return {}
-    flagged = {
-        offset_of(module.text, finding.get("location") or {}, module.starts): finding
-        for finding in diagnostics
-        if finding.get("code") == "F401"
-    }
+    flagged = findings_at(module, diagnostics, "F401")
     found: dict[int, dict[str, Any]] = {}
     for node in ast.walk(module.tree):
         if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in _TYPING):
