@@ -148,7 +148,7 @@ def _args(
     or ``test``, imported from the project root), else from the root. ``first_failure``: stop
     there."""
     if runner == "pytest":
-        left_out, deselected, named = (like.left_out, like.deselected, like.named) if like else ((), (), ())
+        left_out, deselected, named = _carried(like)
         ignored = [*(f"--ignore={path}" for path in left_out), *(f"--deselect={test}" for test in deselected)]
         return [*_PYTEST, *(["-x"] if first_failure else []), *ignored, "--rootdir", ".", *named]
     start = next((name for name in _TESTS_FOLDERS if (root / name).is_dir()), None)
@@ -213,7 +213,7 @@ def _attempt(root: Path, runner: Runner, like: TestsOutcome | None = None) -> tu
     output = done.stdout + done.stderr
     if runner == "unittest":
         return _unittest_outcome(output, done.returncode, seconds), output
-    left_out, deselected, named = (like.left_out, like.deselected, like.named) if like else ((), (), ())
+    left_out, deselected, named = _carried(like)
     last = _last_line(output)
     if done.returncode == 5:
         return TestsOutcome("no tests", detail=last, seconds=seconds, left_out=left_out, named=named), output
@@ -241,6 +241,12 @@ def _failed_tests(output: str) -> list[str]:
 
 _COLLECTING = re.compile(r"^_+ ERROR collecting (\S+) _+$", re.M)
 _NOT_INSTALLED = re.compile(r"^E\s+ModuleNotFoundError: No module named '[\w.]+'", re.M)
+
+
+def _carried(like: TestsOutcome | None) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """What a run like ``like`` carries over: its left-out modules, deselected tests and the
+    test modules it names (none without one)."""
+    return (like.left_out, like.deselected, like.named) if like is not None else ((), (), ())
 
 
 def _missing_imports(output: str) -> list[str]:
