@@ -13,7 +13,12 @@ builds one still supports Python 2. Ruff is given it (``--target-version``, rais
 ``py37``) on every call, so its fixes keep to it. For a codebase that still supports Python 2,
 pyupgrade's rules (``UP``) are off as well (``--ignore UP``): each rewrites for Python 3
 (``super()``, ``class A:`` for ``class A(object):``, dropping ``u''`` prefixes and ``__future__``
-imports), which Python 2 compiles and then runs differently.
+imports), which Python 2 compiles and then runs differently. For Python 3.5 and 3.6, the rules
+that ask for what only ruff's ``py37`` has are off (:data:`NEWER_THAN_TARGET`): an f-string
+(UP032) on 3.5, and on both ``text=`` and ``capture_output=`` for ``subprocess`` (UP021, UP022:
+they compile, then raise ``TypeError`` there) and the removal of the blocks those Pythons run
+(UP036). Their findings are no fault of such a codebase: ``ruff --fix`` alone wrote inflection
+0.5.1's f-strings, on Python 3.5, and then the unfixed remainder counted against it.
 
 A text breaks the target (:meth:`PythonTarget.breaks`) when, beyond what the original already
 had, ruff reports syntax the target lacks (``match``, ``except*``, parenthesized context
@@ -47,10 +52,18 @@ from structured_agents.tasks.errors import TaskError
 from structured_agents.tasks.old_syntax import older_syntax
 from structured_agents.tasks.ruff_config import read_toml, ruff_config_file, ruff_settings
 
-__all__ = ["RUFF_LOWEST", "PythonTarget", "find_interpreter", "python_target"]
+__all__ = ["NEWER_THAN_TARGET", "RUFF_LOWEST", "PythonTarget", "find_interpreter", "python_target"]
 
 RUFF_LOWEST = (3, 7)
 """The lowest ``--target-version`` ruff accepts."""
+NEWER_THAN_TARGET = {
+    "UP032": (3, 6),
+    "UP021": (3, 7),
+    "UP022": (3, 7),
+    "UP036": (3, 7),
+}
+"""Rules (pyupgrade's, for Python 3) that ask for what a Python from the one named on lacks
+(see the module docstring): off for a target below it."""
 _MINORS = {2: range(0, 8), 3: range(0, 30)}
 """The Python versions a declaration is tested against, lowest first."""
 _COMPILE = "import sys; compile(getattr(sys.stdin, 'buffer', sys.stdin).read(), sys.argv[1], 'exec')"
@@ -84,15 +97,26 @@ class PythonTarget:
         if self.lowest is None:
             return f"no lowest Python {self.source}: ruff's default target"
         version = ".".join(map(str, self.lowest))
-        upgrades = ", without UP: pyupgrade rewrites for Python 3" if self.python2 else ""
+        if self.python2:
+            upgrades = ", without UP: pyupgrade rewrites for Python 3"
+        else:
+            newer = self._newer()
+            upgrades = f", without {', '.join(newer)}: newer than the target" if newer else ""
         return f"Python {version}+ ({self.source}; ruff: {self.ruff_version}{upgrades})"
 
+    def _newer(self) -> list[str]:
+        """The rules of :data:`NEWER_THAN_TARGET` the target is older than."""
+        lowest = self.lowest
+        return [code for code, since in NEWER_THAN_TARGET.items() if lowest is not None and lowest < since]
+
     def ruff_options(self) -> tuple[str, ...]:
-        """The options that give ruff the target (and, for Python 2, turn pyupgrade off)."""
+        """The options that give ruff the target (and turn off the rules that ask for more than
+        it has: pyupgrade for Python 2, :data:`NEWER_THAN_TARGET`'s below that)."""
         version = self.ruff_version
         if version is None:
             return ()
-        return ("--target-version", version, *(("--ignore", "UP") if self.python2 else ()))
+        ignored = "UP" if self.python2 else ",".join(self._newer())
+        return ("--target-version", version, *(("--ignore", ignored) if ignored else ()))
 
     def breaks(self, root: Path, path: str, original: str, text: str) -> str | None:
         """What ``text`` (``root/path`` changed) uses that the target lacks and ``original`` did

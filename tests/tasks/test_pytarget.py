@@ -11,7 +11,7 @@ import pytest
 from structured_agents.tasks.lint import discover_lint_jobs
 from structured_agents.tasks.lint_settings import lint_settings
 from structured_agents.tasks.pytarget import PythonTarget, find_interpreter, lowest_admitted, python_target
-from structured_agents.tasks.ruff import ruff_safe_fixes
+from structured_agents.tasks.ruff import ruff_diagnostics, ruff_safe_fixes
 
 TYPED = (
     "from typing import List, Optional, Union\n\n\n"
@@ -164,7 +164,10 @@ def test_ruff_keeps_to_the_target_so_its_fixes_import_on_the_lowest_python(tmp_p
     fixed = ruff_safe_fixes(root, "typed.py", TYPED + "import os\n", *target.ruff_options())
     [job] = discover_lint_jobs(root)
 
-    assert target.describe() == "Python 3.6+ (requires-python >=3.6 in setup.py; ruff: py37)"
+    assert target.describe() == (
+        "Python 3.6+ (requires-python >=3.6 in setup.py; ruff: py37, "
+        "without UP021, UP022, UP036: newer than the target)"
+    )
     assert fixed == TYPED  # the unused import goes; the typing forms stay
     assert job.inputs["source"] == TYPED
     assert target.breaks(root, "typed.py", TYPED, fixed) is None
@@ -274,11 +277,13 @@ def python_target_of(root: Path, spec: str) -> PythonTarget:
 
 def test_a_safe_fix_that_breaks_the_lowest_python_is_left_unfixed_and_the_rest_stand(tmp_path: Path) -> None:
     """six 1.16.0's B009 writes ``moves.builtins.exec`` (a syntax error on 2.7), which rejected
-    the whole file. Here UP032's f-string breaks a codebase that supports Python 3.5; F401's fix
-    still applies, in discovery and in the lint job's outcome alike."""
-    (tmp_path / "setup.py").write_text('setup(name="p", python_requires=">=3.5")\n')
-    (tmp_path / "ruff.toml").write_text('[lint]\nselect = ["UP032", "F401", "E712"]\n')
-    text = "import os\n\nname = 'x'\nprint('{}'.format(name))\nready = name == True\n"
+    the whole file. Here SIM117's one ``with`` of two managers breaks a codebase that supports
+    Python 2.6; F401's
+    fix still applies, in discovery and in the lint job's outcome alike."""
+    (tmp_path / "setup.py").write_text('setup(name="p", python_requires=">=2.6")\n')
+    (tmp_path / "ruff.toml").write_text('[lint]\nselect = ["SIM117", "F401", "E712"]\n')
+    nested = "with open('a') as a:\n    with open('b') as b:\n        pass\n"
+    text = f"import os\n\n{nested}ready = a == True\n"
     (tmp_path / "m.py").write_text(text)
     settings = lint_settings(tmp_path)
 
@@ -286,10 +291,37 @@ def test_a_safe_fix_that_breaks_the_lowest_python_is_left_unfixed_and_the_rest_s
     fixed = ruff_safe_fixes(tmp_path, "m.py", text, *options)
     [job] = discover_lint_jobs(tmp_path)
 
-    assert options[-2:] == ("--unfixable", "UP032")
-    assert "import os" not in fixed and "'{}'.format(name)" in fixed
+    assert options[-2:] == ("--unfixable", "SIM117")
+    assert "import os" not in fixed and nested in fixed
     assert job.inputs["source"] == fixed
     assert (
         ruff_safe_fixes(tmp_path, "m.py", text, *settings.ruff_options()) != fixed
-    )  # ruff alone writes f"{name}"
+    )  # ruff alone writes one with
     assert settings.target.breaks(tmp_path, "m.py", text, fixed) is None
+
+
+def test_rules_that_ask_for_more_than_python_3_5_or_3_6_has_are_off(tmp_path: Path) -> None:
+    """inflection 0.5.1 declares >=3.5: ``ruff --fix`` alone wrote its f-strings, and the agent,
+    which may not, was charged with eleven UP032 findings. ``text=`` (UP021) compiles on 3.6
+    and raises ``TypeError`` there."""
+    (tmp_path / "ruff.toml").write_text('[lint]\nselect = ["UP", "F401"]\n')
+    text = (
+        "import subprocess\nimport sys\nimport os\n\n"
+        "if sys.version_info < (3, 6):\n    X = 1\nelse:\n    X = 2\n"
+        "subprocess.run(['ls'], stdout=subprocess.PIPE, stderr=subprocess.PIPE)\n"
+        "subprocess.run(['ls'], universal_newlines=True)\n"
+        "print('{}'.format(X))\n"
+    )
+
+    def codes(spec: str) -> list[str]:
+        options = python_target_of(tmp_path, spec).ruff_options()
+        return sorted(str(item["code"]) for item in ruff_diagnostics(tmp_path, "m.py", text, *options))
+
+    assert codes(">=3.5") == ["F401"]
+    assert codes(">=3.6") == ["F401", "UP032"]
+    assert codes(">=3.7") == ["F401", "UP021", "UP022", "UP032", "UP036"]
+    assert (
+        python_target_of(tmp_path, ">=3.6")
+        .describe()
+        .endswith("ruff: py37, without UP021, UP022, UP036: newer than the target)")
+    )
