@@ -14,7 +14,9 @@ that does what the rule asks and nothing else:
   as ``err`` when the handler binds none), or ``from None``; ``from None`` first where the
   handler catches only a lookup miss (``KeyError``, ``IndexError``, ``StopIteration``...) or a
   failed ``assert`` used as a check, whose traceback a reviewer called noise (and the cause of
-  the error the handler raises, wrongly).
+  the error the handler raises, wrongly);
+- ``PLC0415`` (an import inside a function): its removal, where the module ran the same import
+  at its top (:mod:`~structured_agents.tasks.repeated_imports`).
 
 :func:`with_candidates` gives them to the lint task as ruff-shaped findings with a fix, so each
 is offered, decided and verified as ruff's unsafe fixes are. A finding of any other rule gets
@@ -41,6 +43,7 @@ from structured_agents.tasks.lint_idioms import together
 from structured_agents.tasks.lint_refine import refine
 from structured_agents.tasks.lint_source import Source, offset_of, reads_only, unsafe_fix
 from structured_agents.tasks.reexports import declared_reexports
+from structured_agents.tasks.repeated_imports import repeated_import
 from structured_agents.tasks.star_imports import explicit_imports
 from structured_agents.tasks.typing_imports import unused_typing_imports
 
@@ -123,6 +126,7 @@ _GENERATORS: dict[str, Callable[[Source, int, int, int], list[Candidate]]] = {
     "B904": _b904,
     "E721": _e721,
     "E722": _e722,
+    "PLC0415": repeated_import,
 }
 CANDIDATE_RULES = frozenset(_GENERATORS)
 """The rules a finding without a fix gets candidates for."""
