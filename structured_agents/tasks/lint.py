@@ -141,7 +141,8 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
         file_ruff = settings.file_options(root, path, source.text)
         fixed = ruff_safe_fixes(root, path, source.text, *file_ruff)
         diagnostics = ruff_diagnostics(root, path, fixed, *file_ruff)
-        offered = with_candidates(fixed, diagnostics, path, None if with_fixes else root)[0]
+        lowest = settings.target.lowest
+        offered = with_candidates(fixed, diagnostics, path, None if with_fixes else root, lowest)[0]
         if fixed == source.text and not offered:
             codes = sorted({str(item.get("code")) for item in diagnostics})
             logger.info(
@@ -238,7 +239,9 @@ class LintTask:
                 "version or configuration?): discover the jobs again"
             )
         diagnostics = ruff_diagnostics(root, job.path, by_ruff, *file_ruff)
-        offered, unfixable = with_candidates(by_ruff, diagnostics, job.path, root if check else None)
+        offered, unfixable = with_candidates(
+            by_ruff, diagnostics, job.path, root if check else None, settings.target.lowest
+        )
         rejected: list[Change] = []
         if check is None:  # the fixes the job offered, laid out at discovery
             (changes, rejected), proposer = agent_changes(job.inputs, result), "agent"

@@ -34,6 +34,9 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
   away with (``_``, or ``__``, where the file binds it and never reads it), not ``_name``:
   the reviewer asked for ``for _ in range(...)`` where the file's other loops say so.
 
+- ``PLR1714``: for a codebase that supports Python 2.6, which has no set displays, the
+  membership test takes a tuple (``item in ('_', '-')``) where ruff writes a set (toml 0.10.2).
+
 A fix whose text does not parse, or that holds nothing to refine, is left as ruff wrote it.
 """
 
@@ -380,9 +383,40 @@ _RESHAPED: dict[str, Callable[[Mapping[str, Any], Source], dict[str, Any] | None
 """Rules whose fixes may be replaced by another edit of the file, and how (None: kept)."""
 
 
-def refine(diagnostic: Mapping[str, Any], text: str, module: Source | None = None) -> dict[str, Any]:
+def _tupled(content: str, _text: str) -> str:
+    """``content`` with each membership test's set display (``x in {'a', 'b'}``) a tuple."""
+    try:
+        tree = syntax.parse(content, mode="eval")
+        module = Source(content)  # offsets (the same lines and columns)
+    except (SyntaxError, ValueError):
+        return content
+    spans = [
+        (module.start(node.comparators[0]), module.end(node.comparators[0]))
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], (ast.In, ast.NotIn))
+        and isinstance(node.comparators[0], ast.Set)
+    ]
+    for start, end in sorted(spans, reverse=True):
+        if content[start] == "{" and content[end - 1] == "}":
+            content = f"{content[:start]}({content[start + 1 : end - 1]}){content[end:]}"
+    return content
+
+
+_NO_SET_DISPLAYS = (2, 7)
+"""The first Python with set displays."""
+
+
+def refine(
+    diagnostic: Mapping[str, Any],
+    text: str,
+    module: Source | None = None,
+    lowest: tuple[int, int] | None = None,
+) -> dict[str, Any]:
     """``diagnostic`` (a ruff finding with a fix, on the file's ``text``, parsed as ``module``
-    where it parses) with its fix refined (see the module docstring); unchanged for any other rule."""
+    where it parses, in a codebase whose lowest Python is ``lowest`` where known) with its fix
+    refined (see the module docstring); unchanged for any other rule."""
     code = str(diagnostic.get("code"))
     reshape = _RESHAPED.get(code)
     refined = dict(diagnostic)
@@ -391,6 +425,8 @@ def refine(diagnostic: Mapping[str, Any], text: str, module: Source | None = Non
         if fix is not None:
             refined["fix"] = {**(diagnostic.get("fix") or {}), **fix}
     refiner = REFINED.get(code)
+    if code == "PLR1714" and lowest is not None and lowest < _NO_SET_DISPLAYS:
+        refiner = _tupled
     fix = refined.get("fix")
     if refiner is None or not isinstance(fix, Mapping):
         return refined

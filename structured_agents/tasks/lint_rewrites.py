@@ -428,7 +428,11 @@ def _format_reads_worse(module: Source, node: ast.BinOp) -> bool:
 
 
 def with_candidates(
-    text: str, diagnostics: Sequence[Mapping[str, Any]], path: str, root: Path | None = None
+    text: str,
+    diagnostics: Sequence[Mapping[str, Any]],
+    path: str,
+    root: Path | None = None,
+    lowest: tuple[int, int] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``diagnostics`` (ruff's JSON findings on ``text``, the file ``path``) with a fix
     (refined: :func:`~structured_agents.tasks.lint_refine.refine`) not :data:`DECLINED` and not
@@ -436,7 +440,8 @@ def with_candidates(
     (:func:`_copied_lines`), then one for each candidate of those without one (the finding,
     with the candidate as its fix); and the findings left with no fix offered, among them the
     fixes of an idiom whose twins stay as they are
-    (:func:`~structured_agents.tasks.lint_idioms.together`). Given the
+    (:func:`~structured_agents.tasks.lint_idioms.together`). The refinements read the codebase's
+    ``lowest`` Python where it is given. Given the
     codebase's ``root``, a star import (F403) gets an explicit import as its candidate
     (:func:`~structured_agents.tasks.star_imports.explicit_imports`): the lint task gives it
     only where a check runs, since other modules may import from this one what the star bound
@@ -471,7 +476,7 @@ def with_candidates(
                 fixed.append(removal)
                 continue
         if _has_fix(diagnostic) and not _declined(diagnostic, module):
-            fixed.append(refine(diagnostic, text, module))
+            fixed.append(refine(diagnostic, text, module, lowest))
             continue
         if _has_fix(diagnostic):
             left.append(dict(diagnostic))

@@ -11,6 +11,7 @@ from tasks.ruff_json import ruff_json
 from structured_agents.tasks.lint_fixes import apply_changes, fixes
 from structured_agents.tasks.lint_rewrites import CANDIDATE_RULES, with_candidates
 from structured_agents.tasks.lint_settings import lint_settings
+from structured_agents.tasks.old_syntax import older_syntax
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_safe_fixes
 
 RAISES = "def f(d):\n    try:\n        return d['k']\n    except KeyError as e:\n        raise ValueError(e)"
@@ -441,3 +442,26 @@ def test_no_cause_is_given_to_the_caught_exception_raised_again() -> None:
     found, left = with_candidates(text, diagnostics, "m.py")
 
     assert found == [] and [item["code"] for item in left] == ["B904"]
+
+
+@pytest.mark.parametrize(
+    ("lowest", "expected"),
+    [
+        ((2, 6), "def f(item):\n    return item.isalnum() or item in ('_', '-')\n"),
+        ((2, 7), "def f(item):\n    return item.isalnum() or item in {'_', '-'}\n"),
+        (None, "def f(item):\n    return item.isalnum() or item in {'_', '-'}\n"),
+    ],
+)
+def test_a_membership_test_takes_a_tuple_where_the_lowest_python_has_no_set_displays(
+    tmp_path: Path, lowest: tuple[int, int] | None, expected: str
+) -> None:
+    """toml 0.10.2 declares Python 2.6: ruff's ``item in {'_', '-'}`` broke it, and the finding
+    stayed."""
+    text = "def f(item):\n    return item.isalnum() or item == '_' or item == '-'\n"
+    found, _ = with_candidates(text, ruff_json(tmp_path, "m.py", text, "PLR1714"), "m.py", lowest=lowest)
+
+    [candidate] = [apply_changes(text, [change])[0] for change in fixes(text, found)]
+
+    assert candidate == expected
+    assert bool(older_syntax(candidate, (2, 6))) is (lowest != (2, 6))  # 2.6 compiles the tuple only
+    assert ruff_json(tmp_path, "m.py", candidate, "PLR1714") == []
