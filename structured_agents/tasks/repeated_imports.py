@@ -14,8 +14,9 @@ statement's removal as its candidate, on these conditions:
 - the module binds none of those names anywhere else at its top level (a later ``textwrap =
   None`` would make the global another object);
 - the function's own scope binds none of them otherwise (an assignment, a parameter, a loop
-  or ``with`` target, another import, a ``global``, ``nonlocal`` or ``del``), so the name stays
-  the global it reads once the import is gone;
+  or ``with`` target, another import, a ``global``, ``nonlocal`` or ``del``), nor does a
+  function it is nested in, and no function declares one of them ``global`` (it could rebind
+  the module's), so the name stays the global it reads once the import is gone;
 - the statement stands alone on its lines and is not its block's only statement.
 
 Any other import outside the top level is left as it is.
@@ -66,6 +67,16 @@ def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
         yield node
         if not isinstance(node, _SCOPES):
             pending.extend(ast.iter_child_nodes(node))
+
+
+def _enclosing(module: Source, function: ast.AST) -> Iterator[ast.AST]:
+    """The functions ``function`` is nested in, innermost first (a class's names are not
+    visible to the functions in it)."""
+    scope = _scope_of(module, function)
+    while scope is not None:
+        if isinstance(scope, (*_FUNCTIONS, ast.Lambda)):
+            yield scope
+        scope = _scope_of(module, scope)
 
 
 def _module_nodes(statement: ast.stmt) -> Iterator[ast.AST]:
@@ -133,6 +144,10 @@ def repeated_import(module: Source, row: int, at: int, _end: int) -> list[tuple[
     others = [node for node in _own_nodes(function) if node is not inner]
     if any(names & _binds(node) for node in others):  # its parameters among them
         return []
+    if any(names & _binds(node) for scope in _enclosing(module, function) for node in _own_nodes(scope)):
+        return []
+    if any(isinstance(node, ast.Global) and names & set(node.names) for node in ast.walk(module.tree)):
+        return []  # a function may rebind the global
     block = getattr(module.parents.get(inner), "body", None)
     if not isinstance(block, list) or len(block) < 2 or inner not in block:
         return []

@@ -68,6 +68,14 @@ BACK = "    return json\n"
         ("the block's only statement", TOP + "def f():\n" + INNER),
         ("shares its line", TOP + "def f():\n    import json; return json\n"),
         ("another name too", TOP + "def f():\n    import json, re\n    return json, re\n"),
+        (
+            "bound by an enclosing function",
+            TOP + "def f():\n    json = 1\n\n    def g():\n    " + INNER + "    " + BACK + "    return g\n",
+        ),
+        (
+            "rebound by a global elsewhere",
+            TOP + "def f():\n" + INNER + BACK + "\n\ndef g(x):\n    global json\n    json = x\n",
+        ),
     ],
 )
 def test_an_import_that_might_bind_another_object_stays(tmp_path: Path, why: str, text: str) -> None:
