@@ -9,9 +9,10 @@ the candidates of :mod:`~structured_agents.tasks.lint_rewrites` (``except Except
 bare ``except``...; with a check, explicit imports for star imports), each laid out as ruff
 format would where it writes a long line or the code around it is formatted already
 (:mod:`~structured_agents.tasks.lint_layout`). A finding with neither is left as it is, and
-the summary says so. A file that says a tool generates it (:func:`is_generated`), one that
-does not parse, and one where neither ruff's safe fixes nor any fix or candidate could change a
-thing get no job (the last is logged: a run of the model could only confirm it).
+the summary says so. A file that says a tool generates it (:func:`is_generated`), one that is
+another project's copy (:func:`is_vendored`), one that does not parse, and one where neither
+ruff's safe fixes nor any fix or candidate could change a thing get no job (the last is
+logged: a run of the model could only confirm it).
 
 With a check command (the batch's ``check`` option), evidence decides every fix, not the
 model: the outcome tries each fix in the file (not only the few a job would offer), kept when
@@ -37,10 +38,11 @@ when they are flake8's.
 
 from __future__ import annotations
 
+import ast
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from structured_agents import syntax
@@ -75,6 +77,7 @@ __all__ = [
     "agent_changes",
     "discover_lint_jobs",
     "is_generated",
+    "is_vendored",
     "laid_out_fixes",
     "lint_inputs",
 ]
@@ -122,6 +125,25 @@ def is_generated(text: str) -> bool:
     return any(_GENERATED.match(line.strip()) for line in text.splitlines()[:_GENERATED_LINES])
 
 
+_VENDORED_NAMES = frozenset({"ez_setup.py", "distribute_setup.py", "versioneer.py"})
+"""Scripts projects copy in from another project, whose copies are meant to match it."""
+_ELSEWHERE = re.compile(
+    r"\b(maintained|developed|lives) (at|in) https?://|\b(vendored|copied|taken verbatim) from\b",
+    re.IGNORECASE,
+)
+
+
+def is_vendored(path: str, tree: ast.Module) -> bool:
+    """Whether the file ``path`` (parsed as ``tree``) is another project's copy: a bootstrap
+    script projects copy in (``ez_setup.py``, ``versioneer.py``), or one whose module docstring
+    says it is maintained elsewhere (xmltodict 0.13.0's ``ez_setup.py``: "Maintained at
+    https://github.com/pypa/setuptools/tree/bootstrap"). A strict reviewer sent back a rename
+    there: the copy should not drift from its upstream for a lint finding."""
+    if PurePosixPath(path).name in _VENDORED_NAMES:
+        return True
+    return _ELSEWHERE.search(ast.get_docstring(tree) or "") is not None
+
+
 def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> list[JobSpec]:
     """One job per file with findings, for a batch with ``options`` (see the module docstring)."""
     with_fixes = CheckCommand.from_options(options or {}) is None
@@ -134,9 +156,12 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
         if source is None or is_generated(source.text):
             continue
         try:
-            syntax.parse(source.text, path)
+            tree = syntax.parse(source.text, path)
         except (SyntaxError, ValueError) as exc:
             logger.warning("skipping %s: does not parse: %s", path, exc)
+            continue
+        if is_vendored(path, tree):
+            logger.info("skipping %s: a copy of another project's file", path)
             continue
         file_ruff = settings.file_options(root, path, source.text)
         fixed = ruff_safe_fixes(root, path, source.text, *file_ruff)

@@ -99,6 +99,20 @@ def test_a_file_a_tool_generates_is_left_alone(tmp_path: Path) -> None:
     assert [job.path for job in discover_lint_jobs(tmp_path)] == ["code.py"]
 
 
+def test_a_copy_of_another_projects_file_is_left_alone(tmp_path: Path) -> None:
+    """xmltodict 0.13.0 ships setuptools' ``ez_setup.py``, "Maintained at" setuptools: a strict
+    reviewer sent back the rename of its unused ``args``, as drift from the upstream copy."""
+    (tmp_path / "ruff.toml").write_text(CLASSIC_RULES)
+    maintained = (
+        '"""\nSetuptools bootstrapping installer.\n\nMaintained at https://github.com/pypa/setuptools.\n"""\n'
+    )
+    (tmp_path / "bootstrap.py").write_text(maintained + "import os\n")
+    (tmp_path / "versioneer.py").write_text("import os\n")
+    (tmp_path / "code.py").write_text('"""Maintained by us; see https://example.org."""\nimport os\n')
+
+    assert [job.path for job in discover_lint_jobs(tmp_path)] == ["code.py"]
+
+
 def test_fixing_a_file_removes_its_job(sample_project: Path) -> None:
     path = sample_project / "lint_me.py"
     path.write_text(path.read_text().replace("import os\n", "").replace("== None", "is None"))
