@@ -36,6 +36,13 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
 
 - ``PLR1714``: for a codebase that supports Python 2.6, which has no set displays, the
   membership test takes a tuple (``item in ('_', '-')``) where ruff writes a set (toml 0.10.2).
+- ``UP031``: where ruff's ``.format()`` call passes an argument holding a string literal
+  (jmespath's ``'_token_nud_%s' % left_token['type']``), which ruff's UP032 never turns into an
+  f-string, the f-string is written here: ``f"_token_nud_{left_token['type']}"``, in the
+  other quote where an argument holds the string's own (and not where the string holds that
+  one too), for a codebase whose lowest Python has f-strings (3.6). ``str.format`` and an
+  f-string format each value the same way (``format(value, spec)``), and each of the
+  ``{}`` fields takes one argument, in order, so each is evaluated once, in the same order.
 
 A fix whose text does not parse, or that holds nothing to refine, is left as ruff wrote it.
 """
@@ -45,6 +52,7 @@ from __future__ import annotations
 import ast
 import io
 import re
+import string
 import tokenize
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -406,6 +414,70 @@ def _tupled(content: str, _text: str) -> str:
 
 _NO_SET_DISPLAYS = (2, 7)
 """The first Python with set displays."""
+_FSTRINGS = (3, 6)
+"""The first Python with f-strings."""
+_PLAIN_ARGUMENTS = (ast.Name, ast.Attribute, ast.Subscript, ast.Call)
+
+
+def _quoted_string(node: ast.expr, source: str) -> tuple[str, str, str] | None:
+    """The prefix, quote and body of ``node``'s source, where it is one plain or raw string
+    literal in single quotes of one kind (not triple-quoted, not implicitly concatenated)."""
+    match = re.fullmatch(r"([rR]?)(['\"])(.*)\2", source, re.DOTALL)
+    if not isinstance(node, ast.Constant) or not isinstance(node.value, str) or match is None:
+        return None
+    prefix, quote, body = match.groups()
+    if quote * 2 in source[len(prefix) : len(prefix) + 2] or re.search(rf"(?<!\\){quote}", body):
+        return None  # triple-quoted, or two literals side by side
+    return prefix, quote, body
+
+
+def _fstring(content: str, _text: str) -> str:
+    """``content`` (ruff's ``'...'.format(args)``) as an f-string, where an argument holds a
+    string literal and every field is a plain ``{}`` (see the module docstring); else as it is."""
+    stripped = content.strip()
+    try:
+        call = syntax.parse(stripped, mode="eval").body
+    except SyntaxError:
+        return content
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "format"
+        and not call.keywords
+        and all(isinstance(arg, _PLAIN_ARGUMENTS) for arg in call.args)
+    ):
+        return content
+    literal = ast.get_source_segment(stripped, call.func.value)
+    arguments = [ast.get_source_segment(stripped, arg) or "" for arg in call.args]
+    quoted = _quoted_string(call.func.value, literal or "")
+    if quoted is None or not any("'" in arg or '"' in arg for arg in arguments):
+        return content
+    prefix, quote, body = quoted
+    if any(quote in arg for arg in arguments):
+        quote = "'" if quote == '"' else '"'
+    if quote in body or any(set(arg) & {quote, "\\", "\n", "#", "{", "}"} for arg in arguments):
+        return content  # what an f-string's expression may not hold before Python 3.12
+    try:
+        fields = list(string.Formatter().parse(body))
+    except ValueError:
+        return content
+    pending = iter(arguments)
+    written = []
+    for text, name, spec, conversion in fields:
+        written.append(text.replace("{", "{{").replace("}", "}}"))
+        if name is None:
+            continue
+        argument = next(pending, None)
+        if name != "" or argument is None or "{" in (spec or ""):
+            return content
+        written.append(
+            "{" + argument + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+        )
+    if next(pending, None) is not None:
+        return content
+    lead = content[: len(content) - len(content.lstrip())]
+    trail = content[len(content.rstrip()) :]
+    return f"{lead}{prefix}f{quote}{''.join(written)}{quote}{trail}"
 
 
 def refine(
@@ -427,6 +499,8 @@ def refine(
     refiner = REFINED.get(code)
     if code == "PLR1714" and lowest is not None and lowest < _NO_SET_DISPLAYS:
         refiner = _tupled
+    if code == "UP031" and (lowest is None or lowest >= _FSTRINGS):
+        refiner = _fstring
     fix = refined.get("fix")
     if refiner is None or not isinstance(fix, Mapping):
         return refined

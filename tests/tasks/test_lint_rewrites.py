@@ -465,3 +465,36 @@ def test_a_membership_test_takes_a_tuple_where_the_lowest_python_has_no_set_disp
     assert candidate == expected
     assert bool(older_syntax(candidate, (2, 6))) is (lowest != (2, 6))  # 2.6 compiles the tuple only
     assert ruff_json(tmp_path, "m.py", candidate, "PLR1714") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "def f(t):\n    return '_token_nud_%s' % t['type']\n",
+            "def f(t):\n    return f\"_token_nud_{t['type']}\"\n",
+        ),  # jmespath 1.0.1's parser: the other quote
+        (
+            "def f(t):\n    return \"Unexpected token: %s, %r\" % (t['value'], t)\n",
+            "def f(t):\n    return f\"Unexpected token: {t['value']}, {t!r}\"\n",
+        ),
+        (
+            "def f(t):\n    return 'say \"%s\"' % t['k']\n",
+            "def f(t):\n    return 'say \"{}\"'.format(t['k'])\n",
+        ),  # both quotes taken: ruff's .format() stays (and the verdict drops it)
+    ],
+)
+def test_a_format_call_with_a_string_in_its_arguments_becomes_an_f_string(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    """Ruff's UP032 turns no ``.format()`` call into an f-string where an argument holds a
+    string literal, so ruff's UP031 fix stopped at ``.format()``, which the verdict drops."""
+    found, _ = with_candidates(text, ruff_json(tmp_path, "m.py", text, "UP031"), "m.py", lowest=(3, 6))
+
+    [candidate] = [apply_changes(text, [change])[0] for change in fixes(text, found)]
+
+    assert candidate == expected
+    compile(candidate, "m.py", "exec")
+    assert ruff_json(tmp_path, "m.py", candidate, "UP031,UP032") == []
+    older, _ = with_candidates(text, ruff_json(tmp_path, "m.py", text, "UP031"), "m.py", lowest=(3, 5))
+    assert ".format(" in apply_changes(text, fixes(text, older))[0]  # no f-string before 3.6
