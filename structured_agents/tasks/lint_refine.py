@@ -36,9 +36,9 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
 
 - ``PLR1714``: for a codebase that supports Python 2.6, which has no set displays, the
   membership test takes a tuple (``item in ('_', '-')``) where ruff writes a set (toml 0.10.2).
-- ``UP031``: where ruff's ``.format()`` call passes an argument holding a string literal
-  (jmespath's ``'_token_nud_%s' % left_token['type']``), which ruff's UP032 never turns into an
-  f-string, the f-string is written here: ``f"_token_nud_{left_token['type']}"``, in the
+- ``UP031``: where ruff's ``.format()`` call passes an argument holding a string literal as a
+  subscript's key (jmespath's ``'_token_nud_%s' % left_token['type']``), which ruff's UP032
+  never turns into an f-string, the f-string is written here: ``f"_token_nud_{left_token['type']}"``, in the
   other quote where an argument holds the string's own (and not where the string holds that
   one too), for a codebase whose lowest Python has f-strings (3.6). ``str.format`` and an
   f-string format each value the same way (``format(value, spec)``), and each of the
@@ -431,6 +431,18 @@ def _quoted_string(node: ast.expr, source: str) -> tuple[str, str, str] | None:
     return prefix, quote, body
 
 
+def _keys_only(argument: ast.expr) -> bool:
+    """Whether every string literal in ``argument`` is a subscript's key (``t['value']``): a
+    call's string argument inside an f-string (``{'|'.join(names)}``) a reviewer found harder to
+    read than the ``%`` it replaced."""
+    keys = {id(node.slice) for node in ast.walk(argument) if isinstance(node, ast.Subscript)}
+    return all(
+        id(node) in keys
+        for node in ast.walk(argument)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    )
+
+
 def _fstring(content: str, _text: str) -> str:
     """``content`` (ruff's ``'...'.format(args)``) as an f-string, where an argument holds a
     string literal and every field is a plain ``{}`` (see the module docstring); else as it is."""
@@ -444,7 +456,7 @@ def _fstring(content: str, _text: str) -> str:
         and isinstance(call.func, ast.Attribute)
         and call.func.attr == "format"
         and not call.keywords
-        and all(isinstance(arg, _PLAIN_ARGUMENTS) for arg in call.args)
+        and all(isinstance(arg, _PLAIN_ARGUMENTS) and _keys_only(arg) for arg in call.args)
     ):
         return content
     literal = ast.get_source_segment(stripped, call.func.value)
