@@ -18,7 +18,8 @@ the rules of :data:`FAMILIES`, a fix is offered (:func:`together`) only when
 A ``%`` format left because it reads better so (a regular expression's ``{n}``, a logging
 call's arguments) is not a twin left behind: the same reviewer called that split sensible.
 A fix whose twin the verdict drops (an f-string ruff could not finish writing), or the model
-rejected, is dropped with it (:func:`twins_dropped`).
+rejected, is dropped with it (:func:`twins_dropped`), and so is a format with the same format
+string as a dropped one anywhere in the file.
 """
 
 from __future__ import annotations
@@ -163,18 +164,49 @@ def _code_and_line(change: Change) -> tuple[str, int]:
     return code, int(line) if line.isdigit() else 0
 
 
+def _format_string(module: Source, row: int) -> str | None:
+    """The format string of the ``%`` format or ``.format()`` call starting on line ``row``."""
+    for node in module.at(row, (ast.BinOp, ast.Call)):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            fmt: ast.expr = node.left
+        elif (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format"
+        ):
+            fmt = node.func.value
+        else:
+            continue
+        if isinstance(fmt, ast.Constant) and isinstance(fmt.value, str):
+            return fmt.value
+    return None
+
+
 def twins_dropped(text: str, kept: Sequence[Change], dropped: Sequence[Change]) -> list[Change]:
     """The changes of ``kept`` (fixes of ``text``) whose family has a change in the same
-    function among ``dropped``: fixing one of the twins alone would leave the other behind."""
+    function among ``dropped``, or, for formats, a dropped change of the same format string
+    anywhere in the file (jmespath's ``'%s%s' % (node['type'], self._count)`` in two methods of
+    a class: a reviewer sent back one made an f-string beside the other): fixing one of the
+    twins alone would leave the other behind."""
     try:
-        functions = _functions(Source(text))
+        module = Source(text)
     except (SyntaxError, ValueError):
         return []
+    functions = _functions(module)
 
     def where(change: Change) -> tuple[str, int] | None:
         code, line = _code_and_line(change)
         family = FAMILIES.get(code)
         return None if family is None else (family, _scope(functions, line))
 
-    left = {place for change in dropped if (place := where(change)) is not None}
-    return [change for change in kept if where(change) in left]
+    def spelled(change: Change) -> str | None:
+        code, line = _code_and_line(change)
+        return _format_string(module, line) if FAMILIES.get(code) == "format" else None
+
+    stray: list[Change] = []
+    while True:  # a twin dropped here takes its own twins with it
+        gone = [*dropped, *stray]
+        left = {place for change in gone if (place := where(change)) is not None}
+        formats = {fmt for change in gone if (fmt := spelled(change)) is not None}
+        more = [c for c in kept if c not in stray and (where(c) in left or spelled(c) in formats)]
+        if not more:
+            return stray
+        stray += more

@@ -265,6 +265,35 @@ def test_a_format_is_not_made_an_f_string_while_its_twin_stays(tmp_path: Path) -
     assert "return f'P {p.n}'" in verdict.text and "'<%s %r>' % (self.n, self.f)" in verdict.text
 
 
+def test_a_format_stays_where_the_same_format_elsewhere_in_the_file_stays(tmp_path: Path) -> None:
+    """jmespath 1.0.1's visitor: ``'%s%s' % (node['type'], self._count)`` in ``visit`` became an
+    f-string while its twin in ``_visit`` stayed beside a format no f-string can write (both
+    quotes taken); a reviewer asked for both or neither. A format elsewhere is kept."""
+    text = (
+        "class V:\n    def visit(self, node):\n        return '%s%s' % (node['type'], self.n)\n\n"
+        "    def _visit(self, node, child):\n"
+        "        line = '%s [label=\"%s\"]' % (node, child['type'])\n"
+        "        name = '%s%s' % (child['type'], self.n)\n        return line, name\n\n\n"
+        "def other(p):\n    return 'P %s' % (p.n,)\n"
+    )
+    root = _codebase(tmp_path / "code", visitor=text)
+    (root / "ruff.toml").write_text('target-version = "py39"\n[lint]\nselect = ["UP031", "UP032"]\n')
+    offered = with_candidates(text, ruff_diagnostics(root, "visitor.py", text), "visitor.py", lowest=(3, 9))[
+        0
+    ]
+    changes = fixes(text, offered)
+
+    verdict = judge(root, "visitor.py", text, text, changes, None, lint_settings(root))
+
+    assert [change.label for change in verdict.kept] == ["UP031 line 12"]
+    assert sorted((dropped.change.label, dropped.why) for dropped in verdict.dropped) == [
+        ("UP031 line 3", "its twin stays"),
+        ("UP031 line 6", "wrote .format()"),
+        ("UP031 line 7", "its twin stays"),
+    ]
+    assert "return f'P {p.n}'" in verdict.text and "'%s%s' % (node['type'], self.n)" in verdict.text
+
+
 def test_a_fix_that_deletes_a_comment_is_dropped(tmp_path: Path) -> None:
     """Ruff's PLR5501 fix (``else: if`` to ``elif``) deleted the comment between them."""
     text = "def f(a, b):\n    if a:\n        return 1\n    else:  # b decides\n"
