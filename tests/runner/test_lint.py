@@ -27,7 +27,7 @@ from structured_agents.tasks.lint import discover_lint_jobs
 from structured_agents.tasks.lint_fixes import MAX_CANDIDATES, Change, fixes
 from structured_agents.tasks.lint_rewrites import with_candidates
 from structured_agents.tasks.lint_settings import lint_settings
-from structured_agents.tasks.lint_verdict import judge
+from structured_agents.tasks.lint_verdict import Verdict, judge
 from structured_agents.tasks.ruff import ruff_codes, ruff_diagnostics, ruff_safe_fixes
 from structured_agents.types import ToolCall
 
@@ -240,6 +240,16 @@ def test_b904s_second_candidate_is_said_to_be_another_way_not_an_overlap(tmp_pat
     assert "1 another way kept (B904 line 5)" in verdict.summary(2)
 
 
+def _formats_judged(tmp_path: Path, name: str, text: str) -> tuple[list[Change], Verdict]:
+    """The fixes offered for the ``%`` formats of ``text`` (the module ``name`` of a codebase on
+    Python 3.9), and the verdict on them."""
+    root = _codebase(tmp_path / "code", **{name: text})
+    (root / "ruff.toml").write_text('target-version = "py39"\n[lint]\nselect = ["UP031", "UP032"]\n')
+    path = f"{name}.py"
+    changes = fixes(text, with_candidates(text, ruff_diagnostics(root, path, text), path, lowest=(3, 9))[0])
+    return changes, judge(root, path, text, text, changes, None, lint_settings(root))
+
+
 def test_a_format_is_not_made_an_f_string_while_its_twin_stays(tmp_path: Path) -> None:
     """parse 1.20.1's ``__repr__``: ruff writes the first ``%`` as a ``.format()`` it cannot turn
     into an f-string below Python 3.12 (a string inside an argument), so that change is
@@ -250,12 +260,9 @@ def test_a_format_is_not_made_an_f_string_while_its_twin_stays(tmp_path: Path) -
         "        return '<%s %r>' % (self.n, self.f)\n\n\ndef name(p):\n"
         "    return 'P %s' % (p.n,)\n"
     )
-    root = _codebase(tmp_path / "code", reprs=text)
-    (root / "ruff.toml").write_text('target-version = "py39"\n[lint]\nselect = ["UP031", "UP032"]\n')
-    changes = fixes(text, ruff_diagnostics(root, "reprs.py", text))
-    assert [change.label for change in changes] == ["UP031 line 4", "UP031 line 5", "UP031 line 9"]
+    changes, verdict = _formats_judged(tmp_path, "reprs", text)
 
-    verdict = judge(root, "reprs.py", text, text, changes, None, lint_settings(root))
+    assert [change.label for change in changes] == ["UP031 line 4", "UP031 line 5", "UP031 line 9"]
 
     assert [change.label for change in verdict.kept] == ["UP031 line 9"]
     assert [(dropped.change.label, dropped.why) for dropped in verdict.dropped] == [
@@ -276,14 +283,7 @@ def test_a_format_stays_where_the_same_format_elsewhere_in_the_file_stays(tmp_pa
         "        name = '%s%s' % (child['type'], self.n)\n        return line, name\n\n\n"
         "def other(p):\n    return 'P %s' % (p.n,)\n"
     )
-    root = _codebase(tmp_path / "code", visitor=text)
-    (root / "ruff.toml").write_text('target-version = "py39"\n[lint]\nselect = ["UP031", "UP032"]\n')
-    offered = with_candidates(text, ruff_diagnostics(root, "visitor.py", text), "visitor.py", lowest=(3, 9))[
-        0
-    ]
-    changes = fixes(text, offered)
-
-    verdict = judge(root, "visitor.py", text, text, changes, None, lint_settings(root))
+    _, verdict = _formats_judged(tmp_path, "visitor", text)
 
     assert [change.label for change in verdict.kept] == ["UP031 line 12"]
     assert sorted((dropped.change.label, dropped.why) for dropped in verdict.dropped) == [
