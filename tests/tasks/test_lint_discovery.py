@@ -103,12 +103,13 @@ def test_a_copy_of_another_projects_file_is_left_alone(tmp_path: Path) -> None:
     """xmltodict 0.13.0 ships setuptools' ``ez_setup.py``, "Maintained at" setuptools: a strict
     reviewer sent back the rename of its unused ``args``, as drift from the upstream copy."""
     (tmp_path / "ruff.toml").write_text(CLASSIC_RULES)
-    maintained = (
-        '"""\nSetuptools bootstrapping installer.\n\nMaintained at https://github.com/pypa/setuptools.\n"""\n'
+    vendored = '"""\nBackports of functools, vendored from CPython 3.12.\n"""\n'
+    (tmp_path / "backports.py").write_text(vendored + "import os\n")
+    (tmp_path / "ez_setup.py").write_text(
+        '"""Maintained at https://github.com/pypa/setuptools."""\nimport os\n'
     )
-    (tmp_path / "bootstrap.py").write_text(maintained + "import os\n")
     (tmp_path / "versioneer.py").write_text("import os\n")
-    (tmp_path / "code.py").write_text('"""Maintained by us; see https://example.org."""\nimport os\n')
+    (tmp_path / "code.py").write_text('"""Maintained at https://github.com/us/code."""\nimport os\n')
 
     assert [job.path for job in discover_lint_jobs(tmp_path)] == ["code.py"]
 
