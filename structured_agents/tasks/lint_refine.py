@@ -33,14 +33,14 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
 - ``B007`` and ``RUF059``: an unused name is renamed to the name the file already throws values
   away with (``_``, or ``__``, where the file binds it and never reads it), not ``_name``:
   the reviewer asked for ``for _ in range(...)`` where the file's other loops say so.
-
 - ``PLR1714``: for a codebase that supports Python 2.6, which has no set displays, the
   membership test takes a tuple (``item in ('_', '-')``) where ruff writes a set (toml 0.10.2).
 - ``UP031``: where ruff's ``.format()`` call passes an argument holding a string literal as a
   subscript's key (jmespath's ``'_token_nud_%s' % left_token['type']``), which ruff's UP032
-  never turns into an f-string, the f-string is written here: ``f"_token_nud_{left_token['type']}"``, in the
-  other quote where an argument holds the string's own (and not where the string holds that
-  one too), for a codebase whose lowest Python has f-strings (3.6). ``str.format`` and an
+  never turns into an f-string, the f-string is written here,
+  ``f"_token_nud_{left_token['type']}"``, in the other quote where an argument holds the
+  string's own (and not where the string holds that one too), for a codebase whose lowest
+  Python has f-strings (3.6). ``str.format`` and an
   f-string format each value the same way (``format(value, spec)``), and each of the
   ``{}`` fields takes one argument, in order, so each is evaluated once, in the same order.
 
@@ -131,16 +131,15 @@ def _rewrite(content: str, transformer: cst.CSTTransformer) -> str:
     return module.visit(transformer).code
 
 
-def _sim108(content: str, _text: str) -> str:
+Version = tuple[int, int]
+
+
+def _sim108(content: str, _text: str, _lowest: Version | None) -> str:
     return _rewrite(content, _PositiveTernary())
 
 
-def _ruf005(content: str, text: str) -> str:
+def _ruf005(content: str, text: str, _lowest: Version | None) -> str:
     return content if _BINDS_LIST.search(text) else _rewrite(content, _NoListCopy())
-
-
-REFINED: dict[str, Callable[[str, str], str]] = {"SIM108": _sim108, "RUF005": _ruf005}
-"""Rules whose fixes' texts are refined, and how (a fix's text and the file's text in, the text out)."""
 
 
 _ATOMS = (
@@ -391,16 +390,25 @@ _RESHAPED: dict[str, Callable[[Mapping[str, Any], Source], dict[str, Any] | None
 """Rules whose fixes may be replaced by another edit of the file, and how (None: kept)."""
 
 
-def _tupled(content: str, _text: str) -> str:
-    """``content`` with each membership test's set display (``x in {'a', 'b'}``) a tuple."""
+_NO_SET_DISPLAYS = (2, 7)
+"""The first Python with set displays."""
+_FSTRINGS = (3, 6)
+"""The first Python with f-strings."""
+
+
+def _tupled(content: str, _text: str, lowest: Version | None) -> str:
+    """``content`` with each membership test's set display (``x in {'a', 'b'}``) a tuple, for a
+    codebase whose lowest Python has no set displays; else as it is."""
+    if lowest is None or lowest >= _NO_SET_DISPLAYS:
+        return content
+    lead = len(content) - len(content.lstrip())  # a reshaped fix's spacing (``_ungrouped``)
     try:
-        tree = syntax.parse(content, mode="eval")
-        module = Source(content)  # offsets (the same lines and columns)
+        module = Source(content.strip())
     except (SyntaxError, ValueError):
         return content
     spans = [
-        (module.start(node.comparators[0]), module.end(node.comparators[0]))
-        for node in ast.walk(tree)
+        (lead + module.start(node.comparators[0]), lead + module.end(node.comparators[0]))
+        for node in ast.walk(module.tree)
         if isinstance(node, ast.Compare)
         and len(node.ops) == 1
         and isinstance(node.ops[0], (ast.In, ast.NotIn))
@@ -412,10 +420,6 @@ def _tupled(content: str, _text: str) -> str:
     return content
 
 
-_NO_SET_DISPLAYS = (2, 7)
-"""The first Python with set displays."""
-_FSTRINGS = (3, 6)
-"""The first Python with f-strings."""
 _PLAIN_ARGUMENTS = (ast.Name, ast.Attribute, ast.Subscript, ast.Call)
 
 
@@ -443,9 +447,12 @@ def _keys_only(argument: ast.expr) -> bool:
     )
 
 
-def _fstring(content: str, _text: str) -> str:
-    """``content`` (ruff's ``'...'.format(args)``) as an f-string, where an argument holds a
-    string literal and every field is a plain ``{}`` (see the module docstring); else as it is."""
+def _fstring(content: str, _text: str, lowest: Version | None) -> str:
+    """``content`` (ruff's ``'...'.format(args)``) as an f-string, for a codebase whose lowest
+    Python has f-strings, where an argument holds a string literal and every field is a plain
+    ``{}`` (see the module docstring); else as it is."""
+    if lowest is not None and lowest < _FSTRINGS:
+        return content
     stripped = content.strip()
     try:
         call = syntax.parse(stripped, mode="eval").body
@@ -492,11 +499,18 @@ def _fstring(content: str, _text: str) -> str:
     return f"{lead}{prefix}f{quote}{''.join(written)}{quote}{trail}"
 
 
+REFINED: dict[str, Callable[[str, str, Version | None], str]] = {
+    "SIM108": _sim108,
+    "RUF005": _ruf005,
+    "PLR1714": _tupled,
+    "UP031": _fstring,
+}
+"""Rules whose fixes' texts are refined, and how (a fix's text, the file's text and the
+codebase's lowest Python, where known, in; the text out)."""
+
+
 def refine(
-    diagnostic: Mapping[str, Any],
-    text: str,
-    module: Source | None = None,
-    lowest: tuple[int, int] | None = None,
+    diagnostic: Mapping[str, Any], text: str, module: Source | None = None, lowest: Version | None = None
 ) -> dict[str, Any]:
     """``diagnostic`` (a ruff finding with a fix, on the file's ``text``, parsed as ``module``
     where it parses, in a codebase whose lowest Python is ``lowest`` where known) with its fix
@@ -509,15 +523,11 @@ def refine(
         if fix is not None:
             refined["fix"] = {**(diagnostic.get("fix") or {}), **fix}
     refiner = REFINED.get(code)
-    if code == "PLR1714" and lowest is not None and lowest < _NO_SET_DISPLAYS:
-        refiner = _tupled
-    if code == "UP031" and (lowest is None or lowest >= _FSTRINGS):
-        refiner = _fstring
     fix = refined.get("fix")
     if refiner is None or not isinstance(fix, Mapping):
         return refined
     edits = [
-        {**edit, "content": refiner(str(edit.get("content", "")), text)}
+        {**edit, "content": refiner(str(edit.get("content", "")), text, lowest)}
         if edit.get("content")
         else dict(edit)
         for edit in fix.get("edits") or []
