@@ -41,7 +41,7 @@ from typing import Any
 from structured_agents.tasks.lint_fixes import Edit
 from structured_agents.tasks.lint_idioms import together
 from structured_agents.tasks.lint_refine import refine
-from structured_agents.tasks.lint_source import Source, offset_of, reads_only, unsafe_fix
+from structured_agents.tasks.lint_source import SCOPES, Source, offset_of, reads_only, unsafe_fix
 from structured_agents.tasks.reexports import declared_reexports
 from structured_agents.tasks.repeated_imports import repeated_import
 from structured_agents.tasks.star_imports import explicit_imports
@@ -343,7 +343,7 @@ def _shares_default(module: Source, row: int) -> bool:
 
 def _changes(node: ast.AST, names: set[str]) -> bool:
     """Whether ``node`` changes, captures or returns one of ``names``' objects."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+    if isinstance(node, SCOPES):
         return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         return node.func.attr in _MUTATORS and _root_name(node.func.value) in names

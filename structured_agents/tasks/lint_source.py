@@ -12,9 +12,19 @@ from structured_agents import syntax
 from structured_agents.jobs.source import split_lines
 from structured_agents.tasks.lint_fixes import Edit
 
-__all__ = ["PURE_CALLS", "Source", "findings_at", "location_of", "offset_of", "reads_only", "unsafe_fix"]
+__all__ = [
+    "PURE_CALLS",
+    "SCOPES",
+    "Source",
+    "findings_at",
+    "location_of",
+    "offset_of",
+    "reads_only",
+    "unsafe_fix",
+]
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+"""The nodes that open a scope of their own."""
 
 PURE_CALLS = frozenset(
     {
@@ -82,10 +92,17 @@ class Source:
             if isinstance(node, kinds) and getattr(node, "lineno", None) == row:
                 yield node
 
+    def scope_of(self, node: ast.AST) -> ast.AST | None:
+        """The innermost function, class or lambda ``node`` stands in (None: the module)."""
+        parent = self.parents.get(node)
+        while parent is not None and not isinstance(parent, SCOPES):
+            parent = self.parents.get(parent)
+        return parent
+
     def handler_of(self, node: ast.AST) -> ast.ExceptHandler | None:
         """The ``except`` clause ``node`` stands in (not across a function or class)."""
         parent = self.parents.get(node)
-        while parent is not None and not isinstance(parent, _SCOPES):
+        while parent is not None and not isinstance(parent, SCOPES):
             if isinstance(parent, ast.ExceptHandler):
                 return parent
             parent = self.parents.get(parent)

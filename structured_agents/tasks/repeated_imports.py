@@ -28,12 +28,11 @@ import ast
 from collections.abc import Iterator
 
 from structured_agents.tasks.lint_fixes import Edit
-from structured_agents.tasks.lint_source import Source
+from structured_agents.tasks.lint_source import SCOPES, Source
 
 __all__ = ["repeated_import"]
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_SCOPES = (*_FUNCTIONS, ast.ClassDef, ast.Lambda)
 _Import = ast.Import | ast.ImportFrom
 
 
@@ -50,14 +49,6 @@ def _bound(node: _Import) -> set[str]:
     return {alias.asname or alias.name.split(".")[0] for alias in node.names}
 
 
-def _scope_of(module: Source, node: ast.AST) -> ast.AST | None:
-    """The innermost function, class or lambda ``node`` stands in (None: the module)."""
-    parent = module.parents.get(node)
-    while parent is not None and not isinstance(parent, _SCOPES):
-        parent = module.parents.get(parent)
-    return parent
-
-
 def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
     """The nodes of ``scope``'s body that belong to its own scope (not to nested functions,
     classes or lambdas, whose definitions' names do belong to it)."""
@@ -65,24 +56,24 @@ def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
     while pending:
         node = pending.pop()
         yield node
-        if not isinstance(node, _SCOPES):
+        if not isinstance(node, SCOPES):
             pending.extend(ast.iter_child_nodes(node))
 
 
 def _enclosing(module: Source, function: ast.AST) -> Iterator[ast.AST]:
     """The functions ``function`` is nested in, innermost first (a class's names are not
     visible to the functions in it)."""
-    scope = _scope_of(module, function)
+    scope = module.scope_of(function)
     while scope is not None:
         if isinstance(scope, (*_FUNCTIONS, ast.Lambda)):
             yield scope
-        scope = _scope_of(module, scope)
+        scope = module.scope_of(scope)
 
 
 def _module_nodes(statement: ast.stmt) -> Iterator[ast.AST]:
     """``statement`` and the nodes under it that bind in the module's scope."""
     yield statement
-    if not isinstance(statement, _SCOPES):
+    if not isinstance(statement, SCOPES):
         yield from _own_nodes(statement)
 
 
@@ -120,7 +111,7 @@ def repeated_import(module: Source, row: int, at: int, _end: int) -> list[tuple[
     """The removal of the import on line ``row`` (a PLC0415 finding at offset ``at``) where it
     repeats one the module ran at its top (see the module docstring); else nothing."""
     inner = next((n for n in module.at(row, (ast.Import, ast.ImportFrom)) if module.start(n) == at), None)
-    function = _scope_of(module, inner) if inner is not None else None
+    function = module.scope_of(inner) if inner is not None else None
     if inner is None or not isinstance(function, _FUNCTIONS):
         return []
     names, form = _bound(inner), _form(inner)
