@@ -147,7 +147,7 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
     with_fixes = CheckCommand.from_options(options or {}) is None
     files = [path.as_posix() for path in iter_source_files(root)]
     settings = lint_settings(root)
-    ruff_options = settings.ruff_options()
+    ruff_options, lowest = settings.ruff_options(), settings.target.lowest
     jobs = []
     for path in sorted(ruff_findings(root, files, *ruff_options)):
         source = read_source(root / path)
@@ -164,7 +164,6 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
         file_ruff = settings.file_options(root, path, source.text)
         fixed = ruff_safe_fixes(root, path, source.text, *file_ruff)
         diagnostics = ruff_diagnostics(root, path, fixed, *file_ruff)
-        lowest = settings.target.lowest
         offered = with_candidates(fixed, diagnostics, path, None if with_fixes else root, lowest)[0]
         if fixed == source.text and not offered:
             codes = sorted({str(item.get("code")) for item in diagnostics})
