@@ -18,8 +18,9 @@ installed here (pyparsing 3.1.2's ``test_diagram.py`` needs ``railroad``) are le
 (``--ignore``), and so are tests that fail as released, in either of two runs (``--deselect``:
 pyparsing's 7, six's one, chardet's one that fails now and then), which can tell nothing of a
 change; the outcome names them, and the rest run. Where pytest finds no tests and the project
-has modules named ``tests.py``, which pytest's default patterns do not collect (webencodings
-0.5.1 keeps its tests in ``webencodings/tests.py``), pytest is given them by name. A package
+has modules named ``tests.py`` or ``test.py``, which pytest's default patterns do not collect
+(webencodings 0.5.1 keeps its tests in ``webencodings/tests.py``, decorator 5.1.1 in
+``src/tests/test.py``), pytest is given them by name. A package
 whose tests need more than that shows up as ``cannot run`` with the runner's last words, never
 as a pass.
 """
@@ -260,19 +261,24 @@ def _missing_imports(output: str) -> list[str]:
     return modules
 
 
+_TESTS_MODULES = frozenset({"tests.py", "test.py"})
+"""Names of modules that hold a project's tests but that pytest's default patterns miss."""
+
+
 def _tests_modules(root: Path) -> tuple[str, ...]:
-    """The project's modules named ``tests.py`` (outside hidden folders), relative to ``root``."""
+    """The project's modules named as :data:`_TESTS_MODULES` (outside hidden folders),
+    relative to ``root``."""
     return tuple(
         path.as_posix()
         for path in iter_source_files(root)
-        if path.name == "tests.py" and not any(part.startswith(".") for part in path.parts)
+        if path.name in _TESTS_MODULES and not any(part.startswith(".") for part in path.parts)
     )
 
 
 def run_package_tests(root: Path, like: TestsOutcome | None = None) -> TestsOutcome:
     """Run the tests of the project at ``root`` as they ran for ``like`` (its runner, without
     the modules it left out and the tests it deselected), or, when it is None, as the module
-    docstring says: pytest (given the project's ``tests.py`` modules by name where it collects
+    docstring says: pytest (given the project's ``tests.py``/``test.py`` modules by name where it collects
     nothing by itself), again without the modules that need a package not installed here,
     again without the tests that failed, and once more, leaving out what fails that time too
     (chardet 5.2.0 has a test that fails now and then); then unittest where pytest cannot use

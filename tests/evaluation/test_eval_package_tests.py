@@ -103,19 +103,21 @@ def test_tests_in_a_tests_module_are_given_to_pytest_by_name(tmp_path: Path) -> 
     (released / "pkg" / "__init__.py").write_text("def two():\n    return 2\n")
     test = "from pkg import two\n\ndef test_ok():\n    assert two() == 2\n"
     (released / "pkg" / "tests.py").write_text(test)
+    (released / "src" / "tests").mkdir(parents=True)  # decorator 5.1.1's src/tests/test.py
+    (released / "src" / "tests" / "test.py").write_text(test.replace("test_ok", "test_also"))
     (released / ".hidden").mkdir()
     (released / ".hidden" / "tests.py").write_text("def test_not_ours():\n    assert False\n")
 
     outcome = run_package_tests(released)
 
-    assert (outcome.status, outcome.passed, outcome.failed) == ("ran", 1, 0) and outcome.usable
-    assert outcome.named == ("pkg/tests.py",)
+    assert (outcome.status, outcome.passed, outcome.failed) == ("ran", 2, 0) and outcome.usable
+    assert sorted(outcome.named) == ["pkg/tests.py", "src/tests/test.py"]
     copy = shutil.copytree(released, tmp_path / "copy")
     command = ["/bin/sh", "-c", check_command(released, outcome)]
     assert subprocess.run(command, cwd=copy, capture_output=True, check=False).returncode == 0
     (copy / "pkg" / "__init__.py").write_text("def two():\n    return 3\n")
     assert subprocess.run(command, cwd=copy, capture_output=True, check=False).returncode != 0
-    assert run_package_tests(copy, outcome).failed == 1
+    assert run_package_tests(copy, outcome).failed == 2
 
 
 def test_the_tests_as_a_check_command_run_in_any_copy_of_the_project(tmp_path: Path) -> None:
