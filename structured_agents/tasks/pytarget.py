@@ -13,12 +13,16 @@ builds one still supports Python 2. Ruff is given it (``--target-version``, rais
 ``py37``) on every call, so its fixes keep to it. For a codebase that still supports Python 2,
 pyupgrade's rules (``UP``) are off as well (``--ignore UP``): each rewrites for Python 3
 (``super()``, ``class A:`` for ``class A(object):``, dropping ``u''`` prefixes and ``__future__``
-imports), which Python 2 compiles and then runs differently. For Python 3.5 and 3.6, the rules
-that ask for what only ruff's ``py37`` has are off (:data:`NEWER_THAN_TARGET`): an f-string
-(UP032) on 3.5, and on both ``text=`` and ``capture_output=`` for ``subprocess`` (UP021, UP022:
-they compile, then raise ``TypeError`` there) and the removal of the blocks those Pythons run
-(UP036). Their findings are no fault of such a codebase: ``ruff --fix`` alone wrote inflection
-0.5.1's f-strings, on Python 3.5, and then the unfixed remainder counted against it.
+imports), which Python 2 compiles and then runs differently. Below Python 3.7, the other
+rules that ask for what the target lacks are off too (:data:`NEWER_THAN_TARGET`): an f-string
+(UP032) on 3.5, ``text=`` and ``capture_output=`` for ``subprocess`` (UP021, UP022: they
+compile on 3.6, then raise ``TypeError`` there), the removal of the blocks 3.5 and 3.6 run
+(UP036), a variable annotation (RUF012's ``ClassVar``) before 3.6, unpacking in a display
+(RUF005) before 3.5, ``contextlib.suppress`` (SIM105) before 3.4 and ``raise ... from`` (B904)
+on Python 2. Their findings are no fault of such a codebase and cannot be fixed in it:
+``ruff --fix`` alone wrote inflection 0.5.1's f-strings, on Python 3.5, and then the unfixed
+remainder counted against it; colorama 0.4.6, toml 0.10.2 and parse 1.20.2, which support
+Python 2, each had B904 findings that a Python 2 compiler refuses every fix of.
 
 A text breaks the target (:meth:`PythonTarget.breaks`) when, beyond what the original already
 had, ruff reports syntax the target lacks (``match``, ``except*``, parenthesized context
@@ -61,9 +65,13 @@ NEWER_THAN_TARGET = {
     "UP021": (3, 7),
     "UP022": (3, 7),
     "UP036": (3, 7),
+    "B904": (3, 0),
+    "SIM105": (3, 4),
+    "RUF005": (3, 5),
+    "RUF012": (3, 6),
 }
-"""Rules (pyupgrade's, for Python 3) that ask for what a Python from the one named on lacks
-(see the module docstring): off for a target below it."""
+"""Rules that ask for what Pythons before the one named lack (see the module docstring): off
+for a target below it."""
 _MINORS = {2: range(0, 8), 3: range(0, 30)}
 """The Python versions a declaration is tested against, lowest first."""
 _COMPILE = "import sys; compile(getattr(sys.stdin, 'buffer', sys.stdin).read(), sys.argv[1], 'exec')"
@@ -97,17 +105,21 @@ class PythonTarget:
         if self.lowest is None:
             return f"no lowest Python {self.source}: ruff's default target"
         version = ".".join(map(str, self.lowest))
-        if self.python2:
-            upgrades = ", without UP: pyupgrade rewrites for Python 3"
-        else:
-            newer = self._newer()
-            upgrades = f", without {', '.join(newer)}: newer than the target" if newer else ""
+        reasons = ["UP: pyupgrade rewrites for Python 3"] if self.python2 else []
+        if newer := self._newer():
+            reasons.append(f"{', '.join(newer)}: newer than the target")
+        upgrades = f", without {'; '.join(reasons)}" if reasons else ""
         return f"Python {version}+ ({self.source}; ruff: {self.ruff_version}{upgrades})"
 
     def _newer(self) -> list[str]:
-        """The rules of :data:`NEWER_THAN_TARGET` the target is older than."""
+        """The rules of :data:`NEWER_THAN_TARGET` the target is older than (pyupgrade's left
+        out where all of pyupgrade is off, for Python 2)."""
         lowest = self.lowest
-        return [code for code, since in NEWER_THAN_TARGET.items() if lowest is not None and lowest < since]
+        return [
+            code
+            for code, since in NEWER_THAN_TARGET.items()
+            if lowest is not None and lowest < since and not (self.python2 and code.startswith("UP"))
+        ]
 
     def ruff_options(self) -> tuple[str, ...]:
         """The options that give ruff the target (and turn off the rules that ask for more than
@@ -115,7 +127,7 @@ class PythonTarget:
         version = self.ruff_version
         if version is None:
             return ()
-        ignored = "UP" if self.python2 else ",".join(self._newer())
+        ignored = ",".join([*(["UP"] if self.python2 else []), *self._newer()])
         return ("--target-version", version, *(("--ignore", ignored) if ignored else ()))
 
     def breaks(self, root: Path, path: str, original: str, text: str) -> str | None:

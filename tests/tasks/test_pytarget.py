@@ -264,7 +264,8 @@ def test_pyupgrade_is_off_for_a_codebase_that_supports_python_2(tmp_path: Path) 
     fixed = ruff_safe_fixes(tmp_path, "m.py", old, *target.ruff_options())
 
     assert target.python2 and target.describe().endswith(
-        "ruff: py37, without UP: pyupgrade rewrites for Python 3)"
+        "ruff: py37, without UP: pyupgrade rewrites for Python 3; "
+        "B904, SIM105, RUF005, RUF012: newer than the target)"
     )
     assert fixed == old.replace("import os\n", "")  # F's fix still applies
     assert not python_target_of(tmp_path, ">=3.6").python2
@@ -324,4 +325,35 @@ def test_rules_that_ask_for_more_than_python_3_5_or_3_6_has_are_off(tmp_path: Pa
         python_target_of(tmp_path, ">=3.6")
         .describe()
         .endswith("ruff: py37, without UP021, UP022, UP036: newer than the target)")
+    )
+
+
+def test_rules_whose_every_fix_an_older_python_refuses_are_off_below_it(tmp_path: Path) -> None:
+    """colorama 0.4.6, toml 0.10.2 and parse 1.20.2 support Python 2: their B904 findings
+    (``raise ... from``) were left by ``ruff --fix`` and the agent alike, as each fix is a
+    syntax error there, and counted against both. The same holds of unpacking in a display
+    (RUF005) before 3.5, ``contextlib.suppress`` (SIM105) before 3.4 and a ``ClassVar``
+    annotation (RUF012) before 3.6."""
+    (tmp_path / "ruff.toml").write_text('[lint]\nselect = ["B904", "RUF005", "RUF012", "SIM105", "F401"]\n')
+    text = (
+        "import os\n\n\nclass A:\n    names = []\n\n\n"
+        "def f(d, k, rest):\n    try:\n        del d[k]\n    except KeyError:\n        pass\n"
+        "    try:\n        return d[k]\n    except KeyError:\n        raise ValueError(k)\n"
+        "    return [k] + rest\n"
+    )
+
+    def codes(spec: str) -> list[str]:
+        options = python_target_of(tmp_path, spec).ruff_options()
+        return sorted(str(item["code"]) for item in ruff_diagnostics(tmp_path, "m.py", text, *options))
+
+    everything = ["B904", "F401", "RUF005", "RUF012", "SIM105"]
+    assert codes(">=3.7") == codes(">=3.6") == everything
+    assert codes(">=3.5") == ["B904", "F401", "RUF005", "SIM105"]
+    assert codes(">=3.4") == ["B904", "F401", "SIM105"]
+    assert codes(">=3.3") == ["B904", "F401"]
+    assert codes(">=2.7") == ["F401"]
+    assert (
+        python_target_of(tmp_path, ">=3.4")
+        .describe()
+        .endswith("without UP032, UP021, UP022, UP036, RUF005, RUF012: newer than the target)")
     )
