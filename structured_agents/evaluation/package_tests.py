@@ -5,9 +5,10 @@ pytest runs in the project root with the folder the package imports from first o
 project's own pytest configuration but none of its ``addopts`` (they name plugins such as
 coverage that are not installed here) and no plugin loaded from entry points
 (``PYTEST_DISABLE_PLUGIN_AUTOLOAD``): this interpreter's pytest and nothing else. pytest's own
-deprecation warnings are ignored: a package whose configuration turns warnings into errors
-(``filterwarnings = error``, as click 8.1.7's does) would otherwise fail to collect under a
-newer pytest than it was released against.
+deprecation and configuration warnings are ignored: a package whose configuration turns
+warnings into errors (``filterwarnings = error``, as click 8.1.7's does) would otherwise fail to
+collect under a newer pytest than it was released against, or because it sets an option of a
+plugin not loaded here (blinker 1.7.0's ``asyncio_mode``).
 
 Where pytest cannot use the tests (they fail to collect, or none are found) and the package's
 own test command is unittest's (``-m unittest`` in its ``tox.ini``, ``setup.cfg``,
@@ -16,7 +17,8 @@ own test command is unittest's (``-m unittest`` in its ``tox.ini``, ``setup.cfg`
 tests folder. Test modules pytest cannot collect only because they import a package not
 installed here (pyparsing 3.1.2's ``test_diagram.py`` needs ``railroad``) are left out
 (``--ignore``), and so are tests that fail as released, in either of two runs (``--deselect``:
-pyparsing's 7, six's one, chardet's one that fails now and then), which can tell nothing of a
+pyparsing's 7, six's one, chardet's one that fails now and then), or error in their set-up
+(filelock 3.13.1's two that ask for pytest-mock's ``mocker``), which can tell nothing of a
 change; the outcome names them, and the rest run. Where pytest finds no tests and the project
 has modules named ``tests.py`` or ``test.py``, which pytest's default patterns do not collect
 (webencodings 0.5.1 keeps its tests in ``webencodings/tests.py``, decorator 5.1.1 in
@@ -120,6 +122,8 @@ _PYTEST = (
     "addopts=",
     "-W",
     "ignore::pytest.PytestDeprecationWarning",
+    "-W",
+    "ignore::pytest.PytestConfigWarning",
 )
 """pytest as the evaluation runs it (see the module docstring)."""
 _DECLARES_UNITTEST = re.compile(r"-m\s+unittest\b")
@@ -233,11 +237,19 @@ def _attempt(root: Path, runner: Runner, like: TestsOutcome | None = None) -> tu
 
 
 _FAILED = re.compile(r"^FAILED (.+?)(?: - .*)?$", re.M)
+_ERRORED = re.compile(r"^ERROR (.+?::.+?)(?: - .*)?$", re.M)
+"""A test that errored in its set-up or tear-down (a module that failed to collect is listed
+without ``::``)."""
 
 
-def _failed_tests(output: str) -> list[str]:
-    """The ids of the tests pytest's short summary lists as failed."""
-    return _FAILED.findall(output)
+def _failed_tests(output: str, outcome: TestsOutcome) -> list[str]:
+    """The ids of the tests pytest's short summary lists as failed or as errored (a fixture
+    of a plugin not installed here: filelock 3.13.1's ``mocker``), when they are all of the
+    run's failures and errors; else none (a module failed to collect, say)."""
+    failed, errored = _FAILED.findall(output), _ERRORED.findall(output)
+    if len(failed) != outcome.failed or len(errored) != outcome.errors:
+        return []
+    return [*failed, *errored]
 
 
 _COLLECTING = re.compile(r"^_+ ERROR collecting (\S+) _+$", re.M)
@@ -278,11 +290,11 @@ def _tests_modules(root: Path) -> tuple[str, ...]:
 def run_package_tests(root: Path, like: TestsOutcome | None = None) -> TestsOutcome:
     """Run the tests of the project at ``root`` as they ran for ``like`` (its runner, without
     the modules it left out and the tests it deselected), or, when it is None, as the module
-    docstring says: pytest (given the project's ``tests.py``/``test.py`` modules by name where it collects
-    nothing by itself), again without the modules that need a package not installed here,
-    again without the tests that failed, and once more, leaving out what fails that time too
-    (chardet 5.2.0 has a test that fails now and then); then unittest where pytest cannot use
-    them and the project declares unittest."""
+    docstring says: pytest (given the project's ``tests.py``/``test.py`` modules by name where
+    it collects nothing by itself), again without the modules that need a package not
+    installed here, again without the tests that failed or errored, and once more, leaving
+    out what fails that time too (chardet 5.2.0 has a test that fails now and then); then
+    unittest where pytest cannot use them and the project declares unittest."""
     if like is not None:
         return _attempt(root, like.runner, like)[0]
     outcome, output = _attempt(root, "pytest")
@@ -292,14 +304,13 @@ def run_package_tests(root: Path, like: TestsOutcome | None = None) -> TestsOutc
         outcome, output = _attempt(root, "pytest", replace(outcome, left_out=tuple(sorted(missing))))
     if (
         outcome.status == "ran"
-        and outcome.failed
-        and not outcome.errors
-        and (failing := _failed_tests(output))
+        and (outcome.failed or outcome.errors)
+        and (failing := _failed_tests(output, outcome))
     ):
         outcome, output = _attempt(root, "pytest", replace(outcome, deselected=tuple(failing)))
     if outcome.usable and not outcome.failed:  # once more: a test that fails now and then is left out too
         again, output = _attempt(root, "pytest", outcome)
-        if again.failed and not again.errors and (flaky := _failed_tests(output)):
+        if (again.failed or again.errors) and (flaky := _failed_tests(output, again)):
             outcome = _attempt(root, "pytest", replace(outcome, deselected=(*outcome.deselected, *flaky)))[0]
     if outcome.usable or outcome.status == "timed out" or not _declares_unittest(root):
         return outcome

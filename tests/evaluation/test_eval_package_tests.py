@@ -46,6 +46,35 @@ def test_tests_that_fail_as_released_are_left_out_of_every_stage(tmp_path: Path)
     assert done.returncode != 0
 
 
+def test_tests_that_error_in_their_set_up_as_released_are_left_out(tmp_path: Path) -> None:
+    """filelock 3.13.1's two tests that ask for pytest-mock's ``mocker`` errored here as
+    released, and with them in, the package had no check at all; a module that fails to
+    collect is not a test, and keeps the tests unusable (see below)."""
+    test = "from pkg import two\n\ndef test_ok():\n    assert two() == 2\n"
+    test += "\ndef test_mocked(mocker):\n    assert two() == 2\n"
+    released = _project(tmp_path / "released", test)
+
+    outcome = run_package_tests(released)
+
+    assert (outcome.passed, outcome.failed, outcome.errors) == (1, 0, 0) and outcome.usable
+    assert outcome.deselected == ("tests/test_pkg.py::test_mocked",)
+    copy = shutil.copytree(released, tmp_path / "copy")
+    (copy / "pkg" / "__init__.py").write_text("def two():\n    return 3\n")
+    assert (run_package_tests(copy, outcome).passed, run_package_tests(copy, outcome).failed) == (0, 1)
+
+
+def test_an_option_of_a_plugin_not_loaded_does_not_stop_warnings_as_errors(tmp_path: Path) -> None:
+    """blinker 1.7.0 sets pytest-asyncio's ``asyncio_mode`` and turns warnings into errors:
+    pytest's warning about the unknown option stopped the run before any test."""
+    test = "from pkg import two\n\ndef test_ok():\n    assert two() == 2\n"
+    root = _project(tmp_path, test)
+    (root / "setup.cfg").write_text("[tool:pytest]\nasyncio_mode = auto\nfilterwarnings = error\n")
+
+    outcome = run_package_tests(root)
+
+    assert (outcome.status, outcome.passed, outcome.errors) == ("ran", 1, 0) and outcome.usable
+
+
 def test_the_copy_is_what_the_tests_import(tmp_path: Path) -> None:
     test = (
         "import pkg\n\ndef test_where():\n    assert pkg.__file__.startswith(" + repr(str(tmp_path)) + ")\n"
