@@ -11,10 +11,11 @@ that does what the rule asks and nothing else:
   public name imported from the package itself, where the module has no ``__all__``: an
   ``__all__`` of the module's public names (:mod:`~structured_agents.tasks.reexports`);
 - ``B904`` (``raise`` in an ``except`` without ``from``): ``from`` the handled exception (bound
-  as ``err`` when the handler binds none), or ``from None``; ``from None`` first where the
-  handler catches only a lookup miss (``KeyError``, ``IndexError``, ``StopIteration``...) or a
-  failed ``assert`` used as a check, whose traceback a reviewer called noise (and the cause of
-  the error the handler raises, wrongly);
+  as ``err`` when the handler binds none); where the handler catches only a lookup miss
+  (``KeyError``, ``IndexError``, ``StopIteration``...) or a failed ``assert`` used as a check,
+  whose traceback a reviewer called noise (and the cause of the error the handler raises,
+  wrongly), ``from None`` first, unless the handler stands in another one, whose exception
+  ``from None`` would hide too (:data:`_LOOKUPS`);
 - ``PLC0415`` (an import inside a function): its removal, where the module ran the same import
   at its top (:mod:`~structured_agents.tasks.repeated_imports`).
 
@@ -79,8 +80,10 @@ def _b904(module: Source, row: int, at: int, _end: int) -> list[Candidate]:
             bound = module.end(handler.type)
             edits = ((bound, bound, f" as {name}"), (end, end, f" from {name}"))
             found.append((f"Bind the exception as `{name}` and raise from it", edits))
+        if not _caught_lookups(handler) or module.handler_of(handler) is not None:
+            return found
         quiet: Candidate = ("Raise it `from None` (its context is not shown)", ((end, end, " from None"),))
-        return [quiet, *found] if _caught_lookups(handler) else [*found, quiet]
+        return [quiet, *found]
     return []
 
 
@@ -112,7 +115,11 @@ _LOOKUPS = frozenset(
 )
 """Exceptions a handler turns into its own error as a matter of course (a missing key, an
 exhausted iterator, an ``assert`` used as a check): their traceback is an implementation detail,
-so ``from None`` comes first."""
+so ``from None`` comes first. Not in a handler inside another handler: ``from None`` would hide
+the outer exception as well (munch 4.0.0's ``__getattr__`` turns a ``KeyError`` met while
+handling an ``AttributeError`` into its own, and a reviewer sent back the ``from None`` that
+lost the property's own error). Any other exception is a cause worth showing: it is raised
+``from`` it, or the finding stays (a bare ``except:`` can bind no name)."""
 
 
 def _caught_lookups(handler: ast.ExceptHandler) -> bool:

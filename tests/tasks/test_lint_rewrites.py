@@ -25,6 +25,12 @@ PARSED = RAISES.replace("return d['k']", "return int(d)").replace("KeyError as e
 ASSERTED = RAISES.replace("return d['k']", "assert d, 'empty'").replace(
     "KeyError as e", "AssertionError as e"
 )
+NESTED = (  # munch 4.0.0's __getattr__
+    "def f(self, k):\n    try:\n        return object.__getattribute__(self, k)\n"
+    "    except AttributeError:\n        try:\n            return self[k]\n"
+    "        except KeyError:\n            raise AttributeError(k)"
+)
+NESTED_BOUND = NESTED.replace("except KeyError:", "except KeyError as err:")
 TYPES = "def f(row):\n    kind = type(row)\n    return kind == list or type(row) != (str)\n"
 ELSE_IF = (
     "def f(a, b):\n    if a:\n        return 1\n    else:\n        if b:\n            return 2\n"
@@ -47,7 +53,8 @@ LOOP = (
         ),
         ("m.py", "B904", RAISES + "\n", [RAISES + " from None\n", RAISES + " from e\n"]),  # a lookup miss
         ("m.py", "B904", RAISES_ANY + "\n", [RAISES_ANY + " from None\n", BOUND + " from err\n"]),
-        ("m.py", "B904", PARSED + "\n", [PARSED + " from e\n", PARSED + " from None\n"]),  # a real cause
+        ("m.py", "B904", PARSED + "\n", [PARSED + " from e\n"]),  # a real cause: never hidden
+        ("m.py", "B904", NESTED + "\n", [NESTED_BOUND + " from err\n"]),  # from None would hide the outer
         ("m.py", "B904", ASSERTED + "\n", [ASSERTED + " from None\n", ASSERTED + " from e\n"]),  # a check
         (
             "m.py",
@@ -266,6 +273,16 @@ COPY = "def f(index_v, rows):\n    return [index_v] + list(rows)\n"
             "def f(op):\n    a, b = (*op, None)[:2]\n    return a, b\n",
         ),  # not ((*op, None))[:2]
         (
+            "RUF005",
+            "def f(cls, args, kwargs):\n    return lambda d: cls(*(args + (d,)), **kwargs)\n",
+            "def f(cls, args, kwargs):\n    return lambda d: cls(*args, d, **kwargs)\n",
+        ),  # munch 4.0.0's fromJSON: not cls(*(*args, d), **kwargs)
+        (
+            "RUF005",
+            "def f(head, rest):\n    return [*(head + (rest,))]\n",
+            "def f(head, rest):\n    return [*head, rest]\n",
+        ),
+        (
             "UP031",
             "def g(v, w):\n    return ('%s on %s' %\n            (v, w))\n",
             "def g(v, w):\n    return '{} on {}'.format(v, w)\n",
@@ -440,6 +457,17 @@ def test_no_cause_is_given_to_the_caught_exception_raised_again() -> None:
     ]
 
     found, left = with_candidates(text, diagnostics, "m.py")
+
+    assert found == [] and [item["code"] for item in left] == ["B904"]
+
+
+def test_a_raise_in_a_bare_except_gets_no_cause_it_cannot_name(tmp_path: Path) -> None:
+    """munch 4.0.0's ``__setattr__`` turns whatever a subclass's ``__setitem__`` raised into an
+    ``AttributeError``: ``from None`` hid a frozen munch's ``TypeError``, and a reviewer sent it
+    back. A bare ``except:`` binds no name to raise from, so the finding stays."""
+    text = "def f(self, k, v):\n    try:\n        self[k] = v\n    except:\n        raise AttributeError(k)\n"
+
+    found, left = with_candidates(text, ruff_json(tmp_path, "m.py", text, "B904"), "m.py")
 
     assert found == [] and [item["code"] for item in left] == ["B904"]
 
