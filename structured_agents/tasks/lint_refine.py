@@ -20,7 +20,9 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
   inside parentheses that only grouped the expression it replaces takes their place, so
   ``(operDef + (None,))[:4]`` becomes ``(*operDef, None)[:4]``, not ``((*operDef, None))[:4]``,
   and ``return ('%s on %s' % (a, b))`` becomes ``return '{} on {}'.format(a, b)`` (then ruff's
-  f-string).
+  f-string). A tuple display unpacked where it stands (``cls(*(args + (d,)), **kwargs)``)
+  gives its elements to the call or display instead, ``cls(*args, d, **kwargs)``: the reviewer
+  sent back ``cls(*(*args, d), **kwargs)``, which builds a tuple only to unpack it.
 - ``SIM108``: an assignment whose bare annotation stands just above the ``if``
   (``sender_id: c.Hashable``) takes the annotation, in the declaration's place:
   ``sender_id: c.Hashable = ANY_ID if sender is ANY else make_id(sender)``. The reviewer sent
@@ -217,11 +219,23 @@ def _ungrouped(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] 
     closing = end + len(text[end:]) - len(text[end:].lstrip())
     if not text[:opening].endswith("(") or not text.startswith(")", closing):
         return None
+    message = str((diagnostic.get("fix") or {}).get("message") or "")
+    if isinstance(parent, ast.Starred) and text[: opening - 1].endswith("*") and _tuple_display(content):
+        elements = content.strip()[1:-1].strip().rstrip(",").rstrip()
+        return unsafe_fix(module, message, [(opening - 2, closing + 1, elements)])
     before = text[opening - 2 : opening - 1]
     after = text[closing + 1 : closing + 2]
     spaced = (" " if before.isidentifier() else "") + content + (" " if after.isidentifier() else "")
-    message = str((diagnostic.get("fix") or {}).get("message") or "")
     return unsafe_fix(module, message, [(opening - 1, closing + 1, spaced)])
+
+
+def _tuple_display(content: str) -> bool:
+    """Whether ``content`` is a tuple display in its own parentheses (``(*args, d)``)."""
+    try:
+        node = syntax.parse(content.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(node, ast.Tuple) and content.strip().startswith("(") and _enclosed(content.strip())
 
 
 def _constant(node: ast.expr) -> bool:
