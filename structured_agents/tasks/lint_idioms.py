@@ -19,7 +19,10 @@ A ``%`` format left because it reads better so (a regular expression's ``{n}``, 
 call's arguments) is not a twin left behind: the same reviewer called that split sensible.
 A fix whose twin the verdict drops (an f-string ruff could not finish writing), or the model
 rejected, is dropped with it (:func:`twins_dropped`), and so is a format with the same format
-string as a dropped one anywhere in the file.
+string as a dropped one anywhere in the file. What is kept must still be at least half of its
+family's changes in the file (:func:`scarce_dropped`): the model, shown a file's first eight
+fixes of cssselect 1.2.0's ninety-nine ``%`` formats, kept one, and a reviewer sent back the
+lone f-string as churn.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import Any
 from structured_agents.tasks.lint_fixes import Change
 from structured_agents.tasks.lint_source import Source, findings_at
 
-__all__ = ["FAMILIES", "together", "twins_dropped"]
+__all__ = ["FAMILIES", "scarce_dropped", "together", "twins_dropped"]
 
 FAMILIES = {
     "UP031": "format",
@@ -210,3 +213,16 @@ def twins_dropped(text: str, kept: Sequence[Change], dropped: Sequence[Change]) 
         if not more:
             return stray
         stray += more
+
+
+def scarce_dropped(kept: Sequence[Change], dropped: Sequence[Change]) -> list[Change]:
+    """The changes of ``kept`` whose family (:data:`FAMILIES`) has fewer changes in ``kept``
+    than in ``dropped``: fewer than half of the family's changes stand, and they would be
+    the odd ones out in the file (as :func:`together` asks of the fixes offered)."""
+
+    def family(change: Change) -> str | None:
+        return FAMILIES.get(_code_and_line(change)[0])
+
+    standing = Counter(name for change in kept if (name := family(change)) is not None)
+    gone = Counter(name for change in dropped if (name := family(change)) is not None)
+    return [change for change in kept if (name := family(change)) is not None and standing[name] < gone[name]]

@@ -18,7 +18,9 @@ of ruff's or a candidate) is kept only when, with ruff's safe fixes applied on t
    changes together hold and leave at least one finding fewer each, 1 and 2 are taken as
    holding without a trial per change. A change of an idiom (``%`` to f-string) whose twin in
    the same function is dropped here is dropped with it
-   (:func:`~structured_agents.tasks.lint_idioms.twins_dropped`);
+   (:func:`~structured_agents.tasks.lint_idioms.twins_dropped`), and so are an idiom's changes
+   where fewer than half of them stand in the file
+   (:func:`~structured_agents.tasks.lint_idioms.scarce_dropped`);
 3. when the batch has a check command, the command passes on a copy of the codebase with the
    proposal. When it fails with every kept change, the check runs first without the change
    that rewrites the most (a star import made explicit: other modules may have used what the
@@ -48,7 +50,7 @@ from pathlib import Path
 from structured_agents.tasks.check import CheckCommand, CheckRunner
 from structured_agents.tasks.errors import TaskError
 from structured_agents.tasks.lint_fixes import Change, apply_changes
-from structured_agents.tasks.lint_idioms import twins_dropped
+from structured_agents.tasks.lint_idioms import scarce_dropped, twins_dropped
 from structured_agents.tasks.lint_settings import LintSettings
 from structured_agents.tasks.ruff import ruff_codes, ruff_safe_fixes
 
@@ -69,7 +71,9 @@ class Dropped:
     ``overlapped another``, ``another way kept`` (another candidate for the same finding, such
     as B904's ``from err`` beside ``from None``), ``its twin stays`` (a change of the same idiom
     in the same function was dropped: :func:`~structured_agents.tasks.lint_idioms.twins_dropped`),
-    ``failed the check`` or ``not checked``."""
+    ``most of its kind stay`` (fewer than half of its idiom's changes in the file stand:
+    :func:`~structured_agents.tasks.lint_idioms.scarce_dropped`), ``failed the check`` or
+    ``not checked``."""
     detail: str = ""
     """The compiler's or the check's message."""
 
@@ -138,6 +142,7 @@ _REASONS = (
     "overlapped another",
     "another way kept",
     "its twin stays",
+    "most of its kind stay",
     "not checked",
 )
 """Why a change is dropped, in the order a summary lists them."""
@@ -331,7 +336,10 @@ def judge(
     failed += rejected
     stray = twins_dropped(by_ruff, kept, failed)
     kept = [change for change in kept if change not in stray]
+    scarce = scarce_dropped(kept, [*failed, *stray])
+    kept = [change for change in kept if change not in scarce]
     verdict.dropped += [Dropped(change, "its twin stays") for change in stray]
+    verdict.dropped += [Dropped(change, "most of its kind stay") for change in scarce]
     if check is not None:
         with CheckRunner(check, root, path) as runner:
             kept = _checked(judge, runner, original, kept, verdict)

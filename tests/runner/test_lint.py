@@ -253,23 +253,39 @@ def _formats_judged(tmp_path: Path, name: str, text: str) -> tuple[list[Change],
 def test_a_format_is_not_made_an_f_string_while_its_twin_stays(tmp_path: Path) -> None:
     """parse 1.20.1's ``__repr__``: ruff writes the first ``%`` as a ``.format()`` it cannot turn
     into an f-string below Python 3.12 (a string inside an argument), so that change is
-    dropped, and the second return's f-string with it; a format outside the class is kept."""
+    dropped, and the second return's f-string with it; the formats outside the class are kept.
+    Where those are one of the file's three, it goes too: cssselect 1.2.0's lone f-string among
+    its ninety-nine ``%`` formats was sent back as churn."""
     text = (
         "class P:\n    def __repr__(self):\n        if len(self.f) > 20:\n"
         "            return '<%s %r>' % (self.n, self.f[:17] + '...')\n"
         "        return '<%s %r>' % (self.n, self.f)\n\n\ndef name(p):\n"
-        "    return 'P %s' % (p.n,)\n"
+        "    return 'P %s' % (p.n,)\n\n\ndef kind(p):\n    return 'K %s' % (p.k,)\n"
     )
     changes, verdict = _formats_judged(tmp_path, "reprs", text)
 
-    assert [change.label for change in changes] == ["UP031 line 4", "UP031 line 5", "UP031 line 9"]
+    assert [change.label for change in changes] == [
+        "UP031 line 4",
+        "UP031 line 5",
+        "UP031 line 9",
+        "UP031 line 13",
+    ]
 
-    assert [change.label for change in verdict.kept] == ["UP031 line 9"]
+    assert [change.label for change in verdict.kept] == ["UP031 line 9", "UP031 line 13"]
     assert [(dropped.change.label, dropped.why) for dropped in verdict.dropped] == [
         ("UP031 line 4", "wrote .format()"),
         ("UP031 line 5", "its twin stays"),
     ]
     assert "return f'P {p.n}'" in verdict.text and "'<%s %r>' % (self.n, self.f)" in verdict.text
+
+    (tmp_path / "alone").mkdir()
+    alone, verdict = _formats_judged(tmp_path / "alone", "reprs", text[: text.index("\n\n\ndef kind")] + "\n")
+
+    assert len(alone) == 3 and verdict.kept == []  # one of three: the odd one out in the file
+    assert [(dropped.change.label, dropped.why) for dropped in verdict.dropped][-1] == (
+        "UP031 line 9",
+        "most of its kind stay",
+    )
 
 
 def test_a_format_stays_where_the_same_format_elsewhere_in_the_file_stays(tmp_path: Path) -> None:
@@ -281,11 +297,12 @@ def test_a_format_stays_where_the_same_format_elsewhere_in_the_file_stays(tmp_pa
         "    def _visit(self, node, child):\n"
         "        line = '%s [label=\"%s\"]' % (node, child['type'])\n"
         "        name = '%s%s' % (child['type'], self.n)\n        return line, name\n\n\n"
-        "def other(p):\n    return 'P %s' % (p.n,)\n"
+        "def other(p):\n    return 'P %s' % (p.n,)\n\n\ndef more(p):\n    return 'Q %s' % (p.q,)\n"
+        "\n\ndef most(p):\n    return 'R %s' % (p.r,)\n"
     )
     _, verdict = _formats_judged(tmp_path, "visitor", text)
 
-    assert [change.label for change in verdict.kept] == ["UP031 line 12"]
+    assert [change.label for change in verdict.kept] == ["UP031 line 12", "UP031 line 16", "UP031 line 20"]
     assert sorted((dropped.change.label, dropped.why) for dropped in verdict.dropped) == [
         ("UP031 line 3", "its twin stays"),
         ("UP031 line 6", "wrote .format()"),
