@@ -8,6 +8,7 @@ uvicorn and the engine are imported only when the command runs, so ``sa --help``
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated
 
 import typer
@@ -53,7 +54,7 @@ def serve(
         from structured_agents.kernel.engine import SamplingParams
         from structured_agents.plugins.registry import get_plugin
         from structured_agents.serve import create_app
-        from structured_agents.serve.http import HeadersInTime
+        from structured_agents.serve.http import AcceptErrorsThrottled, RequestsInTime
 
         plugin_name = settings.serve.plugin
         get_plugin(plugin_name)  # fail now on an unknown name, not at the first chat request
@@ -80,10 +81,11 @@ def serve(
     except StructuredAgentsError as exc:
         typer.echo(f"sa serve: {exc}", err=True)
         raise typer.Exit(2) from exc
+    logging.getLogger("asyncio").addFilter(AcceptErrorsThrottled())
     uvicorn.run(
         app,
         host=settings.serve.host,
         port=settings.serve.port,
         timeout_graceful_shutdown=max(1, round(settings.serve.shutdown_timeout_s)),
-        http=HeadersInTime,
+        http=RequestsInTime,
     )

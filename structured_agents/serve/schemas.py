@@ -24,6 +24,8 @@ from structured_agents.types import Message, Role, ToolCall, ToolSchema
 
 __all__ = [
     "MAX_CHOICES",
+    "MAX_STOPS",
+    "MAX_STOP_CHARS",
     "MAX_TOOLS",
     "ApiError",
     "ChatBody",
@@ -64,6 +66,21 @@ class ApiError(StructuredAgentsError):
         self.param = param
 
 
+def _printable(text: str) -> str:
+    """``text`` with any lone surrogate escaped (a path through a key that holds one), so that
+    the error naming it can be sent."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _bounded_stops(stop: Any) -> None:
+    """Refuse more than :data:`MAX_STOPS` stop strings, or one over :data:`MAX_STOP_CHARS`."""
+    stops = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
+    if len(stops) > MAX_STOPS:
+        raise ValueError(f"stop: at most {MAX_STOPS} strings, got {len(stops)}")
+    if any(isinstance(item, str) and len(item) > MAX_STOP_CHARS for item in stops):
+        raise ValueError(f"stop: each string at most {MAX_STOP_CHARS} characters")
+
+
 def _encodable(text: str) -> bool:
     """Whether ``text`` is UTF-8 text (JSON's ``"\\ud800"`` escape gives a lone surrogate, which
     the tokenizer refuses with an error)."""
@@ -90,6 +107,11 @@ MAX_TOOLS = 128
 MAX_CHOICES = 128
 """The most choices a completions request may ask for (prompts times ``n``): 1,000 prompts
 with ``n=16`` in a 4 KB body held every other client for a minute."""
+MAX_STOPS = 64
+MAX_STOP_CHARS = 256
+"""The most stop strings a request may give, and the longest: every stop is looked for in
+each row's text at each token, on the engine's thread, and 100,000 of them made every token
+of the batch 28 times slower (OpenAI allows four)."""
 
 
 class _Body(BaseModel):
@@ -100,11 +122,14 @@ class _Body(BaseModel):
     def _bounded(cls, data: Any) -> Any:
         for where, value, depth in walk(data):
             if depth > MAX_DEPTH:
-                raise ValueError(too_deep(where, MAX_DEPTH))
+                raise ValueError(_printable(too_deep(where, MAX_DEPTH)))
             if isinstance(value, str) and not _encodable(value):
                 raise ValueError(
-                    f"{where.removeprefix('(body).')}: a string holds a lone surrogate, not UTF-8 text"
+                    f"{_printable(where.removeprefix('(body).'))}: a string holds a lone surrogate, "
+                    "not UTF-8 text"
                 )
+        if isinstance(data, dict):
+            _bounded_stops(data.get("stop"))
         return data
 
     model: str | None = None
@@ -245,11 +270,22 @@ def _tool_call(raw: Any, where: str) -> ToolCall:
         parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
         if not isinstance(parsed, dict):
             raise TypeError("arguments must be a JSON object")
+        if any(depth > MAX_DEPTH for _, _, depth in walk(parsed)):
+            raise ValueError(f"arguments nested deeper than {MAX_DEPTH} levels")
         call_id = raw.get("id")
         name = str(function["name"])
         return ToolCall(name, parsed, str(call_id)) if call_id else ToolCall(name, parsed)
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        raise ApiError(f"{where} is not an OpenAI tool call: {exc}", param=where) from exc
+    except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
+        # a JSON string of arguments nested 100,000 deep: json.loads' RecursionError
+        problem = "arguments nested too deep" if isinstance(exc, RecursionError) else _printable(str(exc))
+        raise ApiError(f"{where} is not an OpenAI tool call: {problem}", param=where) from exc
+
+
+def _optional_text(value: Any, where: str) -> str | None:
+    """``value`` where it is a string or absent (a message's ``tool_call_id``, ``name``)."""
+    if value is None or isinstance(value, str):
+        return value
+    raise ApiError(f"{where} must be a string, got {type(value).__name__}", param=where)
 
 
 def messages_from_openai(messages: list[dict[str, Any]]) -> list[Message]:
@@ -272,8 +308,8 @@ def messages_from_openai(messages: list[dict[str, Any]]) -> list[Message]:
                 role=role,
                 content=_text(raw.get("content"), where),
                 tool_calls=calls,
-                tool_call_id=raw.get("tool_call_id"),
-                name=raw.get("name"),
+                tool_call_id=_optional_text(raw.get("tool_call_id"), f"{where}.tool_call_id"),
+                name=_optional_text(raw.get("name"), f"{where}.name"),
             )
         )
     return out

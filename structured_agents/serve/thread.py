@@ -7,8 +7,8 @@ For embedding a server in a process that does other work (a notebook, a worker, 
 
 The listening socket is bound before the server starts (port 0 picks a free one), so the
 URL is known and reserved up front; the context waits until the app's startup has run and
-shuts the server down gracefully on exit. Connections whose request headers do not come in
-time are closed (:class:`~structured_agents.serve.http.HeadersInTime`), as ``sa serve``'s are.
+shuts the server down gracefully on exit. Connections whose request headers or body do not come in
+time are closed (:class:`~structured_agents.serve.http.RequestsInTime`), as ``sa serve``'s are.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 import uvicorn
 
 from structured_agents.errors import StructuredAgentsError
-from structured_agents.serve.http import HeadersInTime
+from structured_agents.serve.http import RequestsInTime
 
 __all__ = ["serve_in_thread"]
 
@@ -46,7 +46,7 @@ def serve_in_thread(
         log_level="warning",
         lifespan="on",
         timeout_graceful_shutdown=int(shutdown_timeout_s),
-        http=HeadersInTime,
+        http=RequestsInTime,
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="uvicorn", daemon=True)

@@ -28,6 +28,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from structured_agents.kernel.engine import SamplingParams
 from structured_agents.plugins.function_gemma import FunctionGemmaPlugin
 from structured_agents.serve import create_app, serve_in_thread
+from structured_agents.serve.http import RequestsInTime
 
 if TYPE_CHECKING:
     from structured_agents.engines.transformers_engine import TransformersEngine
@@ -175,6 +176,55 @@ def test_what_a_small_body_can_ask_is_bounded_and_refused_in_moments(url: str) -
     assert too_long.status_code == 400 and "'s context is" in too_long.text, too_long.text
     assert httpx.get(f"{url}/docs", timeout=10).status_code == 404
     assert httpx.get(f"{url}/openapi.json", timeout=10).status_code == 404
+    _plain_is_prompt(url)
+
+
+def test_what_a_probe_found_ending_in_a_500_is_a_400_naming_the_field(url: str) -> None:
+    """A tool call's arguments as a JSON string nested 100,000 deep (``json.loads`` ran out of
+    stack), a ``tool_call_id`` that is a list, and a lone surrogate in a key (the error naming
+    the key could not be encoded) each ended in a 500; a library's build paths were quoted in
+    a grammar's 400; 100,000 stop strings made each token of the batch 28 times slower."""
+    deep = "[" * 100_000 + "]" * 100_000
+    call = {"role": "assistant", "tool_calls": [{"function": {"name": "x", "arguments": deep}}]}
+    assert "tool_calls[0] is not an OpenAI tool call: arguments nested too deep" in _refused(
+        _chat(url, messages=[call]), "messages"
+    )
+    listed = {"role": "tool", "content": "x", "tool_call_id": [1, 2]}
+    assert "messages[0].tool_call_id must be a string" in _refused(_chat(url, messages=[listed]), "messages")
+    raw = '{"model": "gemma", "messages": [{"role": "user", "content": "a", "\\ud800": 1}]}'
+    key = httpx.post(f"{url}/v1/chat/completions", content=raw, headers={"content-type": "application/json"})
+    assert key.status_code == 400 and "surrogate" in key.text, key.text
+    backreference = {"type": "string", "pattern": "(a)\\1"}
+    message = _refused(
+        _post(url, {"prompt": "A", "structured_outputs": {"json": backreference}}), "structured_outputs.json"
+    )
+    assert "Backreference" in message and ".cc:" not in message and "/project" not in message
+    for stop in (["x"] * 65, "x" * 257):
+        answer = _post(url, {"prompt": "A", "max_tokens": 2, "stop": stop})
+        assert answer.status_code == 400 and "stop" in answer.text, answer.text
+    assert _post(url, {"prompt": "A", "max_tokens": 2, "stop": ["x" * 256] * 64}).status_code == 200
+    _plain_is_prompt(url)
+
+
+def test_a_body_trickled_in_is_cut_and_the_next_request_served(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whole headers, then a byte of body now and then, with no key, on a path outside ``/v1``:
+    20,000 such connections held ``sa serve`` at its open-file limit."""
+    monkeypatch.setattr(RequestsInTime, "body_timeout_s", 1.0)
+    host, port = url.removeprefix("http://").split(":")
+    head = b"POST /nonexistent HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"
+    clients = [socket.create_connection((host, int(port))) for _ in range(50)]
+    for client in clients:
+        client.sendall(head)
+    started = time.monotonic()
+    for client in clients:
+        client.settimeout(10)
+        with contextlib.suppress(ConnectionResetError):
+            while client.recv(4096):
+                pass
+        client.close()
+    assert time.monotonic() - started < 10  # closed, not answered after the full body
     _plain_is_prompt(url)
 
 
