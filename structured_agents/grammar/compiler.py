@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from structured_agents.errors import GrammarError
 from structured_agents.grammar.artifacts import GrammarArtifact
 from structured_agents.grammar.isolated import IsolatedCompiler
-from structured_agents.grammar.messages import library_message
+from structured_agents.grammar.messages import not_compiled
 
 if TYPE_CHECKING:
     import xgrammar
@@ -104,9 +104,7 @@ class GrammarCache:
         try:
             grammar = artifact.parse()
         except Exception as exc:  # XGrammar raises RuntimeError/ValueError with its parser message
-            raise GrammarError(
-                f"XGrammar could not compile the {artifact.kind} grammar: {library_message(exc)}"
-            ) from exc
+            raise not_compiled(exc, artifact.kind) from exc
         problem = self._budget.problem(str(grammar))
         if problem is not None:
             raise GrammarError(f"{problem}; simplify the {artifact.kind} grammar")
@@ -136,6 +134,4 @@ class GrammarCache:
         try:
             return compiler.compile_grammar(grammar)
         except Exception as exc:
-            raise GrammarError(
-                f"XGrammar could not compile the {artifact.kind} grammar: {library_message(exc)}"
-            ) from exc
+            raise not_compiled(exc, artifact.kind) from exc

@@ -25,7 +25,7 @@ from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING, Any
 
 from structured_agents.errors import GrammarError
-from structured_agents.grammar.messages import library_message
+from structured_agents.grammar.messages import not_compiled
 
 if TYPE_CHECKING:
     import xgrammar
@@ -133,7 +133,7 @@ class IsolatedCompiler:
             raise GrammarError(f"the grammar compiler stopped ({type(exc).__name__})") from None
         self._idle.put(child)
         if status != "ok":
-            raise GrammarError(f"XGrammar could not compile the grammar: {library_message(payload)}")
+            raise not_compiled(payload)
         return xgrammar.CompiledGrammar.deserialize_json(payload, self._info)
 
     def _replace(self, child: _Child) -> None:
