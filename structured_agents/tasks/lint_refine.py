@@ -230,12 +230,9 @@ def _ungrouped(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] 
 
 
 def _tuple_display(content: str) -> bool:
-    """Whether ``content`` is a tuple display in its own parentheses (``(*args, d)``)."""
-    try:
-        node = syntax.parse(content.strip(), mode="eval").body
-    except SyntaxError:
-        return False
-    return isinstance(node, ast.Tuple) and content.strip().startswith("(") and _enclosed(content.strip())
+    """Whether ``content`` is a tuple display in its own parentheses (``(*args, d)``): an
+    :func:`_atom` that is a tuple."""
+    return _atom(content) and isinstance(syntax.parse(content, mode="eval").body, ast.Tuple)
 
 
 def _constant(node: ast.expr) -> bool:
