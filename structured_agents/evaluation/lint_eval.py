@@ -7,8 +7,10 @@ configuration when it has one: its ruff configuration, else its flake8 one as th
 translates it (:func:`~structured_agents.tasks.lint_settings.lint_settings`); otherwise with
 :data:`FIXED_RULES`, written as a ``ruff.toml`` into every copy before anything runs, so
 discovery, the agent's checks and the counts here all use it. The files evaluated are the
-library's files with findings (``limit`` keeps that many, spread over the package); the tests
-run on the whole project.
+library's files with findings that the lint task takes (not a generated file, nor another
+project's copy such as xmltodict 0.13.0's ``ez_setup.py``, which ruff alone would otherwise fix
+and the agent leave: :func:`~structured_agents.tasks.lint.lintable_source`; ``limit`` keeps
+that many, spread over the package); the tests run on the whole project.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from structured_agents.evaluation.packages import spread
 from structured_agents.evaluation.results import LintJobResult, LintPackageResult
 from structured_agents.tasks.check import CheckCommand
 from structured_agents.tasks.flake8_config import flake8_rules
+from structured_agents.tasks.lint import lintable_source
 from structured_agents.tasks.lint_settings import lint_settings
 from structured_agents.tasks.pytarget import PythonTarget, find_interpreter
 from structured_agents.tasks.ruff import ruff_findings
@@ -178,7 +181,7 @@ async def evaluate_lint(
     settings = lint_settings(released)
     target = settings.target
     findings = ruff_findings(released, package_files(released), *settings.ruff_options())
-    files = spread(sorted(findings), limit)
+    files = spread(sorted(path for path in findings if lintable_source(released, path) is not None), limit)
     by_ruff, by_agent = work / "ruff", work / "agent"
     shutil.copytree(released, by_ruff)
     shutil.copytree(released, by_agent)

@@ -47,7 +47,7 @@ from typing import Any
 
 from structured_agents import syntax
 from structured_agents.jobs.ids import job_id
-from structured_agents.jobs.source import read_source
+from structured_agents.jobs.source import SourceFile, read_source
 from structured_agents.jobs.spec import JobSpec
 from structured_agents.jobs.walk import iter_source_files
 from structured_agents.kernel.result import RunResult
@@ -80,6 +80,7 @@ __all__ = [
     "is_vendored",
     "laid_out_fixes",
     "lint_inputs",
+    "lintable_source",
 ]
 
 LINT_KIND = "lint"
@@ -142,6 +143,24 @@ def is_vendored(path: str, tree: ast.Module) -> bool:
     return _ELSEWHERE.search(ast.get_docstring(tree) or "") is not None
 
 
+def lintable_source(root: Path, path: str) -> SourceFile | None:
+    """The file ``path`` under ``root`` when the task lints it; None (logged) for one it leaves:
+    unreadable, generated (:func:`is_generated`), not parsing, or another project's copy
+    (:func:`is_vendored`)."""
+    source = read_source(root / path)
+    if source is None or is_generated(source.text):
+        return None
+    try:
+        tree = syntax.parse(source.text, path)
+    except (SyntaxError, ValueError) as exc:
+        logger.warning("skipping %s: does not parse: %s", path, exc)
+        return None
+    if is_vendored(path, tree):
+        logger.info("skipping %s: a copy of another project's file", path)
+        return None
+    return source
+
+
 def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> list[JobSpec]:
     """One job per file with findings, for a batch with ``options`` (see the module docstring)."""
     with_fixes = CheckCommand.from_options(options or {}) is None
@@ -150,16 +169,8 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
     ruff_options, lowest = settings.ruff_options(), settings.target.lowest
     jobs = []
     for path in sorted(ruff_findings(root, files, *ruff_options)):
-        source = read_source(root / path)
-        if source is None or is_generated(source.text):
-            continue
-        try:
-            tree = syntax.parse(source.text, path)
-        except (SyntaxError, ValueError) as exc:
-            logger.warning("skipping %s: does not parse: %s", path, exc)
-            continue
-        if is_vendored(path, tree):
-            logger.info("skipping %s: a copy of another project's file", path)
+        source = lintable_source(root, path)
+        if source is None:
             continue
         file_ruff = settings.file_options(root, path, source.text)
         fixed = ruff_safe_fixes(root, path, source.text, *file_ruff)

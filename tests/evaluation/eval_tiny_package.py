@@ -63,6 +63,8 @@ FILES = {
     "tinypkg/__init__.py": '"""The tiny package."""\n',
     "tinypkg/core.py": CORE,
     "tests/test_core.py": TESTS,
+    # another project's copy: ruff alone would drop its unused import, the lint task leaves it
+    "tinypkg/_vendored.py": '"""Vendored from six 1.16.0."""\n\nimport sys\n\nPY3 = True\n',
     "docs/conf.py": 'def setup(app):\n    """Not library code: never a target."""\n',
 }
 
