@@ -18,8 +18,11 @@ rules that ask for what the target lacks are off too (:data:`NEWER_THAN_TARGET`)
 (UP032) on 3.5, ``text=`` and ``capture_output=`` for ``subprocess`` (UP021, UP022: they
 compile on 3.6, then raise ``TypeError`` there), the removal of the blocks 3.5 and 3.6 run
 (UP036), a variable annotation (RUF012's ``ClassVar``) before 3.6, unpacking in a display
-(RUF005) before 3.5, ``contextlib.suppress`` (SIM105) before 3.4 and ``raise ... from`` (B904)
-on Python 2. Their findings are no fault of such a codebase and cannot be fixed in it:
+(RUF005) before 3.5, ``contextlib.suppress`` (SIM105) before 3.4, and on Python 2
+``raise ... from`` (B904) and the rules that take ``round()`` to return an int (RUF046 drops
+the ``int()`` around it, RUF057 the ``round()`` of an int): Python 2's returns a float, so
+texttable 1.7.0's ``str(int(round(x)))`` would print ``4.0`` there. Their findings are no
+fault of such a codebase and cannot be fixed in it:
 ``ruff --fix`` alone wrote inflection 0.5.1's f-strings, on Python 3.5, and then the unfixed
 remainder counted against it; colorama 0.4.6, toml 0.10.2 and parse 1.20.2, which support
 Python 2, each had B904 findings that a Python 2 compiler refuses every fix of.
@@ -66,6 +69,8 @@ NEWER_THAN_TARGET = {
     "UP022": (3, 7),
     "UP036": (3, 7),
     "B904": (3, 0),
+    "RUF046": (3, 0),
+    "RUF057": (3, 0),
     "SIM105": (3, 4),
     "RUF005": (3, 5),
     "RUF012": (3, 6),

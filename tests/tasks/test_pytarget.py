@@ -265,7 +265,7 @@ def test_pyupgrade_is_off_for_a_codebase_that_supports_python_2(tmp_path: Path) 
 
     assert target.python2 and target.describe().endswith(
         "ruff: py37, without UP: pyupgrade rewrites for Python 3; "
-        "B904, SIM105, RUF005, RUF012: newer than the target)"
+        "B904, RUF046, RUF057, SIM105, RUF005, RUF012: newer than the target)"
     )
     assert fixed == old.replace("import os\n", "")  # F's fix still applies
     assert not python_target_of(tmp_path, ">=3.6").python2
@@ -337,17 +337,18 @@ REFUSED_BELOW = (
     "import os\n\n\nclass A:\n    names = []\n\n\n"
     "def f(d, k, rest):\n    try:\n        del d[k]\n    except KeyError:\n        pass\n"
     "    try:\n        return d[k]\n    except KeyError:\n        raise ValueError(k)\n"
-    "    return [k] + rest\n"
+    "    return [k] + rest\n\n\n"
+    "def width(x):\n    return str(int(round(x))), round(3)\n"
 )
 
 
 @pytest.mark.parametrize(
     ("spec", "found"),
     [
-        (">=3.6", "B904 F401 RUF005 RUF012 SIM105"),
-        (">=3.5", "B904 F401 RUF005 SIM105"),
-        (">=3.4", "B904 F401 SIM105"),
-        (">=3.3", "B904 F401"),
+        (">=3.6", "B904 F401 RUF005 RUF012 RUF046 RUF057 SIM105"),
+        (">=3.5", "B904 F401 RUF005 RUF046 RUF057 SIM105"),
+        (">=3.4", "B904 F401 RUF046 RUF057 SIM105"),
+        (">=3.3", "B904 F401 RUF046 RUF057"),
         (">=2.7", "F401"),
     ],
 )
@@ -358,8 +359,10 @@ def test_rules_whose_every_fix_an_older_python_refuses_are_off_below_it(
     (``raise ... from``) were left by ``ruff --fix`` and the agent alike, as each fix is a
     syntax error there, and counted against both. The same holds of unpacking in a display
     (RUF005) before 3.5, ``contextlib.suppress`` (SIM105) before 3.4 and a ``ClassVar``
-    annotation (RUF012) before 3.6."""
-    (tmp_path / "ruff.toml").write_text('[lint]\nselect = ["B904", "RUF005", "RUF012", "SIM105", "F401"]\n')
+    annotation (RUF012) before 3.6; and of dropping ``int()`` around a ``round()`` (RUF046)
+    on Python 2, whose ``round()`` returns a float (texttable 1.7.0 printed ``4.0``)."""
+    rules = '"B904", "RUF005", "RUF012", "RUF046", "RUF057", "SIM105", "F401"'
+    (tmp_path / "ruff.toml").write_text(f"[lint]\nselect = [{rules}]\n")
 
     assert _codes_under(tmp_path, spec, REFUSED_BELOW) == found.split()
     if spec == ">=3.4":
