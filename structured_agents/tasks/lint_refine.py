@@ -45,6 +45,10 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
   Python has f-strings (3.6). ``str.format`` and an
   f-string format each value the same way (``format(value, spec)``), and each of the
   ``{}`` fields takes one argument, in order, so each is evaluated once, in the same order.
+- ``UP031``: an argument that only calls ``repr`` (or ``ascii``) on a value becomes the field's
+  conversion, ``'<{!r}>'.format(x)``, so ruff's f-string reads ``f'<{x!r}>'`` rather than
+  ``f'<{repr(x)}>'``, the spelling ruff's own RUF010 sends back (h11 0.14.0's
+  ``"<Headers(%s)>" % repr(list(self))``). Not in a file that binds the name itself.
 
 A fix whose text does not parse, or that holds nothing to refine, is left as ruff wrote it.
 """
@@ -67,7 +71,18 @@ from structured_agents.tasks.lint_source import Source, location_of, reads_only,
 
 __all__ = ["REFINED", "refine"]
 
-_BINDS_LIST = re.compile(r"(?m)^\s*(?:list\s*=|def\s+list\b|class\s+list\b)|\bas\s+list\b|\bimport\s+list\b")
+
+def _rebinds(text: str, name: str) -> bool:
+    """Whether the file's ``text`` may bind ``name`` itself (an assignment, a definition, an
+    import), so a call of it is not the builtin's."""
+    word = re.escape(name)
+    return (
+        re.search(
+            rf"(?m)^\s*(?:{word}\s*=|def\s+{word}\b|class\s+{word}\b)|\bas\s+{word}\b|\bimport\s+{word}\b",
+            text,
+        )
+        is not None
+    )
 
 
 class _PositiveTernary(cst.CSTTransformer):
@@ -141,7 +156,7 @@ def _sim108(content: str, _text: str, _lowest: Version | None) -> str:
 
 
 def _ruf005(content: str, text: str, _lowest: Version | None) -> str:
-    return content if _BINDS_LIST.search(text) else _rewrite(content, _NoListCopy())
+    return content if _rebinds(text, "list") else _rewrite(content, _NoListCopy())
 
 
 _ATOMS = (
@@ -510,11 +525,81 @@ def _fstring(content: str, _text: str, lowest: Version | None) -> str:
     return f"{lead}{prefix}f{quote}{''.join(written)}{quote}{trail}"
 
 
+_CONVERSIONS = {"repr": "r", "ascii": "a"}
+"""The builtins a ``str.format`` field's conversion calls: ``{!r}`` formats ``repr(value)``."""
+
+
+def _converted(content: str, text: str, _lowest: Version | None) -> str:
+    """``content`` (ruff's ``'<%s>' % repr(x)`` written ``'<{}>'.format(repr(x))``, on one line)
+    with each plain ``{}`` field whose argument is a call of ``repr`` or ``ascii`` converting
+    the value itself, ``'<{!r}>'.format(x)``, so the f-string ruff then writes reads
+    ``f'<{x!r}>'``, not ``f'<{repr(x)}>'`` (RUF010's form); else as it is. ``format(repr(x),
+    '')`` is ``repr(x)``: the text is the same."""
+    stripped = content.strip()
+    if "\n" in stripped:
+        return content
+    try:
+        call = syntax.parse(stripped, mode="eval").body
+    except SyntaxError:
+        return content
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "format"
+        and not call.keywords
+        and not any(isinstance(arg, ast.Starred) for arg in call.args)
+    ):
+        return content
+    quoted = _quoted_string(call.func.value, ast.get_source_segment(stripped, call.func.value) or "")
+    if quoted is None:
+        return content
+    prefix, quote, body = quoted
+    try:
+        fields = list(string.Formatter().parse(body))
+    except ValueError:
+        return content
+    pending = iter(call.args)
+    written, arguments, converted = [], [], False
+    for literal, name, spec, conversion in fields:
+        written.append(literal.replace("{", "{{").replace("}", "}}"))
+        if name is None:
+            continue
+        argument = next(pending, None)
+        if name != "" or argument is None or "{" in (spec or ""):
+            return content
+        value = argument
+        if (
+            not conversion
+            and not spec
+            and isinstance(argument, ast.Call)
+            and isinstance(argument.func, ast.Name)
+            and argument.func.id in _CONVERSIONS
+            and len(argument.args) == 1
+            and not isinstance(argument.args[0], ast.Starred)
+            and not argument.keywords
+            and not _rebinds(text, argument.func.id)
+        ):
+            conversion, value, converted = _CONVERSIONS[argument.func.id], argument.args[0], True
+        written.append("{" + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}")
+        arguments.append(ast.get_source_segment(stripped, value) or "")
+    if not converted or next(pending, None) is not None:
+        return content
+    lead = content[: len(content) - len(content.lstrip())]
+    trail = content[len(content.rstrip()) :]
+    return f"{lead}{prefix}{quote}{''.join(written)}{quote}.format({', '.join(arguments)}){trail}"
+
+
+def _up031(content: str, text: str, lowest: Version | None) -> str:
+    """UP031's ``.format()`` call with its conversions (:func:`_converted`), then as an f-string
+    where ruff's UP032 would not write one (:func:`_fstring`)."""
+    return _fstring(_converted(content, text, lowest), text, lowest)
+
+
 REFINED: dict[str, Callable[[str, str, Version | None], str]] = {
     "SIM108": _sim108,
     "RUF005": _ruf005,
     "PLR1714": _tupled,
-    "UP031": _fstring,
+    "UP031": _up031,
 }
 """Rules whose fixes' texts are refined, and how (a fix's text, the file's text and the
 codebase's lowest Python, where known, in; the text out)."""

@@ -4,6 +4,7 @@ checked again by ruff (the finding is gone, nothing else appears)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tasks.ruff_json import ruff_json
@@ -530,3 +531,54 @@ def test_a_format_call_with_a_string_in_its_arguments_becomes_an_f_string(
     assert ruff_json(tmp_path, "m.py", candidate, "UP031,UP032") == []
     older, _ = with_candidates(text, ruff_json(tmp_path, "m.py", text, "UP031"), "m.py", lowest=(3, 5))
     assert ".format(" in apply_changes(text, fixes(text, older))[0]  # no f-string before 3.6
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "argument"),
+    [
+        (
+            "def f(x):\n    return '<Headers(%s)>' % repr(list(x))\n",
+            "def f(x):\n    return f'<Headers({list(x)!r})>'\n",
+            ("é", 1),
+        ),  # h11 0.14.0's Headers.__repr__
+        (
+            "def f(x):\n    return '%s: %s, %s' % (x, ascii(x), repr(x))\n",
+            "def f(x):\n    return f'{x}: {x!a}, {x!r}'\n",
+            "é",
+        ),
+        (
+            "def f(x):\n    return 'key %s' % repr(x['k'])\n",
+            "def f(x):\n    return f\"key {x['k']!r}\"\n",
+            {"k": "v"},
+        ),  # then in the other quote, as above
+        (
+            "def f(x):\n    return '%s or %s' % (repr(x), repr)\n",
+            "def f(x):\n    return f'{x!r} or {repr}'\n",
+            "ab",
+        ),  # the builtin itself as a value
+        (
+            "from reprlib import repr\n\n\ndef f(x):\n    return '<%s>' % repr(x)\n",
+            "from reprlib import repr\n\n\ndef f(x):\n    return f'<{repr(x)}>'\n",
+            "x" * 50,
+        ),  # not the builtin
+    ],
+)
+def test_a_repr_call_in_a_format_becomes_the_fields_conversion(
+    tmp_path: Path, text: str, expected: str, argument: object
+) -> None:
+    """h11 0.14.0: ``"<Headers(%s)>" % repr(list(self))`` became ``f"<Headers({repr(list(self))})>"``
+    under its own rules, the spelling ruff's RUF010 sends back, where ``{list(self)!r}`` says
+    the same. The result is the same text for the same argument."""
+    found, _ = with_candidates(text, ruff_json(tmp_path, "m.py", text, "UP031"), "m.py", lowest=(3, 7))
+
+    [change] = fixes(text, found)
+    written = apply_changes(text, [change])[0]
+    final = ruff_safe_fixes(tmp_path, "m.py", written, "--select", "UP032", "--target-version", "py37")
+
+    assert final == expected
+    assert ruff_json(tmp_path, "m.py", final, "UP031,UP032,RUF010") == [] or "import repr" in text
+    before: dict[str, Any] = {}
+    after: dict[str, Any] = {}
+    exec(compile(text, "m.py", "exec"), before)
+    exec(compile(final, "m.py", "exec"), after)
+    assert after["f"](argument) == before["f"](argument)
