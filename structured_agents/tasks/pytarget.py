@@ -3,7 +3,9 @@
 Declarations read (never executed), at the codebase root: ``requires-python`` in
 ``pyproject.toml`` (``[project]``, or Poetry's ``python`` dependency), ``python_requires`` in
 ``setup.cfg`` or as a keyword of ``setup()`` in ``setup.py`` (a literal, or a name the module
-binds to one), ``Requires-Python`` in an sdist's ``PKG-INFO``, and ``target-version`` in the
+binds to one), ``Requires-Python`` in an sdist's ``PKG-INFO`` (an unpacked wheel's
+``*.dist-info/METADATA`` where there is none: tinydb 4.8.0's index has no sdist), and
+``target-version`` in the
 ruff configuration (:func:`~structured_agents.tasks.ruff_config.ruff_settings`). A root that
 declares nothing, say a package's source folder, takes the packaging files of the nearest
 folder above it that has any (not past a ``.git`` folder). The lowest version any
@@ -285,7 +287,7 @@ def _setup_py(tree: ast.Module | None) -> str | None:
 
 
 def _pkg_info(headers: str) -> str | None:
-    """``Requires-Python`` of an sdist's ``PKG-INFO`` headers (email-header form)."""
+    """``Requires-Python`` of ``PKG-INFO`` or ``METADATA`` headers (email-header form)."""
     match = re.search(r"^Requires-Python:[ \t]*(.+)$", headers, re.MULTILINE)
     return match[1].strip() if match else None
 
@@ -315,7 +317,9 @@ class _Packaging:
     setup_cfg: configparser.ConfigParser
     setup_py: ast.Module | None
     pkg_info: str
-    """The headers of ``PKG-INFO``."""
+    """The headers of ``PKG-INFO``, or of a wheel's ``METADATA`` where there is none."""
+    pkg_info_name: str
+    """``PKG-INFO``, or ``tinydb-4.8.0.dist-info/METADATA``."""
 
 
 def _packaging(root: Path) -> _Packaging:
@@ -332,11 +336,15 @@ def _packaging(root: Path) -> _Packaging:
         )
     except (OSError, SyntaxError, ValueError):
         setup_py = None
+    metadata = home / "PKG-INFO"
+    if not metadata.is_file():  # an unpacked wheel: the same headers, in its METADATA
+        metadata = next(iter(sorted(home.glob("*.dist-info/METADATA"))), metadata)
     try:
-        pkg_info = (home / "PKG-INFO").read_text(encoding="utf-8", errors="replace").split("\n\n", 1)[0]
+        pkg_info = metadata.read_text(encoding="utf-8", errors="replace").split("\n\n", 1)[0]
     except OSError:
         pkg_info = ""
-    return _Packaging(above, read_toml(home / "pyproject.toml") or {}, setup_cfg, setup_py, pkg_info)
+    name = metadata.relative_to(home).as_posix()
+    return _Packaging(above, read_toml(home / "pyproject.toml") or {}, setup_cfg, setup_py, pkg_info, name)
 
 
 def _declarations(root: Path, packaging: _Packaging) -> list[tuple[tuple[int, int], str]]:
@@ -353,7 +361,7 @@ def _declarations(root: Path, packaging: _Packaging) -> list[tuple[tuple[int, in
     spec(_table(pyproject, "tool", "poetry", "dependencies").get("python"), f"{above}pyproject.toml (Poetry)")
     spec(packaging.setup_cfg.get("options", "python_requires", fallback=None), f"{above}setup.cfg")
     spec(_setup_py(packaging.setup_py), f"{above}setup.py")
-    spec(_pkg_info(packaging.pkg_info), f"{above}PKG-INFO")
+    spec(_pkg_info(packaging.pkg_info), f"{above}{packaging.pkg_info_name}")
     settings = ruff_settings(root)
     version = _ruff_version(settings.get("target-version"))
     config = ruff_config_file(root)
@@ -383,7 +391,7 @@ def _classifiers(packaging: _Packaging) -> list[tuple[str, str]]:
                 if isinstance(item, ast.Constant) and isinstance(item.value, str)
             ]
     headers = re.findall(r"^Classifier:(.+)$", packaging.pkg_info, re.MULTILINE)
-    return found + [(value.strip(), "PKG-INFO") for value in headers]
+    return found + [(value.strip(), packaging.pkg_info_name) for value in headers]
 
 
 def _universal(packaging: _Packaging) -> str | None:

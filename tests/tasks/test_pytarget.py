@@ -55,6 +55,11 @@ RUNNING = sys.version_info[:2]
             (3, 8),
             "requires-python >=3.8 in PKG-INFO",
         ),
+        (  # an unpacked wheel (tinydb 4.8.0 has no sdist): its METADATA says the same
+            {"tinydb-4.8.0.dist-info/METADATA": "Name: tinydb\nRequires-Python: >=3.7,<4.0\n\nbody\n"},
+            (3, 7),
+            "requires-python >=3.7,<4.0 in tinydb-4.8.0.dist-info/METADATA",
+        ),
         (
             {
                 "pyproject.toml": '[project]\nrequires-python = ">=3.10"\n'
@@ -111,6 +116,7 @@ def test_the_lowest_declared_python_is_the_target(
     tmp_path: Path, files: dict[str, str], lowest: tuple[int, int], source: str
 ) -> None:
     for name, text in files.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text(text)
 
     target = python_target(tmp_path)
