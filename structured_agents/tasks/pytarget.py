@@ -1,33 +1,32 @@
 """The lowest Python a codebase supports, as it declares it, and what a change must not break.
 
 Declarations read (never executed), at the codebase root: ``requires-python`` in
-``pyproject.toml`` (``[project]``, or Poetry's ``python`` dependency), ``python_requires`` in
-``setup.cfg`` or as a keyword of ``setup()`` in ``setup.py`` (a literal, or a name the module
-binds to one), ``Requires-Python`` in an sdist's ``PKG-INFO`` (an unpacked wheel's
-``*.dist-info/METADATA`` where there is none: tinydb 4.8.0's index has no sdist), and
-``target-version`` in the
-ruff configuration (:func:`~structured_agents.tasks.ruff_config.ruff_settings`). A root that
-declares nothing, say a package's source folder, takes the packaging files of the nearest
-folder above it that has any (not past a ``.git`` folder). The lowest version any
-of them admits is the target. Where none of them states one, the trove classifiers imply it
-(the lowest version they name) and so does a universal wheel (Python 2.7): a package that
-builds one still supports Python 2. Ruff is given it (``--target-version``, raised to ruff's lowest,
-``py37``) on every call, so its fixes keep to it. For a codebase that still supports Python 2,
-pyupgrade's rules (``UP``) are off as well (``--ignore UP``): each rewrites for Python 3
-(``super()``, ``class A:`` for ``class A(object):``, dropping ``u''`` prefixes and ``__future__``
-imports), which Python 2 compiles and then runs differently. Below Python 3.7, the other
-rules that ask for what the target lacks are off too (:data:`NEWER_THAN_TARGET`): an f-string
-(UP032) on 3.5, ``text=`` and ``capture_output=`` for ``subprocess`` (UP021, UP022: they
-compile on 3.6, then raise ``TypeError`` there), the removal of the blocks 3.5 and 3.6 run
-(UP036), a variable annotation (RUF012's ``ClassVar``) before 3.6, unpacking in a display
-(RUF005) before 3.5, ``contextlib.suppress`` (SIM105) before 3.4, and on Python 2
-``raise ... from`` (B904) and the rules that take ``round()`` to return an int (RUF046 drops
-the ``int()`` around it, RUF057 the ``round()`` of an int): Python 2's returns a float, so
-texttable 1.7.0's ``str(int(round(x)))`` would print ``4.0`` there. Their findings are no
-fault of such a codebase and cannot be fixed in it:
-``ruff --fix`` alone wrote inflection 0.5.1's f-strings, on Python 3.5, and then the unfixed
-remainder counted against it; colorama 0.4.6, toml 0.10.2 and parse 1.20.2, which support
-Python 2, each had B904 findings that a Python 2 compiler refuses every fix of.
+``pyproject.toml`` (``[project]``, Poetry's ``python`` dependency, or flit's older
+``[tool.flit.metadata]``), ``python_requires`` in ``setup.cfg`` or as a keyword of ``setup()``
+in ``setup.py`` (a literal, or a name the module binds to one), ``Requires-Python`` in an
+sdist's ``PKG-INFO`` (an unpacked wheel's ``*.dist-info/METADATA`` where there is none: tinydb
+4.8.0's index has no sdist), and ``target-version`` in the ruff configuration
+(:func:`~structured_agents.tasks.ruff_config.ruff_settings`). A root that declares nothing, say
+a package's source folder, takes the packaging files of the nearest folder above it that has
+any (not past a ``.git`` folder). The lowest version any of them admits is the target. Where
+none of them states one, the trove classifiers imply it (the lowest version they name) and so
+does a universal wheel (Python 2.7): a package that builds one still supports Python 2. Ruff is
+given it (``--target-version``, raised to ruff's lowest, ``py37``) on every call, so its fixes
+keep to it. For a codebase that still supports Python 2, pyupgrade's rules (``UP``) are off as
+well (``--ignore UP``): each rewrites for Python 3 (``super()``, ``class A:`` for ``class
+A(object):``, dropping ``u''`` prefixes and ``__future__`` imports), which Python 2 compiles
+and then runs differently. Below Python 3.7, the other rules that ask for what the target lacks
+are off too (:data:`NEWER_THAN_TARGET`): an f-string (UP032) on 3.5, ``text=`` and
+``capture_output=`` for ``subprocess`` (UP021, UP022: they compile on 3.6, then raise
+``TypeError`` there), the removal of the blocks 3.5 and 3.6 run (UP036), a variable annotation
+(RUF012's ``ClassVar``) before 3.6, unpacking in a display (RUF005) before 3.5,
+``contextlib.suppress`` (SIM105) before 3.4, and on Python 2 ``raise ... from`` (B904) and the
+rules that take ``round()`` to return an int (RUF046 drops the ``int()`` around it, RUF057 the
+``round()`` of an int): Python 2's returns a float, so texttable 1.7.0's ``str(int(round(x)))``
+would print ``4.0`` there. Their findings are no fault of such a codebase and cannot be fixed
+in it: ``ruff --fix`` alone wrote inflection 0.5.1's f-strings, on Python 3.5, and then the
+unfixed remainder counted against it; colorama 0.4.6, toml 0.10.2 and parse 1.20.2, which
+support Python 2, each had B904 findings that a Python 2 compiler refuses every fix of.
 
 A text breaks the target (:meth:`PythonTarget.breaks`) when, beyond what the original already
 had, ruff reports syntax the target lacks (``match``, ``except*``, parenthesized context
@@ -359,6 +358,9 @@ def _declarations(root: Path, packaging: _Packaging) -> list[tuple[tuple[int, in
     above, pyproject = packaging.above, packaging.pyproject
     spec(_table(pyproject, "project").get("requires-python"), f"{above}pyproject.toml")
     spec(_table(pyproject, "tool", "poetry", "dependencies").get("python"), f"{above}pyproject.toml (Poetry)")
+    spec(
+        _table(pyproject, "tool", "flit", "metadata").get("requires-python"), f"{above}pyproject.toml (flit)"
+    )
     spec(packaging.setup_cfg.get("options", "python_requires", fallback=None), f"{above}setup.cfg")
     spec(_setup_py(packaging.setup_py), f"{above}setup.py")
     spec(_pkg_info(packaging.pkg_info), f"{above}{packaging.pkg_info_name}")
@@ -377,9 +379,13 @@ _CLASSIFIER = re.compile(r"Programming Language :: Python :: (\d)(?:\.(\d+))?\s*
 def _classifiers(packaging: _Packaging) -> list[tuple[str, str]]:
     """Each trove classifier the packaging files list, and the file: ``[project]`` of
     ``pyproject.toml``, ``[metadata]`` of ``setup.cfg``, a literal ``classifiers=[...]`` in
-    ``setup.py``, ``Classifier:`` lines of ``PKG-INFO``."""
-    listed = _table(packaging.pyproject, "project").get("classifiers") or ()
-    found = [(str(item), "pyproject.toml") for item in listed]
+    ``setup.py``, ``Classifier:`` lines of ``PKG-INFO`` (flit's older ``[tool.flit.metadata]``
+    too: ptyprocess 0.7.0 says Python 2.7 only there)."""
+    found = [
+        (str(item), "pyproject.toml")
+        for table in (("project",), ("tool", "flit", "metadata"))
+        for item in _table(packaging.pyproject, *table).get("classifiers") or ()
+    ]
     lines = packaging.setup_cfg.get("metadata", "classifiers", fallback="").splitlines()
     found += [(line.strip(), "setup.cfg") for line in lines if line.strip()]
     tree = packaging.setup_py

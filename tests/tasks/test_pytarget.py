@@ -55,6 +55,11 @@ RUNNING = sys.version_info[:2]
             (3, 8),
             "requires-python >=3.8 in PKG-INFO",
         ),
+        (  # ptyprocess 0.7.0: flit's older metadata table
+            {"pyproject.toml": '[tool.flit.metadata]\nmodule = "p"\nrequires-python = ">=3.5"\n'},
+            (3, 5),
+            "requires-python >=3.5 in pyproject.toml (flit)",
+        ),
         (  # an unpacked wheel (tinydb 4.8.0 has no sdist): its METADATA says the same
             {"tinydb-4.8.0.dist-info/METADATA": "Name: tinydb\nRequires-Python: >=3.7,<4.0\n\nbody\n"},
             (3, 7),
@@ -94,6 +99,15 @@ RUNNING = sys.version_info[:2]
             {"setup.cfg": "[metadata]\nclassifiers =\n    Programming Language :: Python :: 3.8\n"},
             (3, 8),
             "classifier Python :: 3.8 in setup.cfg",
+        ),
+        (  # ptyprocess 0.7.0: its classifiers only in flit's older metadata table
+            {
+                "pyproject.toml": '[tool.flit.metadata]\nmodule = "ptyprocess"\nclassifiers = [\n'
+                '    "Programming Language :: Python :: 2.7",\n'
+                '    "Programming Language :: Python :: 3",\n]\n'
+            },
+            (2, 7),
+            "classifier Python :: 2.7 in pyproject.toml",
         ),
         (
             {"PKG-INFO": "Name: p\nClassifier: Programming Language :: Python :: 2\n\nbody\n"},
