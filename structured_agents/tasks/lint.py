@@ -10,9 +10,9 @@ bare ``except``...; with a check, explicit imports for star imports), each laid 
 format would where it writes a long line or the code around it is formatted already
 (:mod:`~structured_agents.tasks.lint_layout`). A finding with neither is left as it is, and
 the summary says so. A file that says a tool generates it (:func:`is_generated`), one that is
-another project's copy (:func:`is_vendored`), one that does not parse, and one where neither
-ruff's safe fixes nor any fix or candidate could change a thing get no job (the last is
-logged: a run of the model could only confirm it).
+another project's copy (:func:`is_vendored`, :func:`in_vendored_package`), one that does not
+parse, and one where neither ruff's safe fixes nor any fix or candidate could change a thing
+get no job (the last is logged: a run of the model could only confirm it).
 
 With a check command (the batch's ``check`` option), evidence decides every fix, not the
 model: the outcome tries each fix in the file (not only the few a job would offer), kept when
@@ -76,6 +76,7 @@ __all__ = [
     "LintTask",
     "agent_changes",
     "discover_lint_jobs",
+    "in_vendored_package",
     "is_generated",
     "is_vendored",
     "laid_out_fixes",
@@ -143,10 +144,51 @@ def is_vendored(path: str, tree: ast.Module) -> bool:
     return _ELSEWHERE.search(ast.get_docstring(tree) or "") is not None
 
 
+def _own_version(init: Path) -> str | None:
+    """The string a package's ``__init__.py`` assigns to ``__version__`` at its top level."""
+    source = read_source(init)
+    try:
+        tree = syntax.parse(source.text, init.name) if source is not None else None
+    except (SyntaxError, ValueError):
+        return None
+    for statement in tree.body if tree is not None else ():
+        if (
+            isinstance(statement, ast.Assign)
+            and any(
+                isinstance(target, ast.Name) and target.id == "__version__" for target in statement.targets
+            )
+            and isinstance(statement.value, ast.Constant)
+            and isinstance(statement.value.value, str)
+        ):
+            return statement.value.value
+    return None
+
+
+def in_vendored_package(root: Path, path: str) -> bool:
+    """Whether the file ``path`` under ``root`` lies in a package that stands inside another and
+    declares a ``__version__`` of its own, other than the enclosing package's: another project
+    copied in whole (pycparser 2.21's ``pycparser/ply``, PLY 3.9, with no word of it in any
+    docstring). A namespace package's own ``__init__.py`` declares no version, so a project's
+    packages under it are not mistaken for one."""
+    outer: str | None = None
+    folder = root
+    for part in PurePosixPath(path).parts[:-1]:
+        folder = folder / part
+        init = folder / "__init__.py"
+        if not init.is_file():
+            outer = None
+            continue
+        version = _own_version(init)
+        if outer is not None and version is not None and version != outer:
+            return True
+        outer = version or outer
+    return False
+
+
 def lintable_source(root: Path, path: str) -> SourceFile | None:
     """The file ``path`` under ``root`` when the task lints it; None (logged) for one it leaves:
     unreadable, generated (:func:`is_generated`), not parsing, or another project's copy
-    (:func:`is_vendored`)."""
+    (:func:`is_vendored`, :func:`in_vendored_package`)."""
     source = read_source(root / path)
     if source is None or is_generated(source.text):
         return None
@@ -155,7 +197,7 @@ def lintable_source(root: Path, path: str) -> SourceFile | None:
     except (SyntaxError, ValueError) as exc:
         logger.warning("skipping %s: does not parse: %s", path, exc)
         return None
-    if is_vendored(path, tree):
+    if is_vendored(path, tree) or in_vendored_package(root, path):
         logger.info("skipping %s: a copy of another project's file", path)
         return None
     return source

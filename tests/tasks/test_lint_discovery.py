@@ -114,6 +114,36 @@ def test_a_copy_of_another_projects_file_is_left_alone(tmp_path: Path) -> None:
     assert [job.path for job in discover_lint_jobs(tmp_path)] == ["code.py"]
 
 
+def test_a_package_of_another_project_copied_inside_is_left_alone(tmp_path: Path) -> None:
+    """pycparser 2.21 carries PLY 3.9 as ``pycparser/ply``, which says so only by its own
+    ``__version__``; a namespace package's projects, and a subpackage of the same version, are
+    the project's own."""
+    (tmp_path / "ruff.toml").write_text(CLASSIC_RULES)
+    files = {
+        "pycparser/__init__.py": "__version__ = '2.21'\n",
+        "pycparser/c_parser.py": "import os\n",
+        "pycparser/ply/__init__.py": "__version__ = '3.9'\n__all__ = ['lex']\n",
+        "pycparser/ply/lex.py": "import os\n",
+        "pycparser/ply/tools/__init__.py": "",
+        "pycparser/ply/tools/ctokens.py": "import os\n",
+        "pycparser/sub/__init__.py": "__version__ = '2.21'\n",
+        "pycparser/sub/mod.py": "import os\n",
+        "google/__init__.py": "__path__ = __import__('pkgutil').extend_path(__path__, __name__)\n",
+        "google/cloud/__init__.py": "",
+        "google/cloud/storage/__init__.py": "__version__ = '2.0'\n",
+        "google/cloud/storage/blob.py": "import os\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+
+    assert [job.path for job in discover_lint_jobs(tmp_path)] == [
+        "google/cloud/storage/blob.py",
+        "pycparser/c_parser.py",
+        "pycparser/sub/mod.py",
+    ]
+
+
 def test_fixing_a_file_removes_its_job(sample_project: Path) -> None:
     path = sample_project / "lint_me.py"
     path.write_text(path.read_text().replace("import os\n", "").replace("== None", "is None"))
