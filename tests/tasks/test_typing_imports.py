@@ -10,6 +10,9 @@ from tasks.ruff_json import ruff_json
 
 from structured_agents.tasks.lint_fixes import apply_changes, fixes
 from structured_agents.tasks.lint_rewrites import with_candidates
+from structured_agents.tasks.lint_settings import lint_settings
+from structured_agents.tasks.ruff import ruff_safe_fixes
+from structured_agents.tasks.type_comments import type_comment_names
 
 INICONFIG = (
     "from typing import (\n    Callable,\n    NamedTuple,\n    Optional,\n    TypeVar,\n)\n\n"
@@ -54,3 +57,43 @@ def test_re_exports_and_commented_imports_are_left(tmp_path: Path, path: str, te
     found, left = with_candidates(text, ruff_json(tmp_path, path, text, "F401"), path)
 
     assert found == [] and left
+
+
+UNIDECODE = (
+    '"""Transliterate."""\nimport warnings\nfrom typing import Dict, Optional, Sequence\n\n'
+    "Cache = {}  # type: Dict[int, Optional[Sequence[Optional[str]]]]\n\n\n"
+    "def unidecode(string: str, errors: Optional[str] = None) -> str:\n    return string\n"
+)
+
+
+def test_a_name_a_type_comment_uses_is_not_removed(tmp_path: Path) -> None:
+    """unidecode 1.3.8's ``__init__.py``: ``Dict`` and ``Sequence`` are used only by a type
+    comment, which ruff does not read; their removal made mypy fail on the package."""
+    assert _removed(tmp_path, "pkg/__init__.py", UNIDECODE) == UNIDECODE
+    mixed = UNIDECODE.replace("Dict, Optional, Sequence", "Any, Dict, Optional, Sequence")
+    assert _removed(tmp_path, "pkg/__init__.py", mixed) == UNIDECODE  # ``Any`` goes, the rest stay
+
+
+@pytest.mark.parametrize(
+    ("text", "unfixable"),
+    [
+        (UNIDECODE, True),
+        (
+            "import os\nfrom typing import List\n\n\ndef f(a):\n    # type: (List[int]) -> None\n    pass\n",
+            True,
+        ),
+        ("import os\n\nx = []  # type: ignore[var-annotated]\n", False),
+        ("import os\n\nx = []  # type: list[int]\n", False),  # a type comment naming no import
+    ],
+)
+def test_ruff_removes_no_import_in_a_file_whose_type_comments_use_one(
+    tmp_path: Path, text: str, unfixable: bool
+) -> None:
+    """Ruff's own F401 fix (safe outside an ``__init__.py``) removes ``List`` from a file whose
+    ``# type: (List[int]) -> None`` needs it: in such a file F401 is left unfixed."""
+    settings = lint_settings(tmp_path)
+    options = settings.file_options(tmp_path, "m.py", text)
+    fixed = ruff_safe_fixes(tmp_path, "m.py", text, "--select", "F401", *options)
+
+    assert (fixed == text) is unfixable  # else ``import os`` went
+    assert ("List" in type_comment_names(text)) is ("List" in text)

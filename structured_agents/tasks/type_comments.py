@@ -1,0 +1,60 @@
+"""The names a file's type comments use, which ruff does not read.
+
+``Cache = {}  # type: Dict[int, Optional[str]]`` uses ``Dict`` and ``Optional`` as mypy reads
+it, but ruff parses no type comment: it reports the imports as unused (F401) and its safe fix
+removes them, after which mypy fails on the file (unidecode 1.3.8's ``__init__.py``). A name a
+type comment uses is kept: the lint task leaves F401 unfixed in a file whose type comments use
+a name it imports (:func:`imports_in_type_comments`), and removes no such name itself.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+
+from structured_agents import syntax
+
+__all__ = ["imports_in_type_comments", "type_comment_names"]
+
+_TYPE_COMMENT = re.compile(r"#\s*type:\s*(?!ignore\b)(.+)")
+"""A type comment (not ``# type: ignore``), and what it says."""
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def type_comment_names(text: str) -> frozenset[str]:
+    """Each name the type comments of ``text`` use (``typing`` for ``typing.Dict``: the name
+    bound in the file); empty where the text does not tokenize."""
+    names: set[str] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT and (match := _TYPE_COMMENT.match(token.string)):
+                said = match[1].split("#", 1)[0]
+                names.update(_NAME.findall(said))
+    except (tokenize.TokenError, SyntaxError):
+        return frozenset()
+    return frozenset(names)
+
+
+def _imported(tree: ast.Module) -> set[str]:
+    """The names the imports of ``tree`` bind (``os`` for ``import os.path``)."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            bound.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+    return bound
+
+
+def imports_in_type_comments(text: str) -> bool:
+    """Whether a type comment of ``text`` uses a name one of its imports binds."""
+    if "type:" not in text:
+        return False
+    names = type_comment_names(text)
+    if not names:
+        return False
+    try:
+        tree = syntax.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return not names.isdisjoint(_imported(tree))
