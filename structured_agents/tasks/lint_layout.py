@@ -82,19 +82,18 @@ def _format_range(
         command.append(f"--range={first + 1}:1-{last}:{len(lines[last - 1].rstrip(chr(13) + chr(10))) + 1}")
     command += ["--line-length", str(width), "--config", "format.quote-style = 'preserve'"]
     command += ["--stdin-filename", str(root.resolve() / path), "-"]
-    try:
+    try:  # bytes both ways: a text-mode pipe would turn the file's \\r\\n into \\n
         done = subprocess.run(
             command,
             cwd=root,
-            input="".join(lines),
+            input="".join(lines).encode("utf-8"),
             capture_output=True,
-            text=True,
             check=False,
             timeout=_TIMEOUT_S,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return done.stdout if done.returncode == 0 and done.stdout else None
+    return done.stdout.decode("utf-8") if done.returncode == 0 and done.stdout else None
 
 
 def _blank(lines: list[str]) -> bool:

@@ -78,16 +78,19 @@ def ruff_findings(root: Path, files: Sequence[str], *options: str) -> dict[str, 
 
 
 def _ruff(root: Path, path: str, text: str, *options: str) -> str:
-    """Ruff's standard output for ``text`` read as ``root/path``, with ``options``."""
+    """Ruff's standard output for ``text`` read as ``root/path``, with ``options``: bytes both
+    ways, since a text-mode pipe reads ``\\r\\n`` as ``\\n`` and a fixed file would lose its
+    Windows line endings (lark 1.1.9's every line changed)."""
     command = [sys.executable, "-m", "ruff", "check", *options, "--exit-zero", "--no-cache"]
     command += ["--force-exclude", "--stdin-filename", str(root.resolve() / path), "-"]
     try:
-        done = subprocess.run(command, cwd=root, input=text, capture_output=True, text=True, check=False)
+        done = subprocess.run(command, cwd=root, input=text.encode("utf-8"), capture_output=True, check=False)
     except OSError as exc:
         raise TaskError(f"could not run ruff: {exc}") from exc
     if done.returncode != 0:
-        raise TaskError(f"ruff failed on {path} (exit {done.returncode}): {done.stderr.strip()[:500]}")
-    return done.stdout
+        error = done.stderr.decode("utf-8", "replace").strip()[:500]
+        raise TaskError(f"ruff failed on {path} (exit {done.returncode}): {error}")
+    return done.stdout.decode("utf-8")
 
 
 def ruff_diagnostics(root: Path, path: str, text: str, *options: str) -> list[dict[str, Any]]:

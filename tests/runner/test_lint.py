@@ -625,3 +625,23 @@ def test_the_check_is_a_batch_option(
     batch = store.get_batch(summary.batch_id)
     assert (batch.options["check"], batch.options["check_timeout_s"]) == ("true", 300.0)
     assert store.results(summary.batch_id)[0].summary.splitlines()[0].endswith("; check ran 1x; left: none")
+
+
+def test_a_file_with_windows_line_endings_keeps_them(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    """lark 1.1.9's modules end their lines with ``\\r\\n``: ruff's fixes came back through a
+    text-mode pipe as ``\\n``, and every line of each changed file was changed."""
+    root = _codebase(tmp_path / "code")
+    text = "import os\n" + FLAGS + "\n\n" + BARE_EXCEPT
+    (root / "flags.py").write_bytes(text.replace("\n", "\r\n").encode())
+    engine = scripted(lint_bundle, _call("submit_result"))
+
+    summary = _run(lint_bundle, engine, store, root, check="true")
+
+    [result] = store.results(summary.batch_id)
+    assert "-import os\r\n" in result.diff and "+    if flag:\r\n" in result.diff
+    assert apply_patches(root, [result]).run_ids("applied") == [result.run_id]
+    fixed = (root / "flags.py").read_bytes()
+    assert b"if flag:" in fixed and b"except Exception:" in fixed and b"import os" not in fixed
+    assert fixed.count(b"\n") == fixed.count(b"\r\n")  # no line ends in a bare \n
