@@ -60,8 +60,8 @@ import io
 import re
 import string
 import tokenize
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import libcst as cst
 
@@ -473,60 +473,106 @@ def _keys_only(argument: ast.expr) -> bool:
     )
 
 
-def _fstring(content: str, _text: str, lowest: Version | None) -> str:
-    """``content`` (ruff's ``'...'.format(args)``) as an f-string, for a codebase whose lowest
-    Python has f-strings, where an argument holds a string literal and every field is a plain
-    ``{}`` (see the module docstring); else as it is."""
-    if lowest is not None and lowest < _FSTRINGS:
-        return content
+_T = TypeVar("_T")
+
+
+def _format_call(content: str) -> tuple[str, ast.Call, tuple[str, str, str]] | None:
+    """``content`` stripped, its ``'...'.format(args)`` call (positional arguments only, none
+    starred, on one plain string literal: :func:`_quoted_string`) and that literal's prefix,
+    quote and body; None for any other text."""
     stripped = content.strip()
     try:
         call = syntax.parse(stripped, mode="eval").body
     except SyntaxError:
-        return content
+        return None
     if not (
         isinstance(call, ast.Call)
         and isinstance(call.func, ast.Attribute)
         and call.func.attr == "format"
         and not call.keywords
-        and all(isinstance(arg, _PLAIN_ARGUMENTS) and _keys_only(arg) for arg in call.args)
+        and not any(isinstance(arg, ast.Starred) for arg in call.args)
     ):
+        return None
+    quoted = _quoted_string(call.func.value, ast.get_source_segment(stripped, call.func.value) or "")
+    return (stripped, call, quoted) if quoted is not None else None
+
+
+def _paired_fields(body: str, arguments: Sequence[_T]) -> list[tuple[str, tuple[str, str, _T] | None]] | None:
+    """Each literal text of the format string ``body`` (its braces doubled again) with the
+    ``{}`` field after it, if any: the field's conversion, its spec and its argument, in order;
+    None where a field is named or numbered, a spec holds a field of its own, or the fields and
+    ``arguments`` differ in number."""
+    try:
+        fields = list(string.Formatter().parse(body))
+    except ValueError:
+        return None
+    pending = iter(arguments)
+    paired: list[tuple[str, tuple[str, str, _T] | None]] = []
+    for text, name, spec, conversion in fields:
+        literal = text.replace("{", "{{").replace("}", "}}")
+        if name is None:
+            paired.append((literal, None))
+            continue
+        argument = next(pending, None)
+        if name != "" or argument is None or "{" in (spec or ""):
+            return None
+        paired.append((literal, (conversion or "", spec or "", argument)))
+    return paired if next(pending, None) is None else None
+
+
+def _field(expression: str, conversion: str, spec: str) -> str:
+    """``{expression!conversion:spec}``, each part where it is given."""
+    return "{" + expression + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+
+
+def _respaced(content: str, written: str) -> str:
+    """``written`` with the spaces around ``content`` it replaces."""
+    return content[: len(content) - len(content.lstrip())] + written + content[len(content.rstrip()) :]
+
+
+def _fstring(content: str, _text: str, lowest: Version | None) -> str:
+    """``content`` (ruff's ``'...'.format(args)``) as an f-string, for a codebase whose lowest
+    Python has f-strings, where an argument holds a string literal and every field is a plain
+    ``{}`` (see the module docstring); else as it is."""
+    found = _format_call(content) if lowest is None or lowest >= _FSTRINGS else None
+    if found is None:
         return content
-    literal = ast.get_source_segment(stripped, call.func.value)
+    stripped, call, (prefix, quote, body) = found
+    if not all(isinstance(arg, _PLAIN_ARGUMENTS) and _keys_only(arg) for arg in call.args):
+        return content
     arguments = [ast.get_source_segment(stripped, arg) or "" for arg in call.args]
-    quoted = _quoted_string(call.func.value, literal or "")
-    if quoted is None or not any("'" in arg or '"' in arg for arg in arguments):
+    if not any("'" in arg or '"' in arg for arg in arguments):
         return content
-    prefix, quote, body = quoted
     if any(quote in arg for arg in arguments):
         quote = "'" if quote == '"' else '"'
     if quote in body or any(set(arg) & {quote, "\\", "\n", "#", "{", "}"} for arg in arguments):
         return content  # what an f-string's expression may not hold before Python 3.12
-    try:
-        fields = list(string.Formatter().parse(body))
-    except ValueError:
+    paired = _paired_fields(body, arguments)
+    if paired is None:
         return content
-    pending = iter(arguments)
-    written = []
-    for text, name, spec, conversion in fields:
-        written.append(text.replace("{", "{{").replace("}", "}}"))
-        if name is None:
-            continue
-        argument = next(pending, None)
-        if name != "" or argument is None or "{" in (spec or ""):
-            return content
-        written.append(
-            "{" + argument + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
-        )
-    if next(pending, None) is not None:
-        return content
-    lead = content[: len(content) - len(content.lstrip())]
-    trail = content[len(content.rstrip()) :]
-    return f"{lead}{prefix}f{quote}{''.join(written)}{quote}{trail}"
+    written = "".join(text + (_field(field[2], *field[:2]) if field else "") for text, field in paired)
+    return _respaced(content, f"{prefix}f{quote}{written}{quote}")
 
 
 _CONVERSIONS = {"repr": "r", "ascii": "a"}
 """The builtins a ``str.format`` field's conversion calls: ``{!r}`` formats ``repr(value)``."""
+
+
+def _conversion(argument: ast.expr, text: str) -> tuple[str, ast.expr] | None:
+    """The conversion and value of ``argument`` where it only calls :data:`_CONVERSIONS`'
+    builtin on one value (``repr(x)``: ``r`` and ``x``), in a file ``text`` that does not bind
+    the name itself."""
+    if (
+        isinstance(argument, ast.Call)
+        and isinstance(argument.func, ast.Name)
+        and argument.func.id in _CONVERSIONS
+        and len(argument.args) == 1
+        and not isinstance(argument.args[0], ast.Starred)
+        and not argument.keywords
+        and not _rebinds(text, argument.func.id)
+    ):
+        return _CONVERSIONS[argument.func.id], argument.args[0]
+    return None
 
 
 def _converted(content: str, text: str, _lowest: Version | None) -> str:
@@ -535,58 +581,27 @@ def _converted(content: str, text: str, _lowest: Version | None) -> str:
     the value itself, ``'<{!r}>'.format(x)``, so the f-string ruff then writes reads
     ``f'<{x!r}>'``, not ``f'<{repr(x)}>'`` (RUF010's form); else as it is. ``format(repr(x),
     '')`` is ``repr(x)``: the text is the same."""
-    stripped = content.strip()
-    if "\n" in stripped:
+    found = _format_call(content) if "\n" not in content.strip() else None
+    if found is None:
         return content
-    try:
-        call = syntax.parse(stripped, mode="eval").body
-    except SyntaxError:
+    stripped, call, (prefix, quote, body) = found
+    paired = _paired_fields(body, call.args)
+    if paired is None:
         return content
-    if not (
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Attribute)
-        and call.func.attr == "format"
-        and not call.keywords
-        and not any(isinstance(arg, ast.Starred) for arg in call.args)
-    ):
-        return content
-    quoted = _quoted_string(call.func.value, ast.get_source_segment(stripped, call.func.value) or "")
-    if quoted is None:
-        return content
-    prefix, quote, body = quoted
-    try:
-        fields = list(string.Formatter().parse(body))
-    except ValueError:
-        return content
-    pending = iter(call.args)
     written, arguments, converted = [], [], False
-    for literal, name, spec, conversion in fields:
-        written.append(literal.replace("{", "{{").replace("}", "}}"))
-        if name is None:
+    for literal, field in paired:
+        written.append(literal)
+        if field is None:
             continue
-        argument = next(pending, None)
-        if name != "" or argument is None or "{" in (spec or ""):
-            return content
-        value = argument
-        if (
-            not conversion
-            and not spec
-            and isinstance(argument, ast.Call)
-            and isinstance(argument.func, ast.Name)
-            and argument.func.id in _CONVERSIONS
-            and len(argument.args) == 1
-            and not isinstance(argument.args[0], ast.Starred)
-            and not argument.keywords
-            and not _rebinds(text, argument.func.id)
-        ):
-            conversion, value, converted = _CONVERSIONS[argument.func.id], argument.args[0], True
-        written.append("{" + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}")
+        conversion, spec, value = field
+        plain = None if conversion or spec else _conversion(value, text)
+        if plain is not None:
+            (conversion, value), converted = plain, True
+        written.append(_field("", conversion, spec))
         arguments.append(ast.get_source_segment(stripped, value) or "")
-    if not converted or next(pending, None) is not None:
+    if not converted:
         return content
-    lead = content[: len(content) - len(content.lstrip())]
-    trail = content[len(content.rstrip()) :]
-    return f"{lead}{prefix}{quote}{''.join(written)}{quote}.format({', '.join(arguments)}){trail}"
+    return _respaced(content, f"{prefix}{quote}{''.join(written)}{quote}.format({', '.join(arguments)})")
 
 
 def _up031(content: str, text: str, lowest: Version | None) -> str:
