@@ -19,10 +19,11 @@ A ``%`` format left because it reads better so (a regular expression's ``{n}``, 
 call's arguments) is not a twin left behind: the same reviewer called that split sensible.
 A fix whose twin the verdict drops (an f-string ruff could not finish writing), or the model
 rejected, is dropped with it (:func:`twins_dropped`), and so is a format with the same format
-string as a dropped one anywhere in the file. What is kept must still be at least half of its
-family's changes in the file (:func:`scarce_dropped`): the model, shown a file's first eight
-fixes of cssselect 1.2.0's ninety-nine ``%`` formats, kept one, and a reviewer sent back the
-lone f-string as churn.
+string as a dropped one anywhere in the file, or a concatenation onto the same sequence (tinydb
+4.8.0's ``self._path + (item,)`` made an unpacking beside ``self._path + (fn,)``). What is kept
+must still be at least half of its family's changes in the file (:func:`scarce_dropped`): the
+model, shown a file's first eight fixes of cssselect 1.2.0's ninety-nine ``%`` formats, kept
+one, and a reviewer sent back the lone f-string as churn.
 """
 
 from __future__ import annotations
@@ -183,11 +184,26 @@ def _format_string(module: Source, row: int) -> str | None:
     return None
 
 
+def _concatenated(module: Source, row: int) -> str | None:
+    """What the concatenation starting on line ``row`` adds a list or tuple display to, as
+    source (``self._path`` of ``self._path + (item,)``)."""
+    for node in module.at(row, (ast.BinOp,)):
+        if isinstance(node.op, ast.Add):
+            displays = ast.List | ast.Tuple
+            if isinstance(node.right, displays) and not isinstance(node.left, displays):
+                return ast.unparse(node.left)
+            if isinstance(node.left, displays) and not isinstance(node.right, displays):
+                return ast.unparse(node.right)
+    return None
+
+
 def twins_dropped(text: str, kept: Sequence[Change], dropped: Sequence[Change]) -> list[Change]:
     """The changes of ``kept`` (fixes of ``text``) whose family has a change in the same
-    function among ``dropped``, or, for formats, a dropped change of the same format string
-    anywhere in the file (jmespath's ``'%s%s' % (node['type'], self._count)`` in two methods of
-    a class: a reviewer sent back one made an f-string beside the other): fixing one of the
+    function among ``dropped``, or a dropped change anywhere in the file spelled the same: a
+    format of the same format string (jmespath's ``'%s%s' % (node['type'], self._count)`` in two
+    methods of a class: a reviewer sent back one made an f-string beside the other), a
+    concatenation onto the same sequence (tinydb 4.8.0's ``self._path + (item,)`` and
+    ``self._path + (fn,)``, one made an unpacking: "change both or neither"). Fixing one of the
     twins alone would leave the other behind."""
     try:
         module = Source(text)
@@ -200,16 +216,24 @@ def twins_dropped(text: str, kept: Sequence[Change], dropped: Sequence[Change]) 
         family = FAMILIES.get(code)
         return None if family is None else (family, _scope(functions, line))
 
-    def spelled(change: Change) -> str | None:
+    def spelled(change: Change) -> tuple[str, str] | None:
         code, line = _code_and_line(change)
-        return _format_string(module, line) if FAMILIES.get(code) == "format" else None
+        family = FAMILIES.get(code)
+        found = (
+            _format_string(module, line)
+            if family == "format"
+            else _concatenated(module, line)
+            if family == "unpacking"
+            else None
+        )
+        return None if family is None or found is None else (family, found)
 
     stray: list[Change] = []
     while True:  # a twin dropped here takes its own twins with it
         gone = [*dropped, *stray]
         left = {place for change in gone if (place := where(change)) is not None}
-        formats = {fmt for change in gone if (fmt := spelled(change)) is not None}
-        more = [c for c in kept if c not in stray and (where(c) in left or spelled(c) in formats)]
+        spellings = {spelling for change in gone if (spelling := spelled(change)) is not None}
+        more = [c for c in kept if c not in stray and (where(c) in left or spelled(c) in spellings)]
         if not more:
             return stray
         stray += more

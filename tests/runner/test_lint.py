@@ -480,6 +480,43 @@ def test_a_fix_whose_twin_the_model_rejected_is_not_kept(
     )
 
 
+def test_a_concatenation_onto_the_same_sequence_as_a_rejected_one_is_not_kept(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    """tinydb 4.8.0's ``Query``: the model made ``self._path + (item,)`` an unpacking in
+    ``__getattr__`` and left ``self._path + (fn,)`` in ``map``; a reviewer asked for both or
+    neither. Concatenations onto other sequences, in other methods, are no twins of them."""
+    method = "    def {name}(self, x):\n        return {base} + (x,)\n\n"
+    text = "class Query:\n" + "".join(
+        method.format(name=name, base=base)
+        for name, base in (
+            ("attr", "self._path"),
+            ("map", "self._path"),
+            ("key", "self._keys"),
+            ("name", "self._names"),
+        )
+    )
+    root = _codebase(tmp_path / "code", queries=text)
+    (root / "ruff.toml").write_text('[lint]\nselect = ["RUF005"]\n')
+    engine = scripted(
+        lint_bundle,
+        _call("accept_fix", id=1),
+        _call("reject_fix", id=2),
+        _call("accept_fix", id=3),
+        _call("accept_fix", id=4),
+        _call("submit_result"),
+    )
+
+    summary = _run(lint_bundle, engine, store, root)
+
+    [result] = store.results(summary.batch_id)
+    assert result.summary.splitlines()[0] == (
+        "ruff 4 -> 2 (ruff --fix alone: 4); agent: 3 proposed, 2 kept, "
+        "1 its twin stays (RUF005 line 3); left: RUF005, RUF005"
+    )
+    assert "+        return (*self._keys, x)\n" in result.diff and "self._path," not in result.diff
+
+
 def test_without_the_check_both_fixes_are_kept(lint_bundle: Bundle, store: Store, tmp_path: Path) -> None:
     root = _codebase(tmp_path / "code", flags=FLAGS)
     engine = scripted(
