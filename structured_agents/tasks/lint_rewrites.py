@@ -15,7 +15,8 @@ that does what the rule asks and nothing else:
   (``KeyError``, ``IndexError``, ``StopIteration``...) or a failed ``assert`` used as a check,
   whose traceback a reviewer called noise (and the cause of the error the handler raises,
   wrongly), ``from None`` first, unless the handler stands in another one, whose exception
-  ``from None`` would hide too (:data:`_LOOKUPS`);
+  ``from None`` would hide too, or its ``try`` calls more than a reading builtin, where the
+  miss may come from deep in the call (:data:`_LOOKUPS`);
 - ``PLC0415`` (an import inside a function): its removal, where the module ran the same import
   at its top (:mod:`~structured_agents.tasks.repeated_imports`).
 
@@ -80,11 +81,27 @@ def _b904(module: Source, row: int, at: int, _end: int) -> list[Candidate]:
             bound = module.end(handler.type)
             edits = ((bound, bound, f" as {name}"), (end, end, f" from {name}"))
             found.append((f"Bind the exception as `{name}` and raise from it", edits))
-        if not _caught_lookups(handler) or module.handler_of(handler) is not None:
+        if (
+            not _caught_lookups(handler)
+            or module.handler_of(handler) is not None
+            or not _looks_up(module, handler)
+        ):
             return found
         quiet: Candidate = ("Raise it `from None` (its context is not shown)", ((end, end, " from None"),))
         return [quiet, *found]
     return []
+
+
+_STEPS = frozenset({"next", "iter"})
+"""The calls that are an iterator's lookup itself (``next(iter(items))``)."""
+
+
+def _looks_up(module: Source, handler: ast.ExceptHandler) -> bool:
+    """Whether the ``try`` of ``handler`` only reads (:func:`~.lint_source.reads_only`, or steps
+    an iterator): the miss it catches is its own lookup's, not one raised deeper in a call
+    (lark 1.1.9's ``_deserialize`` looks a class up and calls it, recursively)."""
+    statement = module.parents.get(handler)
+    return isinstance(statement, ast.Try) and all(reads_only(node, _STEPS) for node in statement.body)
 
 
 def _root_name(node: ast.expr) -> str | None:
@@ -118,7 +135,9 @@ exhausted iterator, an ``assert`` used as a check): their traceback is an implem
 so ``from None`` comes first. Not in a handler inside another handler: ``from None`` would hide
 the outer exception as well (munch 4.0.0's ``__getattr__`` turns a ``KeyError`` met while
 handling an ``AttributeError`` into its own, and a reviewer sent back the ``from None`` that
-lost the property's own error). Any other exception is a cause worth showing: it is raised
+lost the property's own error), nor where the ``try`` calls anything but a reading builtin: the
+miss may come from deep in the call, and its traceback says where (lark 1.1.9's
+``_deserialize``, a reviewer's EDIT). Any other exception is a cause worth showing: it is raised
 ``from`` it, or the finding stays (a bare ``except:`` can bind no name)."""
 
 
@@ -140,6 +159,9 @@ CANDIDATE_RULES = frozenset(_GENERATORS)
 
 
 DECLINED = {
+    "B011": "raise AssertionError() for assert False changes what python -O runs (lark 1.1.9's "
+    "reconstruction raised AssertionError there, not its own error), and a file converts its "
+    "asserts one at a time",
     "SIM118": "iterating a dict-like rather than its .keys() walks a pandas Series' values",
     "SIM105": "contextlib.suppress is slower on the common path and needs an import",
     "B028": "stacklevel=2 pointed inside the library itself (a cached or generator caller) each time",

@@ -38,9 +38,9 @@ PURE_CALLS = frozenset(
 lookup, a regular expression match)."""
 
 
-def reads_only(node: ast.AST) -> bool:
-    """Whether evaluating ``node`` only reads: it calls nothing but :data:`PURE_CALLS`, and does
-    not await, yield or assign (``:=``)."""
+def reads_only(node: ast.AST, also: frozenset[str] = frozenset()) -> bool:
+    """Whether evaluating ``node`` only reads: it calls nothing but :data:`PURE_CALLS` (and the
+    names ``also`` allows), and does not await, yield or assign (``:=``)."""
     for inner in ast.walk(node):
         if isinstance(inner, ast.Await | ast.Yield | ast.YieldFrom | ast.NamedExpr):
             return False
@@ -53,7 +53,7 @@ def reads_only(node: ast.AST) -> bool:
                 if isinstance(func, ast.Attribute)
                 else ""
             )
-            if name not in PURE_CALLS:
+            if name not in PURE_CALLS and name not in also:
                 return False
     return True
 

@@ -10,7 +10,7 @@ import pytest
 from tasks.ruff_json import ruff_json
 
 from structured_agents.tasks.lint_fixes import apply_changes, fixes
-from structured_agents.tasks.lint_rewrites import CANDIDATE_RULES, with_candidates
+from structured_agents.tasks.lint_rewrites import CANDIDATE_RULES, DECLINED, with_candidates
 from structured_agents.tasks.lint_settings import lint_settings
 from structured_agents.tasks.old_syntax import older_syntax
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_safe_fixes
@@ -32,6 +32,11 @@ NESTED = (  # munch 4.0.0's __getattr__
     "        except KeyError:\n            raise AttributeError(k)"
 )
 NESTED_BOUND = NESTED.replace("except KeyError:", "except KeyError as err:")
+CALLED = (  # lark 1.1.9's _deserialize: the miss may come from deep in the call
+    "def f(ns, data, memo):\n    try:\n        return ns[data['t']].deserialize(data, memo)\n"
+    "    except KeyError as e:\n        raise ValueError(data['t'])"
+)
+STEPPED = RAISES.replace("return d['k']", "return next(iter(d))").replace("KeyError", "StopIteration")
 TYPES = "def f(row):\n    kind = type(row)\n    return kind == list or type(row) != (str)\n"
 ELSE_IF = (
     "def f(a, b):\n    if a:\n        return 1\n    else:\n        if b:\n            return 2\n"
@@ -57,6 +62,8 @@ LOOP = (
         ("m.py", "B904", PARSED + "\n", [PARSED + " from e\n"]),  # a real cause: never hidden
         ("m.py", "B904", NESTED + "\n", [NESTED_BOUND + " from err\n"]),  # from None would hide the outer
         ("m.py", "B904", ASSERTED + "\n", [ASSERTED + " from None\n", ASSERTED + " from e\n"]),  # a check
+        ("m.py", "B904", CALLED + "\n", [CALLED + " from e\n"]),  # a call's miss: its traceback shown
+        ("m.py", "B904", STEPPED + "\n", [STEPPED + " from None\n", STEPPED + " from e\n"]),  # exhausted
         (
             "m.py",
             "E721",
@@ -76,6 +83,16 @@ def test_each_candidate_clears_its_finding_and_compiles(
     for candidate in candidates:
         compile(candidate, path, "exec")
         assert len(ruff_json(tmp_path, path, candidate, rule)) < len(ruff_json(tmp_path, path, text, rule))
+
+
+def test_assert_false_is_not_made_a_raise(tmp_path: Path) -> None:
+    """lark 1.1.9's reconstruction: under ``python -O`` its ``assert False`` is skipped and the
+    parser raises its own error; ``raise AssertionError()`` would raise that instead."""
+    text = "def match(term, token):\n    if isinstance(token, str):\n        assert False\n    return term\n"
+
+    found, left = with_candidates(text, ruff_json(tmp_path, "m.py", text, "B011"), "m.py")
+
+    assert "B011" in DECLINED and found == [] and [item["code"] for item in left] == ["B011"]
 
 
 def test_a_rule_without_candidates_is_left_not_rewritten(tmp_path: Path) -> None:
