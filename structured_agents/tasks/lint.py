@@ -320,6 +320,8 @@ class LintTask:
         rejected: list[Change] = []
         if check is None:  # the fixes the job offered, laid out at discovery
             (changes, rejected), proposer = agent_changes(job.inputs, result), "agent"
+            shown = {change.label for change in (*changes, *rejected)}
+            rejected += [change for change in fixes(by_ruff, offered) if change.label not in shown]
         else:  # evidence decides every fix, not the model
             laid = laid_out_fixes(root, job.path, original, by_ruff, offered, settings)
             changes, proposer = fixes(by_ruff, laid), "fixes tried"

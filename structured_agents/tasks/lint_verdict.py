@@ -320,7 +320,8 @@ def judge(
 ) -> Verdict:
     """The proposal for ``path`` (see the module docstring); ``by_ruff`` is ``original`` with
     ruff's safe fixes (given ``settings``); ``rejected``: fixes offered and not proposed (the
-    model's rejections), whose twins are dropped as the verdict's own drops' are. Raises
+    model's rejections, and the fixes past the most a job shows, which stay as they are too),
+    whose twins are dropped as the verdict's own drops' are. Raises
     TaskError when the check fails on the unchanged codebase."""
     judge = _Judge(root, path, original, by_ruff, settings)
     before, ruff_left = judge.codes(original), judge.codes(by_ruff)

@@ -517,6 +517,35 @@ def test_a_concatenation_onto_the_same_sequence_as_a_rejected_one_is_not_kept(
     assert "+        return (*self._keys, x)\n" in result.diff and "self._path," not in result.diff
 
 
+def test_formats_a_job_did_not_show_count_as_staying(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    """lark 1.1.9's ``load_grammar.py``: the model made one ``%`` format an f-string, and the
+    thirty its job never showed stayed; a reviewer sent the lone one back. Where what the job
+    shows is all there is, what the model accepts stands."""
+
+    def formats(count: int) -> str:
+        return "".join(f"def f{n}(a):\n    return 'v{n} %s' % (a,)\n\n\n" for n in range(count))
+
+    root = _codebase(tmp_path / "code", formats=formats(2 * MAX_CANDIDATES + 1))
+    (root / "ruff.toml").write_text('target-version = "py39"\n[lint]\nselect = ["UP031", "UP032"]\n')
+    accept_all = [_call("accept_fix", id=n) for n in range(1, MAX_CANDIDATES + 1)]
+
+    summary = _run(lint_bundle, scripted(lint_bundle, *accept_all, _call("submit_result")), store, root)
+
+    [result] = store.results(summary.batch_id)
+    assert result.summary.startswith("nothing to change: ruff 17 -> 17 (ruff --fix alone: 17)")
+    assert f"{MAX_CANDIDATES} most of its kind stay" in result.summary
+
+    (root / "formats.py").write_text(formats(3))
+    accept = [_call("accept_fix", id=n) for n in range(1, 4)]
+
+    summary = _run(lint_bundle, scripted(lint_bundle, *accept, _call("submit_result")), store, root)
+
+    [result] = store.results(summary.batch_id)
+    assert result.summary.startswith("ruff 3 -> 0") and result.diff.count("+    return f'v") == 3
+
+
 def test_without_the_check_both_fixes_are_kept(lint_bundle: Bundle, store: Store, tmp_path: Path) -> None:
     root = _codebase(tmp_path / "code", flags=FLAGS)
     engine = scripted(
