@@ -13,19 +13,19 @@ plugin not loaded here (blinker 1.7.0's ``asyncio_mode``).
 Where pytest cannot use the tests (they fail to collect, or none are found) and the package's
 own test command is unittest's (``-m unittest`` in its ``tox.ini``, ``setup.cfg``,
 ``pyproject.toml``, ``Makefile``/``makefile`` or CI workflows: Markdown 3.6's 961 tests, whose
-``TestSuite`` class pytest refuses to collect), unittest's discovery runs them instead, from the
-tests folder. Test modules pytest cannot collect only because they import a package not
-installed here (pyparsing 3.1.2's ``test_diagram.py`` needs ``railroad``) are left out
-(``--ignore``), and so are tests that fail as released, in either of two runs (``--deselect``:
-pyparsing's 7, six's one, chardet's one that fails now and then), or error in their set-up
-(filelock 3.13.1's two that ask for pytest-mock's ``mocker``), which can tell nothing of a
-change; the outcome names them, and the rest run. Where pytest finds no tests and the project
-has modules named ``tests.py`` or ``test.py``, which pytest's default patterns do not collect
-(webencodings 0.5.1 keeps its tests in ``webencodings/tests.py``, decorator 5.1.1 in
-``src/tests/test.py``), pytest is given them by name. A package
-whose tests need more than that shows up as ``cannot run`` with the runner's last words, never
-as a pass.
-"""
+``TestSuite`` class pytest refuses to collect), unittest's discovery runs them instead, from
+the tests folder; where the tests folder is a module that runs them (a ``tests/__main__.py``
+calling unittest: lark 1.1.9's 1,101 tests, ``python -m tests``), that module runs them. Test
+modules pytest cannot collect only because they import a package not installed here (pyparsing
+3.1.2's ``test_diagram.py`` needs ``railroad``) are left out (``--ignore``), and so are tests
+that fail as released, in either of two runs (``--deselect``: pyparsing's 7, six's one,
+chardet's one that fails now and then), or error in their set-up (filelock 3.13.1's two that
+ask for pytest-mock's ``mocker``), which can tell nothing of a change; the outcome names them,
+and the rest run. Where pytest finds no tests and the project has modules named ``tests.py`` or
+``test.py``, which pytest's default patterns do not collect (webencodings 0.5.1 keeps its tests
+in ``webencodings/tests.py``, decorator 5.1.1 in ``src/tests/test.py``), pytest is given them
+by name. A package whose tests need more than that shows up as ``cannot run`` with the runner's
+last words, never as a pass. """
 
 from __future__ import annotations
 
@@ -133,8 +133,23 @@ _RAN = re.compile(r"^Ran (\d+) tests? in ", re.M)
 _UNITTEST_COUNT = re.compile(r"(failures|errors|skipped|expected failures|unexpected successes)=(\d+)")
 
 
+def _tests_module(root: Path) -> str | None:
+    """The tests folder the project runs as a module with unittest (``python -m tests``: its
+    ``__main__.py`` calls unittest), if any."""
+    for name in _TESTS_FOLDERS:
+        try:
+            main = (root / name / "__main__.py").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "unittest" in main:
+            return name
+    return None
+
+
 def _declares_unittest(root: Path) -> bool:
     """Whether the project's own test command is unittest's."""
+    if _tests_module(root) is not None:
+        return True
     for pattern in _DECLARATIONS:
         for path in root.glob(pattern):
             try:
@@ -149,13 +164,16 @@ def _args(
     runner: Runner, root: Path, like: TestsOutcome | None = None, *, first_failure: bool = False
 ) -> list[str]:
     """The runner's arguments: pytest as :data:`_PYTEST`, without the modules ``like`` left out
-    and the tests it deselected; unittest's discovery from the project's tests folder (``tests``
-    or ``test``, imported from the project root), else from the root. ``first_failure``: stop
-    there."""
+    and the tests it deselected; unittest: the project's tests module (:func:`_tests_module`),
+    else discovery from its tests folder (``tests`` or ``test``, imported from the project
+    root), else from the root. ``first_failure``: stop there."""
     if runner == "pytest":
         left_out, deselected, named = _carried(like)
         ignored = [*(f"--ignore={path}" for path in left_out), *(f"--deselect={test}" for test in deselected)]
         return [*_PYTEST, *(["-x"] if first_failure else []), *ignored, "--rootdir", ".", *named]
+    module = _tests_module(root)
+    if module is not None:
+        return ["-m", module, *(["-f"] if first_failure else [])]
     start = next((name for name in _TESTS_FOLDERS if (root / name).is_dir()), None)
     folder = ["-s", start, "-t", "."] if start is not None else []
     return ["-m", "unittest", "discover", *(["-f"] if first_failure else []), *folder]

@@ -204,6 +204,28 @@ def test_tests_a_package_runs_with_unittest_run_there_when_pytest_cannot_collect
     assert (outcome.passed, outcome.failed, outcome.errors, outcome.skipped) == (1, 0, 0, 1)
 
 
+def test_a_tests_folder_run_as_a_module_runs_that_way(tmp_path: Path) -> None:
+    """lark 1.1.9 runs its 1,101 tests as ``python -m tests`` (``tests/__main__.py`` imports the
+    suites and calls ``unittest.main()``) and declares no other test command."""
+    project = _unittest_project(tmp_path / "released", declared=False)
+    (project / "tests" / "__main__.py").write_text(
+        "import unittest\n\nfrom .test_pkg import TestTwo\n\n"
+        "if __name__ == '__main__':\n    unittest.main()\n"
+    )
+
+    outcome = run_package_tests(project)
+
+    assert outcome.runner == "unittest" and outcome.usable
+    assert (outcome.passed, outcome.failed, outcome.skipped) == (1, 0, 1)
+    command = check_command(project, outcome)
+    assert command.endswith("-m tests -f")
+    copy = shutil.copytree(project, tmp_path / "copy")
+    (copy / "pkg" / "__init__.py").write_text("def two():\n    return 3\n")
+    assert (
+        subprocess.run(["/bin/sh", "-c", command], cwd=copy, capture_output=True, check=False).returncode != 0
+    )
+
+
 def test_unittest_is_not_tried_where_the_package_does_not_run_it(tmp_path: Path) -> None:
     outcome = run_package_tests(_unittest_project(tmp_path, declared=False))
     assert outcome.runner == "pytest" and not outcome.usable
