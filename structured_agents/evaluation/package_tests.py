@@ -25,7 +25,7 @@ and the rest run. Where pytest finds no tests and the project has modules named 
 ``test.py``, which pytest's default patterns do not collect (webencodings 0.5.1 keeps its tests
 in ``webencodings/tests.py``, decorator 5.1.1 in ``src/tests/test.py``), pytest is given them
 by name. A package whose tests need more than that shows up as ``cannot run`` with the runner's
-last words, never as a pass. """
+last words, never as a pass."""
 
 from __future__ import annotations
 
