@@ -22,7 +22,9 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
   and ``return ('%s on %s' % (a, b))`` becomes ``return '{} on {}'.format(a, b)`` (then ruff's
   f-string). A tuple display unpacked where it stands (``cls(*(args + (d,)), **kwargs)``)
   gives its elements to the call or display instead, ``cls(*args, d, **kwargs)``: the reviewer
-  sent back ``cls(*(*args, d), **kwargs)``, which builds a tuple only to unpack it.
+  sent back ``cls(*(*args, d), **kwargs)``, which builds a tuple only to unpack it (and lark
+  1.1.9's ``TransformerChain(*(*self.transformers, other))``, for ``*self.transformers +
+  (other,)`` with no parentheses of its own).
 - ``SIM108``: an assignment whose bare annotation stands just above the ``if``
   (``sender_id: c.Hashable``) takes the annotation, in the declaration's place:
   ``sender_id: c.Hashable = ANY_ID if sender is ANY else make_id(sender)``. The reviewer sent
@@ -45,8 +47,8 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
   Python has f-strings (3.6). ``str.format`` and an
   f-string format each value the same way (``format(value, spec)``), and each of the
   ``{}`` fields takes one argument, in order, so each is evaluated once, in the same order.
-- ``UP031``: an argument that only calls ``repr`` (or ``ascii``) on a value becomes the field's
-  conversion, ``'<{!r}>'.format(x)``, so ruff's f-string reads ``f'<{x!r}>'`` rather than
+- ``UP031``: an argument that only calls ``repr`` (or ``ascii``, ``str``) on a value becomes the
+  field's conversion, ``'<{!r}>'.format(x)``, so ruff's f-string reads ``f'<{x!r}>'`` rather than
   ``f'<{repr(x)}>'``, the spelling ruff's own RUF010 sends back (h11 0.14.0's
   ``"<Headers(%s)>" % repr(list(self))``). Not in a file that binds the name itself.
 
@@ -230,13 +232,15 @@ def _ungrouped(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] 
         return None
     if isinstance(parent, ast.ClassDef) and node in parent.bases:
         return None
+    message = str((diagnostic.get("fix") or {}).get("message") or "")
+    elements = content.strip()[1:-1].strip().rstrip(",").rstrip() if _tuple_display(content) else None
     opening = len(text[:start].rstrip())
+    if isinstance(parent, ast.Starred) and elements is not None and text[:opening].endswith("*"):
+        return unsafe_fix(module, message, [(opening - 1, end, elements)])  # lark's *a + (b,)
     closing = end + len(text[end:]) - len(text[end:].lstrip())
     if not text[:opening].endswith("(") or not text.startswith(")", closing):
         return None
-    message = str((diagnostic.get("fix") or {}).get("message") or "")
-    if isinstance(parent, ast.Starred) and text[: opening - 1].endswith("*") and _tuple_display(content):
-        elements = content.strip()[1:-1].strip().rstrip(",").rstrip()
+    if isinstance(parent, ast.Starred) and text[: opening - 1].endswith("*") and elements is not None:
         return unsafe_fix(module, message, [(opening - 2, closing + 1, elements)])
     before = text[opening - 2 : opening - 1]
     after = text[closing + 1 : closing + 2]
@@ -554,8 +558,9 @@ def _fstring(content: str, _text: str, lowest: Version | None) -> str:
     return _respaced(content, f"{prefix}f{quote}{written}{quote}")
 
 
-_CONVERSIONS = {"repr": "r", "ascii": "a"}
-"""The builtins a ``str.format`` field's conversion calls: ``{!r}`` formats ``repr(value)``."""
+_CONVERSIONS = {"repr": "r", "ascii": "a", "str": "s"}
+"""The builtins a ``str.format`` field's conversion calls: ``{!r}`` formats ``repr(value)``
+(``{!s}``, not ``{}``, for ``str(value)``: an ``IntEnum`` member formats as its number)."""
 
 
 def _conversion(argument: ast.expr, text: str) -> tuple[str, ast.expr] | None:

@@ -71,6 +71,8 @@ def _b904(module: Source, row: int, at: int, _end: int) -> list[Candidate]:
             continue
         if handler.name is not None and _root_name(raised.exc) == handler.name:
             return []  # the caught exception itself (pyparsing's exc.with_traceback(None)): no cause to give
+        if isinstance(raised.exc, ast.Name) and raised.exc.id[:1].islower():
+            return []  # an exception object raised again (lark's ``raise e``): ``from`` rewrites its cause
         end = module.end(raised)
         found: list[Candidate] = []
         if handler.name is not None:

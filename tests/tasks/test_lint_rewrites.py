@@ -3,6 +3,7 @@ checked again by ruff (the finding is gone, nothing else appears)."""
 
 from __future__ import annotations
 
+from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,10 @@ CALLED = (  # lark 1.1.9's _deserialize: the miss may come from deep in the call
     "    except KeyError as e:\n        raise ValueError(data['t'])"
 )
 STEPPED = RAISES.replace("return d['k']", "return next(iter(d))").replace("KeyError", "StopIteration")
+RERAISED = (  # lark 1.1.9's lexer: the outer error raised again, the inner one dropped on purpose
+    "def f(lex, e):\n    try:\n        return lex.next()\n    except ValueError:\n        raise e"
+)
+BARE_CLASS = PARSED.replace("raise ValueError(e)", "raise KeyError")
 TYPES = "def f(row):\n    kind = type(row)\n    return kind == list or type(row) != (str)\n"
 ELSE_IF = (
     "def f(a, b):\n    if a:\n        return 1\n    else:\n        if b:\n            return 2\n"
@@ -64,6 +69,7 @@ LOOP = (
         ("m.py", "B904", ASSERTED + "\n", [ASSERTED + " from None\n", ASSERTED + " from e\n"]),  # a check
         ("m.py", "B904", CALLED + "\n", [CALLED + " from e\n"]),  # a call's miss: its traceback shown
         ("m.py", "B904", STEPPED + "\n", [STEPPED + " from None\n", STEPPED + " from e\n"]),  # exhausted
+        ("m.py", "B904", BARE_CLASS + "\n", [BARE_CLASS + " from e\n"]),  # a class raised: a new exception
         (
             "m.py",
             "E721",
@@ -83,6 +89,16 @@ def test_each_candidate_clears_its_finding_and_compiles(
     for candidate in candidates:
         compile(candidate, path, "exec")
         assert len(ruff_json(tmp_path, path, candidate, rule)) < len(ruff_json(tmp_path, path, text, rule))
+
+
+def test_an_exception_object_raised_again_gets_no_cause(tmp_path: Path) -> None:
+    """lark 1.1.9's ``raise e`` in a handler of the root lexer's error: ``from err`` made the
+    error its comment calls wrong the original's cause; a reviewer sent it back."""
+    found, left = with_candidates(
+        RERAISED + "\n", ruff_json(tmp_path, "m.py", RERAISED + "\n", "B904"), "m.py"
+    )
+
+    assert found == [] and [item["code"] for item in left] == ["B904"]
 
 
 def test_assert_false_is_not_made_a_raise(tmp_path: Path) -> None:
@@ -295,6 +311,11 @@ COPY = "def f(index_v, rows):\n    return [index_v] + list(rows)\n"
             "def f(cls, args, kwargs):\n    return lambda d: cls(*(args + (d,)), **kwargs)\n",
             "def f(cls, args, kwargs):\n    return lambda d: cls(*args, d, **kwargs)\n",
         ),  # munch 4.0.0's fromJSON: not cls(*(*args, d), **kwargs)
+        (
+            "RUF005",
+            "def f(self, other):\n    return Chain(*self.steps + (other,))\n",
+            "def f(self, other):\n    return Chain(*self.steps, other)\n",
+        ),  # lark 1.1.9's TransformerChain: no parentheses of its own around the concatenation
         (
             "RUF005",
             "def f(head, rest):\n    return [*(head + (rest,))]\n",
@@ -550,6 +571,10 @@ def test_a_format_call_with_a_string_in_its_arguments_becomes_an_f_string(
     assert ".format(" in apply_changes(text, fixes(text, older))[0]  # no f-string before 3.6
 
 
+class Color(IntEnum):
+    RED = 1
+
+
 @pytest.mark.parametrize(
     ("text", "expected", "argument"),
     [
@@ -568,6 +593,11 @@ def test_a_format_call_with_a_string_in_its_arguments_becomes_an_f_string(
             "def f(x):\n    return f\"key {x['k']!r}\"\n",
             {"k": "v"},
         ),  # then in the other quote, as above
+        (
+            "def f(x):\n    return '__T_%s' % str(x)\n",
+            "def f(x):\n    return f'__T_{x!s}'\n",
+            Color.RED,
+        ),  # lark 1.1.9's '__T_%s' % str(t); !s, not {x}: an IntEnum formats as its number
         (
             "def f(x):\n    return '%s or %s' % (repr(x), repr)\n",
             "def f(x):\n    return f'{x!r} or {repr}'\n",
