@@ -582,8 +582,8 @@ def _conversion(argument: ast.expr, text: str) -> tuple[str, ast.expr] | None:
 
 def _converted(content: str, text: str, _lowest: Version | None) -> str:
     """``content`` (ruff's ``'<%s>' % repr(x)`` written ``'<{}>'.format(repr(x))``, on one line)
-    with each plain ``{}`` field whose argument is a call of ``repr`` or ``ascii`` converting
-    the value itself, ``'<{!r}>'.format(x)``, so the f-string ruff then writes reads
+    with each plain ``{}`` field whose argument is a call of ``repr``, ``ascii`` or ``str``
+    converting the value itself, ``'<{!r}>'.format(x)``, so the f-string ruff then writes reads
     ``f'<{x!r}>'``, not ``f'<{repr(x)}>'`` (RUF010's form); else as it is. ``format(repr(x),
     '')`` is ``repr(x)``: the text is the same."""
     found = _format_call(content) if "\n" not in content.strip() else None

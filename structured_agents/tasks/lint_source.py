@@ -17,6 +17,7 @@ __all__ = [
     "SCOPES",
     "Source",
     "findings_at",
+    "import_bound",
     "location_of",
     "offset_of",
     "reads_only",
@@ -36,6 +37,11 @@ PURE_CALLS = frozenset(
 )
 """Calls an expression reads without doing anything (a type or length test, a string test, a
 lookup, a regular expression match)."""
+
+
+def import_bound(node: ast.Import | ast.ImportFrom) -> set[str]:
+    """The names an import statement binds (``import a.b`` binds ``a``)."""
+    return {alias.asname or alias.name.split(".")[0] for alias in node.names}
 
 
 def reads_only(node: ast.AST, also: frozenset[str] = frozenset()) -> bool:

@@ -28,7 +28,7 @@ import ast
 from collections.abc import Iterator
 
 from structured_agents.tasks.lint_fixes import Edit
-from structured_agents.tasks.lint_source import SCOPES, Source
+from structured_agents.tasks.lint_source import SCOPES, Source, import_bound
 
 __all__ = ["repeated_import"]
 
@@ -42,11 +42,6 @@ def _form(node: _Import) -> tuple[object, ...]:
     if isinstance(node, ast.ImportFrom):
         return ("from", node.module, node.level, names)
     return ("import", names)
-
-
-def _bound(node: _Import) -> set[str]:
-    """The names an import statement binds (``import a.b`` binds ``a``)."""
-    return {alias.asname or alias.name.split(".")[0] for alias in node.names}
 
 
 def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
@@ -84,7 +79,7 @@ def _binds(node: ast.AST) -> set[str]:
     if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
         return {node.name}
     if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return _bound(node)
+        return import_bound(node)
     if isinstance(node, (ast.Global, ast.Nonlocal)):
         return set(node.names)
     if isinstance(node, ast.ExceptHandler) and node.name:
@@ -114,7 +109,7 @@ def repeated_import(module: Source, row: int, at: int, _end: int) -> list[tuple[
     function = module.scope_of(inner) if inner is not None else None
     if inner is None or not isinstance(function, _FUNCTIONS):
         return []
-    names, form = _bound(inner), _form(inner)
+    names, form = import_bound(inner), _form(inner)
     top = next(
         (
             node

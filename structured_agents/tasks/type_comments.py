@@ -10,11 +10,13 @@ a name it imports (:func:`imports_in_type_comments`), and removes no such name i
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import re
 import tokenize
 
 from structured_agents import syntax
+from structured_agents.tasks.lint_source import import_bound
 
 __all__ = ["imports_in_type_comments", "type_comment_names"]
 
@@ -37,17 +39,10 @@ def type_comment_names(text: str) -> frozenset[str]:
     return frozenset(names)
 
 
-def _imported(tree: ast.Module) -> set[str]:
-    """The names the imports of ``tree`` bind (``os`` for ``import os.path``)."""
-    bound: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            bound.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
-    return bound
-
-
+@functools.lru_cache(maxsize=64)
 def imports_in_type_comments(text: str) -> bool:
-    """Whether a type comment of ``text`` uses a name one of its imports binds."""
+    """Whether a type comment of ``text`` uses a name one of its imports binds (asked of one
+    file's text by every ruff call on it: discovery, each fix's layout, the verdict)."""
     if "type:" not in text:
         return False
     names = type_comment_names(text)
@@ -57,4 +52,5 @@ def imports_in_type_comments(text: str) -> bool:
         tree = syntax.parse(text)
     except (SyntaxError, ValueError):
         return False
-    return not names.isdisjoint(_imported(tree))
+    imports = (node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom))
+    return any(not names.isdisjoint(import_bound(node)) for node in imports)
