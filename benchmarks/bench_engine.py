@@ -39,6 +39,13 @@ What is measured, all greedy on short prompts (so decoding, not prefill, dominat
   tokens: tokens/s over the whole run, prefill included, the prefill's seconds and the time of
   a decode step. Short prompts measure the decode alone; on an AVX-512 CPU without native
   bfloat16 they favoured bfloat16 weights whose prefill took 3x longer than float32's.
+* ``stream``: with ``--stream N``, N requests under the JSON call schema submitted at once
+  through ``submit``, as a model worker feeds the engine: the step loop admits new rows between
+  steps as rows end, so the batch stays at the largest of ``--batches`` where a single
+  ``generate`` of that many rows empties as its rows finish their calls. Then the same requests
+  unconstrained, each forced to the token count it had under the grammar. Tokens/s, the mean
+  rows a step, the wall time over steps, ``grammar_share`` and ``overhead`` as above. Streamed
+  rows decode their text every step, as a worker's do.
 * ``kinds``: ``grammar_share`` at batch 4 for each kind of grammar the plugins build.
 * ``peer``: llama.cpp on the same GGUF, run first in a child process (:mod:`peer_llamacpp`;
   when ``llama-cpp-python`` is importable): its load time and batch-1 tokens/s, and the ratios
@@ -188,6 +195,49 @@ def overhead_run(
     }
 
 
+def streamed(
+    engine: TransformersEngine, tokens: Sequence[int], grammar: GrammarArtifact | None, *, forced: bool
+) -> dict[str, Any]:
+    """A request a row, ``tokens[row]`` new tokens at most, all submitted at once; the
+    completions awaited, timed over the engine's stats of the run."""
+    saved = engine.stop_token_ids
+    if forced:
+        engine.stop_token_ids = [-1]
+    before = engine.stats.copy()
+    started = time.perf_counter()
+    try:
+        streams = [engine.submit(request) for request in requests_for(len(tokens), tokens, grammar)]
+        completions = [stream.result() for stream in streams]
+    finally:
+        engine.stop_token_ids = saved
+    seconds = time.perf_counter() - started
+    stats = engine.stats.since(before)
+    counts = [c.usage.completion_tokens for c in completions]
+    return {
+        "seconds": seconds,
+        "stats": asdict(stats),
+        "tokens": counts,
+        "tokens_per_s": sum(counts) / seconds,
+        "mean_batch": stats.mean_batch,
+        "step_ms": 1000 * seconds / max(1, stats.steps),
+        "grammar_share": stats.grammar_s / seconds,
+    }
+
+
+def stream_run(
+    engine: TransformersEngine, count: int, tokens: int, grammar: GrammarArtifact
+) -> dict[str, Any]:
+    """``count`` requests streamed under ``grammar``, then unconstrained with the same counts."""
+    with_grammar = streamed(engine, [tokens] * count, grammar, forced=False)
+    without = streamed(engine, with_grammar["tokens"], None, forced=True)
+    return {
+        "requests": count,
+        "with": with_grammar,
+        "without": without,
+        "overhead": with_grammar["seconds"] / without["seconds"] - 1,
+    }
+
+
 def ratio(free: dict[int, dict[str, Any]], batch: int, base: int) -> float | None:
     """Batch ``batch``'s aggregate tokens/s over batch ``base``'s, where both were run."""
     if batch not in free or base not in free:
@@ -245,6 +295,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for b in batches if args.long_prompt > 0 else []:
             rows = long_requests(engine, b, args.long_prompt, args.tokens)
             long[b] = timed(engine, rows, forced=True, repeats=args.repeats)
+        stream = stream_run(engine, args.stream, args.tokens, schema) if args.stream else None
         kinds = {
             name: timed(engine, requests_for(4, [args.tokens] * 4, grammar_of(p, m)), forced=False, repeats=1)
             for name, p, m in KINDS
@@ -267,6 +318,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "grammar": grammar,
         "long_prompt": args.long_prompt,
         "long": long,
+        "stream": stream,
         "kinds": kinds,
         "batch8_over_batch1": ratio(free, 8, 1),
         "peer": peer,
@@ -318,6 +370,18 @@ def table(result: dict[str, Any]) -> str:
             decode_ms = 1000 * stats["decode_s"] / max(1, stats["steps"])
             rate, prefill = run_["tokens_per_s"], stats["prefill_s"]
             lines.append(f"{b:>5} {rate:>8.1f} {prefill:>10.2f} {decode_ms:>15.2f}")
+    stream = result["stream"]
+    if stream is not None:
+        g, free = stream["with"], stream["without"]
+        most = max(result["free"])
+        lines += [
+            "",
+            f"{stream['requests']} requests streamed (continuous batching, at most {most} rows):",
+            f"  with grammar {g['tokens_per_s']:.1f} tok/s, {g['mean_batch']:.1f} rows a step, step "
+            f"{g['step_ms']:.2f} ms, grammar share {g['grammar_share']:.1%}; unconstrained, same counts: "
+            f"{free['tokens_per_s']:.1f} tok/s, {free['mean_batch']:.1f} rows, step "
+            f"{free['step_ms']:.2f} ms; overhead {stream['overhead']:.1%}",
+        ]
     lines += [
         "",
         f"{'grammar kind (batch 4)':<30} {'tokens':>7} {'seconds':>8} {'grammar s':>10} {'share':>8}",
@@ -346,6 +410,9 @@ def main() -> None:
     parser.add_argument("--batches", default="1,4,8", help="batch sizes, comma-separated (e.g. 1,8,32,64)")
     parser.add_argument(
         "--long-prompt", type=int, default=850, help="prompt tokens of the long-prompt runs (0: none)"
+    )
+    parser.add_argument(
+        "--stream", type=int, default=0, help="requests streamed through submit (0: none; e.g. 512)"
     )
     parser.add_argument("--repeats", type=int, default=3, help="runs per measurement (the fastest counts)")
     args = parser.parse_args()

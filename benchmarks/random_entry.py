@@ -2,7 +2,7 @@
 
 Run (writes the entry, prints its files)::
 
-    .venv/bin/python benchmarks/random_entry.py OUT_DIR [--source DIR] [--device cuda]
+    .venv/bin/python benchmarks/random_entry.py OUT_DIR [--source DIR] [--device cuda] [--gguf FILE]
     .venv/bin/python benchmarks/bench_engine.py --model OUT_DIR --device cuda --batches 1,8,32,64
 
 Measuring the decode loop on a lent GPU machine needs the model's shapes, its tokenizer (the
@@ -17,7 +17,10 @@ dtype and file sizes rewritten so the store accepts the entry.
 
 Random weights write text no reviewer would read: a grammar holds every row to its shape, but
 rows rarely finish early, so reviews and rows leaving mid-batch go untested; check those on the
-real weights.
+real weights. ``--gguf FILE`` writes those instead: the shipped model's GGUF (carried in five
+parts and joined) dequantized to bfloat16, as the store's conversion does, with the entry's other
+files still copied from ``--source``. That skips the store's tokenizer conversion from the GGUF,
+which a different transformers there may get wrong (``../shared/GPU-NOTES.md``).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from pathlib import Path
 import torch
 import transformers
 
-from structured_agents.engines.model_store import MANIFEST_NAME, ModelStore
+from structured_agents.engines.model_store import MANIFEST_NAME, ModelStore, gguf_model
 
 
 def copy_entry(source: Path, out: Path) -> None:
@@ -49,13 +52,17 @@ def copy_entry(source: Path, out: Path) -> None:
             shutil.copy(path, out / path.name)
 
 
-def write_random_weights(out: Path, device: str) -> None:
-    """Random bfloat16 weights of ``out``'s config, and the manifest made to match them."""
-    config = transformers.AutoConfig.from_pretrained(str(out), local_files_only=True)
-    config.dtype = "bfloat16"
-    torch.manual_seed(0)
-    with torch.device(device):
-        model = transformers.AutoModelForCausalLM.from_config(config).to(torch.bfloat16)
+def write_weights(out: Path, device: str, gguf: Path | None) -> None:
+    """bfloat16 weights, random ones of ``out``'s config or ``gguf``'s, and the manifest made to
+    match them."""
+    if gguf is not None:
+        model = gguf_model(gguf).to(torch.bfloat16)
+    else:
+        config = transformers.AutoConfig.from_pretrained(str(out), local_files_only=True)
+        config.dtype = "bfloat16"
+        torch.manual_seed(0)
+        with torch.device(device):
+            model = transformers.AutoModelForCausalLM.from_config(config).to(torch.bfloat16)
     model.save_pretrained(str(out))
     manifest_path = out / MANIFEST_NAME
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
@@ -73,11 +80,12 @@ def main() -> None:
         "--source", type=Path, default=None, help="an entry to copy (default: the shipped model's)"
     )
     parser.add_argument("--device", default="cpu", help="where to initialise the weights")
+    parser.add_argument("--gguf", type=Path, default=None, help="the real weights, from this GGUF file")
     args = parser.parse_args()
     source = args.source or ModelStore().resolve(None, "float32")
     started = time.perf_counter()
     copy_entry(source, args.out)
-    write_random_weights(args.out, args.device)
+    write_weights(args.out, args.device, args.gguf)
     print(
         f"{args.out}: {sorted(p.name for p in args.out.iterdir())} in {time.perf_counter() - started:.1f} s"
     )

@@ -61,6 +61,7 @@ __all__ = [
     "ModelSource",
     "ModelStore",
     "convert_gguf",
+    "gguf_model",
     "is_hf_model_dir",
 ]
 
@@ -103,19 +104,29 @@ class ModelSource(Protocol):
         ...
 
 
-def convert_gguf(gguf_path: Path, out_dir: Path, dtype: str) -> None:
-    """Dequantize ``gguf_path`` with transformers and save it as safetensors plus tokenizer files."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def gguf_model(gguf_path: Path) -> Any:
+    """The model of ``gguf_path`` dequantized by transformers, ready to ``save_pretrained``."""
+    from transformers import AutoModelForCausalLM
 
-    kwargs = {"gguf_file": gguf_path.name, "local_files_only": True}
-    tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), **kwargs)
-    model: Any = AutoModelForCausalLM.from_pretrained(str(gguf_path.parent), **kwargs)
+    model: Any = AutoModelForCausalLM.from_pretrained(
+        str(gguf_path.parent), gguf_file=gguf_path.name, local_files_only=True
+    )
     # The loaded weights are plain tensors; drop the GGUF quantizer so save_pretrained accepts them.
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    model.to(getattr(torch, dtype)).save_pretrained(str(out_dir))
+    return model
+
+
+def convert_gguf(gguf_path: Path, out_dir: Path, dtype: str) -> None:
+    """Dequantize ``gguf_path`` with transformers and save it as safetensors plus tokenizer files."""
+    import torch
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(
+        str(gguf_path.parent), gguf_file=gguf_path.name, local_files_only=True
+    )
+    gguf_model(gguf_path).to(getattr(torch, dtype)).save_pretrained(str(out_dir))
     tokenizer.save_pretrained(str(out_dir))
 
 
