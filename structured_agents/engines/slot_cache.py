@@ -9,8 +9,7 @@ head_dim]``). The live rows are always slots ``0 .. rows - 1``: row ``k`` of the
 row's rotary position is its slot position), and the step attends to each row's positions
 ``<= p`` (sliding layers: the last ``sliding_window`` of them).
 
-* :meth:`join` copies rows prefilled together in a transformers ``DynamicCache`` (left padded,
-  its sliding layers cut to their window) into slots, one gather a layer.
+* :meth:`~.graph_step.GraphStep.prefill` writes prompts' keys and values into their slots.
 * :meth:`move` copies slots into others (rows that leave are replaced by the last rows, so only
   the moved rows are copied).
 * :meth:`fork` rebuilds a ``DynamicCache`` of some slots, left padded as a prefill would have
@@ -56,24 +55,6 @@ class SlotCache:
         return (
             2 * int(config.num_hidden_layers) * heads * head_dim * torch.empty((), dtype=dtype).element_size()
         )
-
-    def join(self, cache: Any, lengths: Sequence[int], first: int) -> None:
-        """Copy the rows of ``cache`` (a prefilled ``DynamicCache``, its rows left padded to one
-        width, row ``j`` holding ``lengths[j]`` tokens) into slots ``first, first + 1, ...``."""
-        device = self.kv.device
-        width = max(lengths)
-        rows = len(lengths)
-        where = torch.arange(width, device=device).unsqueeze(0)  # slot positions 0 .. width - 1
-        pad = on_device([width - length for length in lengths], device, torch.long).unsqueeze(1)
-        slots = torch.arange(first, first + rows, device=device)
-        for index, layer in enumerate(cache.layers):
-            stored = layer.keys.shape[-2]  # the last `stored` of the `width` padded positions
-            source = (where + pad - (width - stored)).clamp(0, stored - 1)  # [rows, width]
-            for part, tensor in enumerate((layer.keys, layer.values)):
-                picked = tensor.gather(
-                    2, source[:, None, :, None].expand(-1, tensor.shape[1], -1, tensor.shape[-1])
-                )
-                self.kv[part, index, slots, :, :width] = picked.to(self.kv.dtype)
 
     def move(self, sources: Sequence[int], targets: Sequence[int], length: int) -> None:
         """Copy slots ``sources`` into slots ``targets`` (disjoint), their first ``length`` positions."""

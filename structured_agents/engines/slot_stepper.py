@@ -20,6 +20,12 @@ step. A step:
    rows that ended, finishes them, closes the gaps they leave (the last rows move into them:
    a few slot copies, queued behind the forward), and fills the next bitmasks.
 
+Waiting rows join between steps, prefilled by :meth:`~.graph_step.GraphStep.prefill` straight
+into their slots, and only their bitmasks are filled then (the live rows' are current). Each
+admission is a prefill pass of its own, so rows join in groups (:func:`admitting`): on a GPU
+machine a stream of short requests freed a slot or two every step, and a prefill pass each step
+took nine tenths of the time.
+
 Greedy rows take the lowest-id best token their grammar allows, as on the CPU loop; the logits
 differ from the CPU loop's by the kernels' rounding. The cache holds ``capacity`` positions a
 row (:func:`slot_capacity`): a prompt must leave room for one token.
@@ -42,11 +48,37 @@ from structured_agents.engines.rows import Row
 from structured_agents.engines.slot_cache import SlotCache
 from structured_agents.engines.transformers_stepper import StepModel, TransformersStepper, prefill_groups
 
-__all__ = ["MEMORY_SHARE", "SlotStepper", "slot_capacity"]
+__all__ = ["ADMIT_SHARE", "MEMORY_SHARE", "MOST_HELD_STEPS", "SlotStepper", "admitting", "slot_capacity"]
 
 
 MEMORY_SHARE = 0.25
 """The share of the device's free memory the slot cache may take when the engine starts."""
+ADMIT_SHARE = 0.125
+"""Waiting rows join once this share of the slots is free (8 of 64): each admission is one
+prefill pass (a few milliseconds of the host's launches however few rows it brings), and a
+stream of short requests frees a slot or two every step."""
+MOST_HELD_STEPS = 16
+"""Steps a free slot may be held back from a waiting row (its wait, a few GPU steps at most)."""
+PREFILL_TOKENS = 16384
+"""The most prompt positions (rows times the longest prompt) one prefill pass takes."""
+
+
+def admitting(slots: int, live: int, held: int) -> int:
+    """How many waiting rows may join ``live`` ones in ``slots``: the slots free, once enough
+    are (:data:`ADMIT_SHARE`), nothing is live, or the free slots have been held back for
+    :data:`MOST_HELD_STEPS` steps (``held``); else none, and the steps go on without admitting:
+    every admission is a prefill pass of its own."""
+    free = slots - live
+    enough = max(1, int(ADMIT_SHARE * slots))
+    return free if free >= enough or not live or held >= MOST_HELD_STEPS else 0
+
+
+def _parts(group: list[Row]) -> list[list[Row]]:
+    """``group`` (rows of similar prompt lengths) in parts of at most :data:`PREFILL_TOKENS`
+    positions, each at least one row."""
+    width = max(len(row.prompt_ids) for row in group)
+    size = max(1, PREFILL_TOKENS // width)
+    return [group[k : k + size] for k in range(0, len(group), size)]
 
 
 def slot_capacity(config: Any, *, slots: int, dtype: torch.dtype, free_bytes: int) -> int:
@@ -87,35 +119,52 @@ class SlotStepper(TransformersStepper):
         """``[slots, vocab]``: how often each row generated each token (rows with a frequency
         penalty; allocated when the first one comes)."""
         self._device = device
+        self._held = 0
+        """Steps decoded with a slot free since the last admission."""
+
+    def room(self) -> int:
+        return admitting(self.engine.max_batch_size, len(self.rows), self._held)
 
     @torch.inference_mode()
     def admit(self, pending: list[Row]) -> None:
+        first, bitmask = len(self.rows), self.masker.bitmask
+        self._held = 0
         for group in prefill_groups(pending):
-            logits, cache, _, _ = self._prefill_group(group)
-            clock = time.perf_counter()
-            lengths = [len(row.prompt_ids) for row in group]
-            self.cache.join(cache, lengths, first=len(self.rows))
-            self.logits = logits if self.logits is None else torch.cat([self.logits, logits])
-            for row in group:
-                self.masker.add(row.grammar, stop_token_ids=row.stop_token_ids)
-                self.rows.append(row)
-                self.next.append(len(row.prompt_ids))
-            if any(row.request.sampling.frequency_penalty for row in group) and self._counts is None:
-                self._counts = torch.zeros(
-                    (self.cache.slots, self.engine.vocab_size), dtype=torch.float32, device=self._device
-                )
-            if self._counts is not None:
-                self._counts[len(self.rows) - len(group) : len(self.rows)] = 0
-            self.engine.stats.prefill_s += time.perf_counter() - clock
-        self._fill()
+            for part in _parts(group):
+                clock = time.perf_counter()
+                at = len(self.rows)
+                logits = self.graph.prefill([row.prompt_ids for row in part], at)
+                self.logits = logits if self.logits is None else torch.cat([self.logits, logits])
+                for row in part:
+                    self.masker.add(row.grammar, stop_token_ids=row.stop_token_ids)
+                    self.rows.append(row)
+                    self.next.append(len(row.prompt_ids))
+                self.engine.stats.prefill_s += time.perf_counter() - clock
+                if any(row.review_ids for row in part):
+                    lengths = [len(row.prompt_ids) for row in part]
+                    config = self.engine.model.config
+                    self._baselines(part, logits, self.cache.fork(range(at, at + len(part)), lengths, config))
+        added = self.rows[first:]
+        if any(row.request.sampling.frequency_penalty for row in added) and self._counts is None:
+            self._counts = torch.zeros(
+                (self.cache.slots, self.engine.vocab_size), dtype=torch.float32, device=self._device
+            )
+        if self._counts is not None:
+            self._counts[first : len(self.rows)] = 0
+        if self.masker.bitmask is not bitmask:  # grown for the new rows: the old fills are gone
+            self._filled = None
+        self._fill(since=first)
 
-    def _fill(self) -> None:
-        """Fill the bitmask of every constrained row whose grammar goes on (on the host)."""
+    def _fill(self, since: int = 0) -> None:
+        """Fill the bitmask of every constrained row from ``since`` on whose grammar goes on
+        (on the host); the rows before it where their bitmasks are current (rows that joined)."""
         clock = time.perf_counter()
-        live = self.masker.live(range(len(self.rows)))
+        if self._filled is None:
+            since = 0
+        live = [k for k in self.masker.live(range(len(self.rows))) if k >= since]
         if live:
             self.masker.fill(range(len(self.rows)), live)
-        self._filled = live
+        self._filled = live if since == 0 or self._filled is None else [*self._filled, *live]
         self.engine.stats.select_s += time.perf_counter() - clock
 
     def _mask(self, logits: torch.Tensor) -> None:
@@ -155,6 +204,8 @@ class SlotStepper(TransformersStepper):
         if logits is None:
             return
         stats, rows = self.engine.stats, self.rows
+        if len(rows) < self.engine.max_batch_size:
+            self._held += 1
         clock = time.perf_counter()
         params, counts, saved = self._saved(logits)
         generated = [row.tokens for row in rows]

@@ -11,6 +11,7 @@ as the row would.
 from __future__ import annotations
 
 import json
+import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -20,7 +21,7 @@ from engines.tiny_gemma import tiny_gemma
 
 from structured_agents.engines.graph_step import GraphStep, bucket
 from structured_agents.engines.slot_cache import SlotCache
-from structured_agents.engines.slot_stepper import slot_capacity
+from structured_agents.engines.slot_stepper import MOST_HELD_STEPS, admitting, slot_capacity
 from structured_agents.engines.transformers_engine import cache_kwarg
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def _forward(model: Any, ids: torch.Tensor, mask: torch.Tensor, positions: torch
 
 
 def _prefill(model: Any, prompts: list[list[int]]) -> tuple[torch.Tensor, Any]:
-    """The prompts prefilled together, left padded, as the engine's prefill does."""
+    """The model's own prefill of the prompts, left padded."""
     width = max(map(len, prompts))
     ids = torch.zeros((len(prompts), width), dtype=torch.long)
     mask = torch.zeros((len(prompts), width), dtype=torch.long)
@@ -79,16 +80,14 @@ def test_rows_in_slots_decode_as_they_would_alone(model: Any) -> None:
     )
     step = GraphStep(model, cache, graphs=False)
 
-    rows = ["long", "short"]  # prefilled together: the short one left padded
-    logits, prefilled = _prefill(model, [prompts[name] for name in rows])
-    cache.join(prefilled, [len(prompts[name]) for name in rows], first=0)
+    rows = ["long", "short"]  # prefilled together: the short one right padded
+    logits = step.prefill([prompts[name] for name in rows], first=0)
     for k, name in enumerate(rows):
         torch.testing.assert_close(logits[k], alone[name][0])
     done = {name: 0 for name in prompts}
     for turn in range(10):
         if turn == 3:  # a row joins mid-flight, prefilled on its own
-            logits, prefilled = _prefill(model, [prompts["late"]])
-            cache.join(prefilled, [len(prompts["late"])], first=len(rows))
+            logits = step.prefill([prompts["late"]], first=len(rows))
             rows.append("late")
             torch.testing.assert_close(logits[0], alone["late"][0])
         if turn == 6:  # the first row leaves: the last one moves into its slot
@@ -112,8 +111,7 @@ def test_a_forked_slot_continues_as_the_row_would(model: Any) -> None:
         model.config, slots=2, capacity=CAPACITY, device=torch.device("cpu"), dtype=torch.float32
     )
     step = GraphStep(model, cache, graphs=False)
-    _, prefilled = _prefill(model, prompts)
-    cache.join(prefilled, [len(p) for p in prompts], first=0)
+    step.prefill(prompts, first=0)
     for done in range(5):
         step(torch.tensor([fed[done]] * 2), torch.tensor([len(p) + done for p in prompts]), 20)
     forked, mask, next_pos = cache.fork([1, 0], [len(p) + 5 for p in reversed(prompts)], model.config)
@@ -151,6 +149,22 @@ def test_buckets_and_capacity(model: Any) -> None:
     assert slot_capacity(model.config, slots=4, dtype=torch.bfloat16, free_bytes=0) == 128
 
 
+def test_rows_join_in_groups_unless_they_waited() -> None:
+    """An admission is a prefill pass: at 64 slots rows join 8 at a time, unless the batch is
+    empty or the free slots have been held back for MOST_HELD_STEPS steps."""
+    assert admitting(64, 0, 0) == 64
+    assert admitting(64, 57, 0) == 0 and admitting(64, 56, 0) == 8 and admitting(64, 10, 0) == 54
+    assert admitting(64, 63, MOST_HELD_STEPS - 1) == 0 and admitting(64, 63, MOST_HELD_STEPS) == 1
+    assert admitting(8, 7, 0) == 1  # at 8 slots or fewer, every free slot takes a row at once
+    assert admitting(64, 64, MOST_HELD_STEPS) == 0
+
+
+def test_a_prompt_past_the_capacity_is_refused(model: Any) -> None:
+    cache = SlotCache(model.config, slots=2, capacity=16, device=torch.device("cpu"), dtype=torch.float32)
+    with pytest.raises(ValueError, match="17-token prompt is past the cache's 16"):
+        GraphStep(model, cache, graphs=False).prefill([[1] * 17], first=0)
+
+
 def test_the_step_is_for_causal_gemma_3_only() -> None:
     from types import SimpleNamespace
 
@@ -167,8 +181,9 @@ def test_the_step_is_for_causal_gemma_3_only() -> None:
 @pytest.mark.model
 def test_the_slot_loop_keeps_every_row_in_its_grammar(engine: TransformersEngine) -> None:
     """Through the slot loop on the real model: rows of different lengths leave at different
-    steps (the last rows moving into their slots), a cancelled row leaves at once, and every
-    constrained row that ends says a tool call of the grammar."""
+    steps (the last rows moving into their slots), a cancelled row leaves at once, rows join
+    rows already decoding (only the new rows' bitmasks filled, unless the bitmask grew), and
+    every constrained row that ends says a tool call of the grammar."""
     from engines.slot_loop import slot_loop
 
     from structured_agents.grammar.config import GrammarConfig
@@ -194,8 +209,13 @@ def test_the_slot_loop_keeps_every_row_in_its_grammar(engine: TransformersEngine
             GenerationRequest("Count to a thousand:", sampling=SamplingParams(max_new_tokens=200))
         )
         cancelled.cancel()
-        done = engine.generate(requests)
+        first = [engine.submit(r) for r in requests[1::2]]  # constrained rows already decoding ...
+        while sum(len(row.tokens) for row in stepper.rows) < 2:
+            time.sleep(0.005)
+        done = engine.generate(requests)  # ... when these join (their bitmasks filled alone)
+        done += [stream.result() for stream in first]
         assert stepper.live() == 0
+    requests += requests[1::2]
     for request, completion in zip(requests, done, strict=True):
         assert completion.finish_reason in ("grammar", "length", "stop"), completion.text
         assert completion.usage.completion_tokens <= request.sampling.max_new_tokens
