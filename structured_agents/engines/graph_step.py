@@ -41,10 +41,12 @@ from structured_agents.engines.host_copy import on_device
 from structured_agents.engines.int8_weights import StepLinear
 from structured_agents.engines.slot_cache import SlotCache
 
-__all__ = ["GraphStep", "bucket"]
+__all__ = ["MIN_PROMPT", "GraphStep", "bucket"]
 
 _MIN_SPAN = 128
 """The fewest positions a step attends to (spans are powers of two from here)."""
+MIN_PROMPT = 16
+"""The shortest prompt bucket a prefill is captured for (then powers of two)."""
 
 
 def bucket(value: int, *, least: int = 1, most: int) -> int:
@@ -100,6 +102,9 @@ class GraphStep:
         self._columns = torch.arange(cache.capacity, device=device)
         self._rotary = {kind: self._table(kind) for kind in set(cache.kinds)}
         self._captured: dict[tuple[int, int], tuple[torch.cuda.CUDAGraph, torch.Tensor]] = {}
+        self._prefills: dict[
+            tuple[int, int], tuple[torch.cuda.CUDAGraph, tuple[torch.Tensor, ...], torch.Tensor]
+        ] = {}
         self._pool: Any = None
 
     @classmethod
@@ -158,7 +163,7 @@ class GraphStep:
         key = (size, width)
         with torch.cuda.device(self._cache.kv.device):  # the engine's device, not the thread's current one
             if key not in self._captured:
-                self._captured[key] = self._capture(size, width)
+                self._captured[key] = self._capture(lambda: self._step(size, width))
             graph, out = self._captured[key]
             graph.replay()
         return out[:rows]
@@ -168,20 +173,50 @@ class GraphStep:
         position 0): their keys and values written into the slots, and the float32 logits
         ``[rows, vocab]`` of each prompt's last token.
 
-        One eager pass over the layers for the rows together, right padded (a padded position
-        is a key no query attends to, its stale key and value past the row's length as the
-        cache allows). Transformers' own forward took 24-35 ms on a GPU machine's host whatever
-        the rows, with its dynamic cache and mask building, and then had to be gathered into
-        the slots; fed a prefill almost every step, a stream of short requests ran at a tenth
-        of the decode's speed."""
+        One pass over the layers for the rows together, right padded (a padded position is a
+        key no query attends to: its stale key and value past the row's length, as the cache
+        allows), captured as a CUDA graph per bucket of rows and of prompt length (powers of
+        two from :data:`MIN_PROMPT`), the bucket's extra rows writing to the cache's scratch
+        slot. Transformers' own forward took 24-35 ms on a GPU machine's host whatever the
+        rows, with its dynamic cache and its masks, and then had to be gathered into the
+        slots; fed a prefill almost every step, a stream of short requests ran at a tenth of
+        the decode's speed. The result is the graph's output buffer: read it before the next
+        call."""
         rows, width = len(prompts), max(map(len, prompts))
         if width > self._cache.capacity:
             raise ValueError(f"GraphStep: a {width}-token prompt is past the cache's {self._cache.capacity}")
+        size = bucket(rows, most=self._cache.slots)
+        span = bucket(width, least=MIN_PROMPT, most=self._cache.capacity)
+        padding = [[0] * span] * (size - rows)
+        ids = [token for p in [*prompts, *padding] for token in (*p, *[0] * (span - len(p)))]
+        lengths = [*map(len, prompts), *[1] * (size - rows)]
+        slots = [*range(first, first + rows), *[self._cache.scratch] * (size - rows)]
         device = self._cache.kv.device
-        flat = [token for p in prompts for token in (*p, *[0] * (width - len(p)))]
-        ids = on_device(flat, device, torch.long).view(rows, width)
-        lengths = on_device([len(p) for p in prompts], device, torch.long)
-        slots = torch.arange(first, first + rows, device=device)
+        inputs = (
+            on_device(ids, device, torch.long).view(size, span),
+            on_device(lengths, device, torch.long),
+            on_device(slots, device, torch.long),
+        )
+        if not self._graphs:
+            return self._prefill(*inputs)[:rows]
+        key = (size, span)
+        with torch.cuda.device(device):
+            if key not in self._prefills:
+                static = tuple(torch.empty_like(tensor) for tensor in inputs)
+                for buffer, tensor in zip(static, inputs, strict=True):
+                    buffer.copy_(tensor)
+                graph, out = self._capture(lambda: self._prefill(*static))
+                self._prefills[key] = (graph, static, out)
+            graph, static, out = self._prefills[key]
+            for buffer, tensor in zip(static, inputs, strict=True):
+                buffer.copy_(tensor, non_blocking=True)
+            graph.replay()
+        return out[:rows]
+
+    def _prefill(self, ids: torch.Tensor, lengths: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
+        """:meth:`prefill`'s pass: ``ids`` ``[rows, width]`` right padded, each row's length and slot."""
+        rows, width = ids.shape
+        device = ids.device
         columns = self._columns[:width]
         causal = (columns.unsqueeze(0) <= columns.unsqueeze(1)).unsqueeze(0)  # [1, query, key]
         seen = causal & (columns < lengths.unsqueeze(1)).unsqueeze(1)  # [rows, query, key]
@@ -217,18 +252,18 @@ class GraphStep:
         last = hidden[torch.arange(rows, device=device), lengths - 1]  # [rows, hidden]
         return F.linear(norm(self._final, last), self._head).float()
 
-    def _capture(self, size: int, width: int) -> tuple[torch.cuda.CUDAGraph, torch.Tensor]:
-        """The step for ``size`` rows over ``width`` positions as a CUDA graph, and its output.
-        The warm-up runs write what the captured step writes (the same keys at the same places)."""
+    def _capture(self, run: Callable[[], torch.Tensor]) -> tuple[torch.cuda.CUDAGraph, torch.Tensor]:
+        """``run`` as a CUDA graph, and its output. The warm-up runs write what the captured run
+        writes (the same keys at the same places)."""
         side = torch.cuda.Stream()  # type: ignore[no-untyped-call]
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
             for _ in range(2):
-                self._step(size, width)
+                run()
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph, pool=self._pool):
-            out = self._step(size, width)
+            out = run()
         self._pool = graph.pool()
         return graph, out
 

@@ -44,8 +44,12 @@ class SlotCache:
         self.kinds: list[str] = list(getattr(config, "layer_types", None) or ["full_attention"] * self.layers)
         heads = int(config.num_key_value_heads)
         head_dim = int(getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads)
-        self.kv = torch.zeros((2, self.layers, slots, heads, capacity, head_dim), device=device, dtype=dtype)
-        """``kv[0, layer]`` the keys, ``kv[1, layer]`` the values, each ``[slots, heads, capacity, dim]``."""
+        shape = (2, self.layers, slots + 1, heads, capacity, head_dim)
+        self.kv = torch.zeros(shape, device=device, dtype=dtype)
+        """``kv[0, layer]`` the keys, ``kv[1, layer]`` the values, each ``[slots + 1, heads, capacity,
+        dim]``: the last, :attr:`scratch`, is no row's."""
+        self.scratch = slots
+        """The slot a captured prefill's padding rows write to (a graph's rows are a bucket's)."""
 
     @staticmethod
     def bytes_per_position(config: Any, dtype: torch.dtype) -> int:

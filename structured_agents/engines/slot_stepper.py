@@ -40,7 +40,7 @@ from typing import Any
 import torch
 
 from structured_agents.engines.bad_words import ban_bad_words
-from structured_agents.engines.graph_step import GraphStep
+from structured_agents.engines.graph_step import MIN_PROMPT, GraphStep, bucket
 from structured_agents.engines.host_copy import on_device
 from structured_agents.engines.logits import MIN_TEMPERATURE, NO_TOKEN, sample, top_logprobs
 from structured_agents.engines.repeats import ban_repeats
@@ -74,10 +74,13 @@ def admitting(slots: int, live: int, held: int) -> int:
 
 
 def _parts(group: list[Row]) -> list[list[Row]]:
-    """``group`` (rows of similar prompt lengths) in parts of at most :data:`PREFILL_TOKENS`
-    positions, each at least one row."""
-    width = max(len(row.prompt_ids) for row in group)
-    size = max(1, PREFILL_TOKENS // width)
+    """``group`` (rows of similar prompt lengths) in parts whose prefill bucket (rows and
+    prompt length rounded up to powers of two) holds at most :data:`PREFILL_TOKENS` positions,
+    each at least one row."""
+    width = bucket(max(len(row.prompt_ids) for row in group), least=MIN_PROMPT, most=PREFILL_TOKENS)
+    size = 1
+    while 2 * size * width <= PREFILL_TOKENS:
+        size *= 2
     return [group[k : k + size] for k in range(0, len(group), size)]
 
 
@@ -104,7 +107,7 @@ class SlotStepper(TransformersStepper):
             else os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         )
         slots = engine.max_batch_size
-        self.capacity = slot_capacity(model.config, slots=slots, dtype=dtype, free_bytes=free)
+        self.capacity = slot_capacity(model.config, slots=slots + 1, dtype=dtype, free_bytes=free)
         """Positions each row may use: its prompt and its new tokens."""
         self.cache = SlotCache(model.config, slots=slots, capacity=self.capacity, device=device, dtype=dtype)
         self.graph = GraphStep(model, self.cache, graphs=graphs)

@@ -104,6 +104,30 @@ def test_rows_in_slots_decode_as_they_would_alone(model: Any) -> None:
 
 
 @torch.inference_mode()
+def test_a_prefill_bucket_pads_into_the_scratch_slot(model: Any) -> None:
+    """Three prompts joining one live row prefill as a bucket of four: the fourth row writes to
+    the scratch slot, not to the live row's slot, and every row decodes as it would alone."""
+    prompts = [list(range(1, 10)), [7, 3, 5], [11, 12, 13, 14, 15, 16, 17], [2, 4]]
+    fed = [21, 22, 23, 24]
+    cache = SlotCache(
+        model.config, slots=4, capacity=CAPACITY, device=torch.device("cpu"), dtype=torch.float32
+    )
+    step = GraphStep(model, cache, graphs=False)
+    step.prefill(prompts[:1], first=0)
+    kept = cache.kv[:, :, 0].clone()
+    logits = step.prefill(prompts[1:], first=1)
+    assert torch.equal(cache.kv[:, :, 0], kept)
+    alone = [_alone(model, prompt, fed) for prompt in prompts]
+    for k in range(3):
+        torch.testing.assert_close(logits[k], alone[k + 1][0])
+    for done in range(len(fed)):
+        positions = torch.tensor([len(p) + done for p in prompts])
+        logits = step(torch.tensor([fed[done]] * 4), positions, int(positions.max()) + 1)
+        for k in range(4):
+            torch.testing.assert_close(logits[k], alone[k][done + 1])
+
+
+@torch.inference_mode()
 def test_a_forked_slot_continues_as_the_row_would(model: Any) -> None:
     prompts = [list(range(1, 10)), [7, 3, 5]]
     fed = [21, 22, 23, 24, 25, 26]
