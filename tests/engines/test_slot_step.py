@@ -174,12 +174,13 @@ def test_buckets_and_capacity(model: Any) -> None:
 
 
 def test_rows_join_in_groups_unless_they_waited() -> None:
-    """An admission is a prefill pass: at 64 slots rows join 8 at a time, unless the batch is
+    """An admission is a prefill pass: at 64 slots rows join 16 at a time, unless the batch is
     empty or the free slots have been held back for MOST_HELD_STEPS steps."""
     assert admitting(64, 0, 0) == 64
-    assert admitting(64, 57, 0) == 0 and admitting(64, 56, 0) == 8 and admitting(64, 10, 0) == 54
+    assert admitting(64, 49, 0) == 0 and admitting(64, 48, 0) == 16 and admitting(64, 10, 0) == 54
     assert admitting(64, 63, MOST_HELD_STEPS - 1) == 0 and admitting(64, 63, MOST_HELD_STEPS) == 1
-    assert admitting(8, 7, 0) == 1  # at 8 slots or fewer, every free slot takes a row at once
+    assert admitting(8, 7, 0) == 0 and admitting(8, 6, 0) == 2
+    assert admitting(3, 2, 0) == 1  # at 7 slots or fewer, every free slot takes a row at once
     assert admitting(64, 64, MOST_HELD_STEPS) == 0
 
 
