@@ -42,6 +42,11 @@ class Stepper(Protocol[P]):
         """How many more requests the batch takes now."""
         ...
 
+    def full(self) -> bool:
+        """Whether the batch has no place left (``room`` may be 0 before it is: a stepper that
+        admits in groups); what :class:`~.occupancy.Occupancy` counts."""
+        ...
+
     def admit(self, pending: list[P]) -> None:
         """Add ``pending`` to the batch (prefill); each stream is then live or ended."""
         ...
@@ -124,7 +129,7 @@ class StepLoop(Generic[P]):
                 if admitted:
                     self._stepper.admit(admitted)
                 if rows := self._stepper.live():
-                    self._occupancy.record(rows, full=self._stepper.room() == 0, waiting=waiting)
+                    self._occupancy.record(rows, full=self._stepper.full(), waiting=waiting)
                     self._stepper.step()
             except Exception as exc:  # the model failed: fail what was in flight, keep serving
                 error = EngineError(f"{self._name}: decoding failed: {type(exc).__name__}: {exc}")

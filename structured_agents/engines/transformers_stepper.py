@@ -123,6 +123,9 @@ class TransformersStepper:
     def room(self) -> int:
         return self.engine.max_batch_size - len(self.rows)
 
+    def full(self) -> bool:
+        return len(self.rows) >= self.engine.max_batch_size
+
     def live(self) -> int:
         return len(self.rows)
 

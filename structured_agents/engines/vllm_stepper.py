@@ -82,6 +82,9 @@ class VLLMStepper:
         # vLLM queues what its batch cannot take yet; twice its batch keeps it fed between steps
         return 2 * self.max_num_seqs - len(self._live)
 
+    def full(self) -> bool:
+        return self.room() <= 0
+
     def live(self) -> int:
         return len(self._live)
 

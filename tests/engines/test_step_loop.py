@@ -39,6 +39,9 @@ class SpellingStepper:
     def room(self) -> int:
         return self.max_batch_size - len(self.rows)
 
+    def full(self) -> bool:
+        return len(self.rows) >= self.max_batch_size
+
     def live(self) -> int:
         return len(self.rows)
 
@@ -108,6 +111,27 @@ def test_the_batch_takes_max_batch_size_rows_and_the_rest_wait() -> None:
     occupancy = engine.loop.occupancy()
     assert occupancy.steps == len(engine.stepper.sizes) and occupancy.rows == sum(engine.stepper.sizes)
     assert occupancy.backlogged >= 1 and occupancy.share == 1.0  # never part-empty while rows waited
+    engine.loop.close()
+
+
+class GroupingStepper(SpellingStepper):
+    """Admits only into an empty batch, as a stepper that admits rows in groups may hold back."""
+
+    def room(self) -> int:
+        return 0 if self.rows else self.max_batch_size
+
+
+def test_room_held_back_is_not_counted_as_a_full_batch() -> None:
+    engine = SpellingEngine(max_batch_size=3)
+    engine.stepper = GroupingStepper(3)
+    engine.loop = StepLoop(engine.stepper, name="grouping")
+    streams = [GenerationStream(GenerationRequest(text)) for text in ("ab", "abcdef", "abc", "abcd")]
+    engine.loop.put(*(Spelling(stream) for stream in streams))  # queued together: 3 join, 1 waits
+    assert [stream.result().text for stream in streams] == ["ab", "abcdef", "abc", "abcd"]
+    sizes = engine.stepper.sizes
+    assert sizes == [3, 3, 2, 1, 1, 1, 1, 1, 1, 1]  # "abcd" waited for an empty batch
+    occupancy = engine.loop.occupancy()
+    assert occupancy.backlogged == 6 and occupancy.full == 2  # held-back room is not full
     engine.loop.close()
 
 
