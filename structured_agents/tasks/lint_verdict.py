@@ -27,9 +27,13 @@ of ruff's or a candidate) is kept only when, with ruff's safe fixes applied on t
    star bound), which is dropped when the rest pass; otherwise the changes are bisected on top
    of ruff's fixes: a half that passes is kept whole, a single change that fails is dropped with the
    check's reason, at most :data:`MAX_CHECK_RUNS` runs a file (changes left untried then are
-   dropped as not checked). When the check fails with ruff's fixes alone, nothing is kept: the
-   job fails, as rejected when the unchanged codebase passes (ruff's own fixes break it), or
-   with the check's reason when it fails even unchanged.
+   dropped as not checked). When the check fails with ruff's fixes alone but passes on the
+   unchanged codebase, ruff's own fixes break it: the rules ruff fixed in the file are halved
+   until one rule whose fixes, left out, make it pass is found (an unused import other modules
+   import, imports sorted out of a section a build script cuts), and the proposal is ruff's
+   fixes of the other rules, none of the agent's (they were laid out on the text with all of
+   ruff's fixes). Where no such rule is found within the runs, the job is rejected; when the
+   check fails even unchanged, it fails with the check's reason.
 
 When ruff's safe fixes alone break the lowest Python (possible only below ruff's lowest
 target, ``py37``, and only where leaving the rules that break it unfixed did not mend it:
@@ -101,6 +105,11 @@ class Verdict:
     """The Python the proposal keeps to (:meth:`.PythonTarget.describe`)."""
     rules: str = ""
     """Whose rules ruff checked, where not ruff's own configuration (:meth:`.LintSettings.rules`)."""
+    unfixed: list[str] = field(default_factory=list)
+    """Rules whose safe fixes broke the check, left unfixed in the file (the proposal is ruff's
+    other fixes)."""
+    unfixed_because: str = ""
+    """The check's message with every safe fix."""
     unfixable: list[str] = field(default_factory=list)
     """Codes of the findings left with no fix offered (none of ruff's or a candidate, or one
     declined: :data:`~structured_agents.tasks.lint_rewrites.DECLINED`)."""
@@ -119,6 +128,11 @@ class Verdict:
                     for d in dropped
                 )
                 line += f", {len(dropped)} {why} ({'; '.join(shown)})"
+        if self.unfixed:
+            line += (
+                f"; ruff's fixes of {', '.join(self.unfixed)} broke the check "
+                f"({_short(self.unfixed_because)}): left unfixed"
+            )
         if self.check_runs:
             line += f"; check ran {self.check_runs}x"
         line = f"{line}; left: {', '.join(self.left) or 'none'}"
@@ -348,7 +362,7 @@ def judge(
     if verdict.problem is None:
         verdict.text = judge.proposal(kept)[0]
         verdict.kept = kept
-        verdict.left = judge.codes(verdict.text) if kept else ruff_left
+        verdict.left = judge.codes(verdict.text) if verdict.text != by_ruff else ruff_left
     return verdict
 
 
@@ -369,7 +383,12 @@ def _checked(
         if base is not None:
             if judge.by_ruff == original or not runner.run(original).passed:
                 raise TaskError(f"the check {runner.check.command!r} fails on the codebase as it is ({base})")
-            verdict.problem = f"ruff's safe fixes break the check ({base})"
+            mended = _unfixed(judge, runner, original)
+            if mended is None:
+                verdict.problem = f"ruff's safe fixes break the check ({base})"
+            else:  # the proposal is ruff's other fixes
+                verdict.unfixed, judge.by_ruff = mended[0], mended[1]
+                verdict.unfixed_because = base
             return []
 
     def budget() -> bool:
@@ -382,6 +401,34 @@ def _checked(
             verdict.dropped.append(Dropped(largest, "failed the check", failure or "the check failed"))
             return rest
     return _bisect(passes, [], kept, verdict.dropped, budget, known=failure)
+
+
+def _unfixed(judge: _Judge, runner: CheckRunner, original: str) -> tuple[list[str], str] | None:
+    """The rules whose safe fixes break the check (which passes on ``original``), with ruff's
+    safe fixes of the others, where such rules are found within :data:`MAX_CHECK_RUNS`: the
+    rules ruff fixed in the file are halved, the half whose fixes left out make the check pass
+    taken on (one rule's fixes commonly break it: an unused import other modules import, an
+    import sorted out of a section a build script cuts), down to one rule; the smallest set
+    found that passes."""
+    fixed = sorted(set(Counter(judge.codes(original)) - Counter(judge.codes(judge.by_ruff))))
+    found: tuple[list[str], str] | None = None
+
+    def passes(codes: list[str]) -> bool:
+        nonlocal found
+        options = (*judge.options, "--unfixable", ",".join(codes))
+        text = ruff_safe_fixes(judge.root, judge.path, original, *options)
+        if text == original or not runner.run(text).passed:
+            return False
+        found = codes, text
+        return True
+
+    rules = fixed
+    while len(rules) > 1 and runner.runs < MAX_CHECK_RUNS:
+        half = rules[: len(rules) // 2]
+        rules = half if passes(half) else rules[len(half) :]
+    if len(rules) == 1 and runner.runs < MAX_CHECK_RUNS and (found is None or found[0] != rules):
+        passes(rules)
+    return found
 
 
 def _size(change: Change) -> int:

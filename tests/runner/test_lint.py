@@ -584,6 +584,28 @@ def test_a_check_that_fails_without_the_agents_changes_fails_the_job(
     assert [result.status for result in store.results(summary.batch_id)] == stored
 
 
+def test_the_rule_whose_safe_fixes_break_the_check_is_left_unfixed(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    """Ruff's removal of ``import os`` (F401) breaks the check; its f-string fix (F541) does
+    not: the job keeps ruff's other fixes and says which rule it left unfixed, and why."""
+    text = "import os\nimport sys\n\nprint(f'hello')\nprint(sys.argv)\n"
+    root = _codebase(tmp_path / "code", imports=text)
+    engine = scripted(lint_bundle, _call("submit_result"))
+
+    summary = _run(lint_bundle, engine, store, root, check="grep -q 'import os' imports.py")
+
+    [run] = store.list_runs(summary.batch_id)
+    [result] = store.results(summary.batch_id)
+    assert (run.status, result.status) == ("succeeded", "proposed")
+    assert result.summary.splitlines()[0] == (
+        "ruff 2 -> 1 (ruff --fix alone: 0); fixes tried: 0 proposed, 0 kept; "
+        "ruff's fixes of F401 broke the check (exit 1): left unfixed; check ran 3x; left: F401"
+    )
+    assert "-print(f'hello')" in result.diff and "+print('hello')" in result.diff
+    assert "import os" not in "".join(line for line in result.diff.splitlines() if line[:1] in "+-")
+
+
 def test_a_file_ruff_cleans_alone_ends_with_ruffs_fixes(
     lint_bundle: Bundle, store: Store, tmp_path: Path
 ) -> None:
