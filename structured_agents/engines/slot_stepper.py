@@ -139,7 +139,8 @@ class SlotStepper(TransformersStepper):
                 clock = time.perf_counter()
                 at = len(self.rows)
                 logits = self.graph.prefill([row.prompt_ids for row in part], at)
-                self.logits = logits if self.logits is None else torch.cat([self.logits, logits])
+                # a copy either way: the next part's prefill may replay the graph that wrote it
+                self.logits = logits.clone() if self.logits is None else torch.cat([self.logits, logits])
                 for row in part:
                     self.masker.add(row.grammar, stop_token_ids=row.stop_token_ids)
                     self.rows.append(row)

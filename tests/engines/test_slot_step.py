@@ -173,6 +173,37 @@ def test_buckets_and_capacity(model: Any) -> None:
     assert slot_capacity(model.config, slots=4, dtype=torch.bfloat16, free_bytes=0) == 128
 
 
+@pytest.mark.model
+def test_prefill_results_are_copied_before_the_next_prefill(engine: TransformersEngine) -> None:
+    """A captured prefill returns its graph's output buffer, which the next replay of that
+    graph overwrites: prompts of 130 and 250 tokens fall in different prefill groups but one
+    bucket. Here every prefill returns a view of one shared buffer, as such a replay would."""
+    from engines.slot_loop import slot_loop
+
+    from structured_agents.kernel.engine import GenerationRequest, SamplingParams
+
+    code = engine.tokenizer("\n".join(f"value_{k} = {k} * {k}" for k in range(200)))["input_ids"]
+    prose = engine.tokenizer(" ".join(["the cat sat on the mat and looked at the dog"] * 40))["input_ids"]
+    prompts = [engine.tokenizer.decode(code[1:130]), engine.tokenizer.decode(prose[1:250])]
+    requests = [GenerationRequest(p, sampling=SamplingParams(max_new_tokens=2)) for p in prompts]
+    lengths = [len(engine.tokenizer(p)["input_ids"]) for p in prompts]
+    assert all(128 < n <= 256 for n in lengths) and lengths[1] > 1.5 * lengths[0] + 32  # two groups
+    with slot_loop(engine) as stepper:
+        alone = [engine.generate([request])[0].text for request in requests]
+        prefill, shared = stepper.graph.prefill, torch.empty(0)
+
+        def replayed(prompts: list[list[int]], first: int) -> torch.Tensor:
+            nonlocal shared
+            out = prefill(prompts, first)
+            shared = torch.empty((16, out.shape[1])) if shared.numel() == 0 else shared
+            shared[: len(out)] = out
+            return shared[: len(out)]
+
+        stepper.graph.prefill = replayed  # type: ignore[method-assign]
+        together = [c.text for c in engine.generate(requests)]
+    assert together == alone
+
+
 def test_rows_join_in_groups_unless_they_waited() -> None:
     """An admission is a prefill pass: at 64 slots rows join 16 at a time, unless the batch is
     empty or the free slots have been held back for MOST_HELD_STEPS steps."""
