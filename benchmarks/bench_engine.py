@@ -44,8 +44,11 @@ What is measured, all greedy on short prompts (so decoding, not prefill, dominat
   steps as rows end, so the batch stays at the largest of ``--batches`` where a single
   ``generate`` of that many rows empties as its rows finish their calls. Then the same requests
   unconstrained, each forced to the token count it had under the grammar. Tokens/s, the mean
-  rows a step, the wall time over steps, ``grammar_share`` and ``overhead`` as above. Streamed
-  rows decode their text every step, as a worker's do.
+  rows a step, the wall time over steps, the prefills' share, ``grammar_share`` and
+  ``overhead`` as above. Streamed rows decode their text every step, as a worker's do. On the
+  slot loop (CUDA) once for each of ``--admit-shares``: when waiting rows join
+  (:func:`~structured_agents.engines.slot_stepper.admitting`). Then N/4 requests of
+  ``--long-prompt`` tokens, forced to ``--tokens``.
 * ``kinds``: ``grammar_share`` at batch 4 for each kind of grammar the plugins build.
 * ``peer``: llama.cpp on the same GGUF, run first in a child process (:mod:`peer_llamacpp`;
   when ``llama-cpp-python`` is importable): its load time and batch-1 tokens/s, and the ratios
@@ -69,6 +72,7 @@ from typing import Any
 
 from peer_llamacpp import run_peer
 
+from structured_agents.engines import slot_stepper
 from structured_agents.engines.model_store import ModelStore
 from structured_agents.engines.rescored_head import RescoredHead
 from structured_agents.engines.transformers_engine import TransformersEngine, resolve_device, resolve_dtype
@@ -196,17 +200,17 @@ def overhead_run(
 
 
 def streamed(
-    engine: TransformersEngine, tokens: Sequence[int], grammar: GrammarArtifact | None, *, forced: bool
+    engine: TransformersEngine, requests: Sequence[GenerationRequest], *, forced: bool
 ) -> dict[str, Any]:
-    """A request a row, ``tokens[row]`` new tokens at most, all submitted at once; the
-    completions awaited, timed over the engine's stats of the run."""
+    """``requests`` all submitted at once; the completions awaited, timed over the engine's
+    stats of the run."""
     saved = engine.stop_token_ids
     if forced:
         engine.stop_token_ids = [-1]
     before = engine.stats.copy()
     started = time.perf_counter()
     try:
-        streams = [engine.submit(request) for request in requests_for(len(tokens), tokens, grammar)]
+        streams = [engine.submit(request) for request in requests]
         completions = [stream.result() for stream in streams]
     finally:
         engine.stop_token_ids = saved
@@ -224,18 +228,35 @@ def streamed(
     }
 
 
-def stream_run(
-    engine: TransformersEngine, count: int, tokens: int, grammar: GrammarArtifact
-) -> dict[str, Any]:
-    """``count`` requests streamed under ``grammar``, then unconstrained with the same counts."""
-    with_grammar = streamed(engine, [tokens] * count, grammar, forced=False)
-    without = streamed(engine, with_grammar["tokens"], None, forced=True)
-    return {
-        "requests": count,
-        "with": with_grammar,
-        "without": without,
-        "overhead": with_grammar["seconds"] / without["seconds"] - 1,
-    }
+def stream_runs(
+    engine: TransformersEngine, args: argparse.Namespace, grammar: GrammarArtifact
+) -> list[dict[str, Any]]:
+    """``--stream`` requests streamed under ``grammar``, then unconstrained with the same
+    counts, once for each of ``--admit-shares`` (the slot loop's
+    :data:`~structured_agents.engines.slot_stepper.ADMIT_SHARE`, set for the run); then, with
+    ``--long-prompt``, a quarter as many requests of that many prompt tokens, unconstrained
+    and forced to ``--tokens``."""
+    streamed(engine, requests_for(min(args.stream, 64), [8] * min(args.stream, 64), grammar), forced=False)
+    runs = []
+    saved = slot_stepper.ADMIT_SHARE
+    try:
+        for share in (float(s) for s in args.admit_shares.split(",")):
+            slot_stepper.ADMIT_SHARE = share
+            with_grammar = streamed(
+                engine, requests_for(args.stream, [args.tokens] * args.stream, grammar), forced=False
+            )
+            matched = requests_for(args.stream, with_grammar["tokens"], None)
+            without = streamed(engine, matched, forced=True)
+            overhead = with_grammar["seconds"] / without["seconds"] - 1
+            runs.append(
+                {"admit_share": share, "with": with_grammar, "without": without, "overhead": overhead}
+            )
+        if args.long_prompt > 0:
+            rows = long_requests(engine, max(1, args.stream // 4), args.long_prompt, args.tokens)
+            runs.append({"admit_share": saved, "long": streamed(engine, rows, forced=True)})
+    finally:
+        slot_stepper.ADMIT_SHARE = saved
+    return runs
 
 
 def ratio(free: dict[int, dict[str, Any]], batch: int, base: int) -> float | None:
@@ -295,7 +316,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for b in batches if args.long_prompt > 0 else []:
             rows = long_requests(engine, b, args.long_prompt, args.tokens)
             long[b] = timed(engine, rows, forced=True, repeats=args.repeats)
-        stream = stream_run(engine, args.stream, args.tokens, schema) if args.stream else None
+        stream = stream_runs(engine, args, schema) if args.stream else []
         kinds = {
             name: timed(engine, requests_for(4, [args.tokens] * 4, grammar_of(p, m)), forced=False, repeats=1)
             for name, p, m in KINDS
@@ -370,17 +391,25 @@ def table(result: dict[str, Any]) -> str:
             decode_ms = 1000 * stats["decode_s"] / max(1, stats["steps"])
             rate, prefill = run_["tokens_per_s"], stats["prefill_s"]
             lines.append(f"{b:>5} {rate:>8.1f} {prefill:>10.2f} {decode_ms:>15.2f}")
-    stream = result["stream"]
-    if stream is not None:
-        g, free = stream["with"], stream["without"]
-        most = max(result["free"])
+    most = max(result["free"])
+    for run_ in result["stream"]:
+        if "long" in run_:
+            long, stats = run_["long"], run_["long"]["stats"]
+            lines += [
+                f"  {len(long['tokens'])} requests of {result['long_prompt']} prompt tokens, forced: "
+                f"{long['tokens_per_s']:.1f} tok/s, {long['mean_batch']:.1f} rows a step, prefill "
+                f"{stats['prefill_s']:.2f} of {long['seconds']:.2f} s",
+            ]
+            continue
+        g, free = run_["with"], run_["without"]
         lines += [
             "",
-            f"{stream['requests']} requests streamed (continuous batching, at most {most} rows):",
+            f"{len(g['tokens'])} requests streamed (continuous batching, at most {most} rows; slot loop "
+            f"admitting at {run_['admit_share']:g} of the slots free):",
             f"  with grammar {g['tokens_per_s']:.1f} tok/s, {g['mean_batch']:.1f} rows a step, step "
-            f"{g['step_ms']:.2f} ms, grammar share {g['grammar_share']:.1%}; unconstrained, same counts: "
-            f"{free['tokens_per_s']:.1f} tok/s, {free['mean_batch']:.1f} rows, step "
-            f"{free['step_ms']:.2f} ms; overhead {stream['overhead']:.1%}",
+            f"{g['step_ms']:.2f} ms, prefill {g['stats']['prefill_s']:.2f} of {g['seconds']:.2f} s, grammar "
+            f"share {g['grammar_share']:.1%}; unconstrained, same counts: {free['tokens_per_s']:.1f} tok/s, "
+            f"{free['mean_batch']:.1f} rows, step {free['step_ms']:.2f} ms; overhead {run_['overhead']:.1%}",
         ]
     lines += [
         "",
@@ -413,6 +442,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--stream", type=int, default=0, help="requests streamed through submit (0: none; e.g. 512)"
+    )
+    parser.add_argument(
+        "--admit-shares",
+        default=str(slot_stepper.ADMIT_SHARE),
+        help="the streams' slot-loop admission shares, comma-separated (e.g. 0.125,0.25)",
     )
     parser.add_argument("--repeats", type=int, default=3, help="runs per measurement (the fastest counts)")
     args = parser.parse_args()
