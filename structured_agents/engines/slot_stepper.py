@@ -148,8 +148,8 @@ class SlotStepper(TransformersStepper):
                 self.engine.stats.prefill_s += time.perf_counter() - clock
                 if any(row.review_ids for row in part):
                     lengths = [len(row.prompt_ids) for row in part]
-                    config = self.engine.model.config
-                    self._baselines(part, logits, self.cache.fork(range(at, at + len(part)), lengths, config))
+                    forked = self.cache.fork(range(at, at + len(part)), lengths, self.engine.model.config)
+                    self._baselines(part, list(range(len(part))), logits, forked)
         added = self.rows[first:]
         if any(row.request.sampling.frequency_penalty for row in added) and self._counts is None:
             self._counts = torch.zeros(

@@ -147,45 +147,54 @@ class TransformersStepper:
 
     def _prefill_group(self, group: list[Row]) -> tuple[torch.Tensor, Any, torch.Tensor, torch.Tensor]:
         """The logits, cache, mask and next positions of ``group`` prefilled, a row each; each
-        row's review baseline set. Rows with the same prompt (a request's n candidates) share
+        reviewed row's baseline set. Rows with the same prompt (a request's n candidates) share
         one prefill: each distinct prompt goes through the model once, and its cache rows are
         repeated."""
         clock = time.perf_counter()
-        distinct: dict[tuple[int, ...], Row] = {}
+        distinct: dict[tuple[int, ...], int] = {}
         for row in group:
-            distinct.setdefault(tuple(row.prompt_ids), row)
-        logits, cache, mask, next_pos = self._prefill(list(distinct.values()))
+            distinct.setdefault(tuple(row.prompt_ids), len(distinct))
+        index = [distinct[tuple(row.prompt_ids)] for row in group]
+        firsts = [index.index(k) for k in range(len(distinct))]
+        logits, cache, mask, next_pos = self._prefill([group[j] for j in firsts])
         self.engine.stats.prefill_s += time.perf_counter() - clock
-        self._baselines(list(distinct.values()), logits, (cache, mask, next_pos))
+        self._baselines(group, index, logits, (cache, mask, next_pos))
         clock = time.perf_counter()
         if len(distinct) < len(group):
-            position = {prompt: k for k, prompt in enumerate(distinct)}
-            index = [position[tuple(row.prompt_ids)] for row in group]
             mask, next_pos = select_rows(cache, mask, next_pos, index)
             logits = logits[torch.tensor(index, device=logits.device)]
-        for row in group:
-            row.review_baseline = distinct[tuple(row.prompt_ids)].review_baseline
         self.engine.stats.prefill_s += time.perf_counter() - clock
         return logits, cache, mask, next_pos
 
     def _baselines(
-        self, rows: list[Row], logits: torch.Tensor, prefilled: tuple[Any, torch.Tensor, torch.Tensor]
+        self,
+        rows: list[Row],
+        index: list[int],
+        logits: torch.Tensor,
+        prefilled: tuple[Any, torch.Tensor, torch.Tensor],
     ) -> None:
-        """Each row's review baseline: its review text after its prompt and the empty output."""
-        asked = [k for k, row in enumerate(rows) if row.review_ids]
+        """Each reviewed row's baseline: its review text after its prompt and the empty output
+        (``rows[j]``'s prompt is row ``index[j]`` of ``logits`` and ``prefilled``); rows with
+        the same prompt and the same texts (a request's candidates) are scored once."""
+        asked: dict[tuple[int, tuple[int, ...]], list[Row]] = {}
+        for row, position in zip(rows, index, strict=True):
+            if row.review_ids:
+                asked.setdefault((position, tuple(row.empty_ids + row.review_ids)), []).append(row)
         if not asked:
             return
         clock = time.perf_counter()
-        sequences = [rows[k].empty_ids + rows[k].review_ids for k in asked]
+        keys = list(asked)
+        at = [position for position, _ in keys]
         scores = score_continuations(
             self.engine,
-            fork_rows(*prefilled, asked),
-            logits[torch.tensor(asked, device=logits.device)],
-            sequences,
-            [len(rows[k].review_ids) for k in asked],
+            fork_rows(*prefilled, at),
+            logits[torch.tensor(at, device=logits.device)],
+            [list(sequence) for _, sequence in keys],
+            [len(asked[key][0].review_ids) for key in keys],
         )
-        for k, score in zip(asked, scores, strict=True):
-            rows[k].review_baseline = score
+        for key, score in zip(keys, scores, strict=True):
+            for row in asked[key]:
+                row.review_baseline = score
         self.engine.stats.review_s += time.perf_counter() - clock
 
     def _review(self, ended: list[int], raw: torch.Tensor, reviewed: list[int]) -> None:

@@ -69,8 +69,12 @@ def test_review_scores_are_the_likelihood_of_the_text_after_each_candidate(
             'def plain():\n    """', grammar=SUMMARY, sampling=SamplingParams(max_new_tokens=8)
         ),
     ]
-    single, several, unreviewed = engine.generate(requests)
-    for request, completion in ((requests[0], single), (requests[1], several)):
+    shared = GenerationRequest(  # the prompt of a reviewed request, prefilled once with it
+        'def add(a, b):\n    """', grammar=SUMMARY, sampling=SamplingParams(max_new_tokens=8)
+    )
+    requests.insert(1, shared)  # first with that prompt: the reviewed one still gets a baseline
+    single, beside, several, unreviewed = engine.generate(requests)
+    for request, completion in ((requests[0], single), (requests[2], several)):
         assert request.review is not None
         _close(completion.review_baseline, _direct(engine, request.prompt, '"""', request.review.text))
         assert completion.review_margin is not None
@@ -82,7 +86,8 @@ def test_review_scores_are_the_likelihood_of_the_text_after_each_candidate(
             assert candidate.review is not None and candidate.review < 0
         else:  # cut off by the token limit: there is no whole output to score
             assert candidate.review is None
-    assert unreviewed.review is None and unreviewed.review_baseline is None
+    for completion in (unreviewed, beside):
+        assert completion.review is None and completion.review_baseline is None
     assert engine.stats.review_s > 0
 
 
