@@ -383,7 +383,8 @@ def _checked(
         if base is not None:
             if judge.by_ruff == original or not runner.run(original).passed:
                 raise TaskError(f"the check {runner.check.command!r} fails on the codebase as it is ({base})")
-            mended = _unfixed(judge, runner, original)
+            fixed = sorted(set(Counter(verdict.before) - Counter(verdict.by_ruff)))
+            mended = _unfixed(judge, runner, original, fixed)
             if mended is None:
                 verdict.problem = f"ruff's safe fixes break the check ({base})"
             else:  # the proposal is ruff's other fixes
@@ -403,14 +404,15 @@ def _checked(
     return _bisect(passes, [], kept, verdict.dropped, budget, known=failure)
 
 
-def _unfixed(judge: _Judge, runner: CheckRunner, original: str) -> tuple[list[str], str] | None:
+def _unfixed(
+    judge: _Judge, runner: CheckRunner, original: str, fixed: list[str]
+) -> tuple[list[str], str] | None:
     """The rules whose safe fixes break the check (which passes on ``original``), with ruff's
     safe fixes of the others, where such rules are found within :data:`MAX_CHECK_RUNS`: the
-    rules ruff fixed in the file are halved, the half whose fixes left out make the check pass
-    taken on (one rule's fixes commonly break it: an unused import other modules import, an
-    import sorted out of a section a build script cuts), down to one rule; the smallest set
+    rules ruff ``fixed`` in the file are halved, the half whose fixes left out make the check
+    pass taken on (one rule's fixes commonly break it: an unused import other modules import,
+    an import sorted out of a section a build script cuts), down to one rule; the smallest set
     found that passes."""
-    fixed = sorted(set(Counter(judge.codes(original)) - Counter(judge.codes(judge.by_ruff))))
     found: tuple[list[str], str] | None = None
 
     def passes(codes: list[str]) -> bool:
