@@ -224,17 +224,9 @@ class GraphStep:
         masks = {"full_attention": seen.unsqueeze(1), "sliding_attention": (seen & near).unsqueeze(1)}
         rotary = {kind: (cos[:width], sin[:width]) for kind, (cos, sin) in self._rotary.items()}
         hidden = self._decoder.embed_tokens(ids)  # [rows, width, hidden]
-        dim, groups = self._head_dim, self._heads // self._kv_heads
+        groups = self._heads // self._kv_heads
         for index, layer in enumerate(self._layers):
-            before, q_norm, k_norm, after, before_mlp, after_mlp = layer.norms
-            x = norm(before, hidden)
-            query = F.linear(x, layer.q).view(rows, width, self._heads, dim).transpose(1, 2)
-            key = F.linear(x, layer.k).view(rows, width, self._kv_heads, dim).transpose(1, 2)
-            value = F.linear(x, layer.v).view(rows, width, self._kv_heads, dim).transpose(1, 2)
-            cos, sin = rotary[layer.kind]
-            both = torch.cat((norm(q_norm, query), norm(k_norm, key)), dim=1)
-            both = both * cos + both.roll(dim // 2, dims=-1) * sin
-            query, key = both[:, : self._heads], both[:, self._heads :]
+            query, key, value = self._projected(layer, hidden, *rotary[layer.kind])
             self._cache.kv[0, index, slots, :, :width] = key
             self._cache.kv[1, index, slots, :, :width] = value
             out = F.scaled_dot_product_attention(
@@ -244,11 +236,7 @@ class GraphStep:
                 attn_mask=masks[layer.kind],
                 scale=layer.scaling,
             )
-            hidden = hidden + norm(after, F.linear(out.transpose(1, 2).reshape(rows, width, -1), layer.o))
-            x = norm(before_mlp, hidden)
-            hidden = hidden + norm(
-                after_mlp, F.linear(layer.act(F.linear(x, layer.gate)) * F.linear(x, layer.up), layer.down)
-            )
+            hidden = self._attended(layer, hidden, out.transpose(1, 2).reshape(rows, width, -1))
         last = hidden[torch.arange(rows, device=device), lengths - 1]  # [rows, hidden]
         return F.linear(norm(self._final, last), self._head).float()
 
@@ -284,15 +272,7 @@ class GraphStep:
         hidden = self._decoder.embed_tokens(ids.unsqueeze(1))  # [size, 1, hidden]
         dim, groups = self._head_dim, self._heads // self._kv_heads
         for index, layer in enumerate(self._layers):
-            before, q_norm, k_norm, after, before_mlp, after_mlp = layer.norms
-            x = norm(before, hidden)
-            query = F.linear(x, layer.q).view(size, self._heads, 1, dim)
-            key = F.linear(x, layer.k).view(size, self._kv_heads, 1, dim)
-            value = F.linear(x, layer.v).view(size, self._kv_heads, 1, dim)
-            cos, sin = rotary[layer.kind]
-            both = torch.cat((norm(q_norm, query), norm(k_norm, key)), dim=1)
-            both = both * cos + both.roll(dim // 2, dims=-1) * sin
-            query, key = both[:, : self._heads], both[:, self._heads :]
+            query, key, value = self._projected(layer, hidden, *rotary[layer.kind])
             keys, values = self._cache.kv[0, index], self._cache.kv[1, index]
             keys[slots, :, positions] = key[:, :, 0]
             values[slots, :, positions] = value[:, :, 0]
@@ -303,10 +283,33 @@ class GraphStep:
                 attn_mask=masks[layer.kind],
                 scale=layer.scaling,
             )
-            hidden = hidden + norm(after, F.linear(out.reshape(size, 1, -1), layer.o))
-            x = norm(before_mlp, hidden)
-            hidden = hidden + norm(
-                after_mlp, F.linear(layer.act(F.linear(x, layer.gate)) * F.linear(x, layer.up), layer.down)
-            )
+            hidden = self._attended(layer, hidden, out.reshape(size, 1, -1))
         logits = F.linear(norm(self._final, hidden), self._head)
         return logits[:, 0, :].float()
+
+    def _projected(
+        self, layer: _Layer, hidden: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``layer``'s queries, keys and values of ``hidden`` (``[rows, tokens, hidden]``), each
+        ``[rows, heads, tokens, dim]``: the queries and keys normed and turned by the rotary
+        ``cos`` and ``sin`` of their positions."""
+        before, q_norm, k_norm = layer.norms[:3]
+        rows, tokens, dim = hidden.shape[0], hidden.shape[1], self._head_dim
+        x = norm(before, hidden)
+        query = F.linear(x, layer.q).view(rows, tokens, self._heads, dim).transpose(1, 2)
+        key = F.linear(x, layer.k).view(rows, tokens, self._kv_heads, dim).transpose(1, 2)
+        value = F.linear(x, layer.v).view(rows, tokens, self._kv_heads, dim).transpose(1, 2)
+        both = torch.cat((norm(q_norm, query), norm(k_norm, key)), dim=1)
+        both = both * cos + both.roll(dim // 2, dims=-1) * sin
+        return both[:, : self._heads], both[:, self._heads :], value
+
+    @staticmethod
+    def _attended(layer: _Layer, hidden: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        """``hidden`` after ``layer``'s output projection of its attention ``out`` (``[rows,
+        tokens, heads * dim]``) and its MLP, each normed and added to the residual."""
+        after, before_mlp, after_mlp = layer.norms[3:]
+        hidden = hidden + norm(after, F.linear(out, layer.o))
+        x = norm(before_mlp, hidden)
+        return hidden + norm(
+            after_mlp, F.linear(layer.act(F.linear(x, layer.gate)) * F.linear(x, layer.up), layer.down)
+        )
