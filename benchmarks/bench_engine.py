@@ -65,7 +65,8 @@ import argparse
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -118,23 +119,31 @@ def grammar_of(plugin: str, mode: GrammarMode) -> GrammarArtifact:
     return get_plugin(plugin).build_grammar(TOOLS, config)
 
 
+@contextmanager
+def stops_off(engine: TransformersEngine, forced: bool) -> Iterator[None]:
+    """For the block, where ``forced``, no token ends a row (the engine's public
+    ``stop_token_ids``, switched off: the rows decode to their token limit)."""
+    saved = engine.stop_token_ids
+    if forced:
+        engine.stop_token_ids = [-1]
+    try:
+        yield
+    finally:
+        engine.stop_token_ids = saved
+
+
 def timed(
     engine: TransformersEngine, requests: Sequence[GenerationRequest], *, forced: bool, repeats: int
 ) -> dict[str, Any]:
     """Decode ``requests`` ``repeats`` times; the fastest run with its :class:`DecodeStats`."""
-    saved = engine.stop_token_ids
-    if forced:
-        engine.stop_token_ids = [-1]
     best: dict[str, Any] = {}
-    try:
+    with stops_off(engine, forced):
         for _ in range(repeats):
             started = time.perf_counter()
             completions: list[Completion] = engine.generate(requests)
             elapsed = time.perf_counter() - started
             if not best or elapsed < best["seconds"]:
                 best = {"seconds": elapsed, "stats": asdict(engine.last_stats), "completions": completions}
-    finally:
-        engine.stop_token_ids = saved
     tokens = [c.usage.completion_tokens for c in best.pop("completions")]
     stats = best["stats"]
     steps = max(1, stats["steps"])
@@ -204,16 +213,11 @@ def streamed(
 ) -> dict[str, Any]:
     """``requests`` all submitted at once; the completions awaited, timed over the engine's
     stats of the run."""
-    saved = engine.stop_token_ids
-    if forced:
-        engine.stop_token_ids = [-1]
     before = engine.stats.copy()
     started = time.perf_counter()
-    try:
+    with stops_off(engine, forced):
         streams = [engine.submit(request) for request in requests]
         completions = [stream.result() for stream in streams]
-    finally:
-        engine.stop_token_ids = saved
     seconds = time.perf_counter() - started
     stats = engine.stats.since(before)
     counts = [c.usage.completion_tokens for c in completions]
