@@ -81,7 +81,8 @@ def quantize_weight(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     values = torch.empty(weight.shape, dtype=torch.int8)
     for start in range(0, weight.shape[0], _CHUNK):  # in chunks: no float32 copy of the whole weight
         rows = slice(start, start + _CHUNK)
-        chunk = weight[rows].float().div_(scales[rows].float().unsqueeze(1))
+        # a copy: ``float()`` of a float32 weight is the weight itself, which ``div_`` would overwrite
+        chunk = weight[rows].to(torch.float32, copy=True).div_(scales[rows].float().unsqueeze(1))
         values[rows] = chunk.round_().clamp_(-127, 127).to(torch.int8)
     return values, scales
 

@@ -99,6 +99,18 @@ def test_a_row_does_not_depend_on_the_rows_beside_it() -> None:
         assert torch.equal(int8(batch[row : row + 1]), together[row : row + 1])
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_quantizing_leaves_the_models_own_weights_as_they_were(dtype: torch.dtype, tmp_path: Path) -> None:
+    """A float32 model's first start (no kept copies yet) quantized its weights in place: the
+    model's prefills, and its tied embedding, then read int8 values as weights."""
+    model = _Tiny().to(dtype)
+    before = {name: parameter.detach().clone() for name, parameter in model.named_parameters()}
+    quantize_linears(model, cache_dir=tmp_path)
+    assert (tmp_path / CACHE_FILE).is_file()
+    for name, parameter in model.named_parameters():
+        assert torch.equal(parameter, before[name.replace(".linear.", ".").replace("lm_head.linear", "lm_head")])
+
+
 def test_int8_copies_are_kept_beside_the_model_and_read_back(tmp_path: Path) -> None:
     first = _Tiny()
     assert quantize_linears(first, cache_dir=tmp_path) == 2
