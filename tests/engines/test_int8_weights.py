@@ -14,9 +14,12 @@ import pytest
 import torch
 from torch import nn
 
+from structured_agents.engines import rescored_head
+from structured_agents.engines.int8_gemv import INT4_GROUP, native
 from structured_agents.engines.int8_weights import (
     CACHE_FILE,
     Int8Linear,
+    int8_product,
     quantize_linears,
     quantize_weight,
     share_copies,
@@ -108,7 +111,8 @@ def test_quantizing_leaves_the_models_own_weights_as_they_were(dtype: torch.dtyp
     quantize_linears(model, cache_dir=tmp_path)
     assert (tmp_path / CACHE_FILE).is_file()
     for name, parameter in model.named_parameters():
-        assert torch.equal(parameter, before[name.replace(".linear.", ".").replace("lm_head.linear", "lm_head")])
+        kept = name.replace(".linear.", ".").replace("lm_head.linear", "lm_head")
+        assert torch.equal(parameter, before[kept])
 
 
 def test_int8_copies_are_kept_beside_the_model_and_read_back(tmp_path: Path) -> None:
@@ -166,6 +170,17 @@ def test_quantization_is_resolved_for_the_device_and_dtype() -> None:
         resolve_quantization("int4", cpu, "bfloat16")
 
 
+@pytest.fixture(params=["int4", "onednn"])
+def estimate(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each way the head is estimated: this project's kernel (which the test command's machine
+    builds: it installs a C compiler), and oneDNN's, as on a machine without the kernel."""
+    if request.param == "int4":
+        assert native() is not None, "the int8 kernel was not built: see the log of int8_gemv"
+    else:
+        monkeypatch.setattr(rescored_head, "native", lambda: None)
+    return str(request.param)
+
+
 def _rescored(vocabulary: int = 3000, seed: int = 3) -> tuple[nn.Linear, nn.Module]:
     model = _Tiny(seed)
     model.lm_head = nn.Linear(64, vocabulary, bias=False)
@@ -180,26 +195,47 @@ def _rescored(vocabulary: int = 3000, seed: int = 3) -> tuple[nn.Linear, nn.Modu
     return plain, head
 
 
-def test_the_rescored_head_computes_its_best_estimates_again_from_the_weight() -> None:
+def _estimate_bound(x: torch.Tensor, weight: torch.Tensor, kind: str) -> torch.Tensor:
+    """How far the head's estimate of each logit may be from ``x`` by ``weight``: the weight's
+    rounding to the estimate's values (the int8 copy regrouped as 4-bit groups where this
+    project's kernel estimates, else the int8 copy) and the activations' to int8."""
+    values, scales = quantize_weight(weight)
+    if kind == "onednn":
+        dequantized = values.float() * scales.float().unsqueeze(1)
+        activations = x.abs().max() / 127  # one scale for the batch, rounded to a whole step
+    else:
+        groups = values.float().view(values.shape[0], -1, INT4_GROUP)
+        most = groups.abs().amax(dim=2, keepdim=True)
+        steps = scales.float().view(-1, 1, 1) * most / 7
+        fours = torch.where(most > 0, (groups * 7 / most.clamp(min=1)).round(), 0)
+        dequantized = (fours * steps).view_as(values)
+        activations = x.abs().max() / 254  # one scale a row, rounded to the nearest
+    weight = weight.float()
+    return x.norm() * (weight - dequantized).norm(dim=1) + activations * dequantized.abs().sum(dim=1)
+
+
+def test_the_rescored_head_computes_its_best_estimates_again_from_the_weight(estimate: str) -> None:
     plain, head = _rescored()
+    assert isinstance(head, RescoredHead)
     step = _step(5, 64, seed=4)
     got = head(step).reshape(5, -1)
     exact = plain(step).reshape(5, -1).float()  # the plain head: bfloat16 logits
-    assert got.dtype == torch.float32 and got.shape == exact.shape
-    weight, x = plain.weight.float(), step.reshape(5, 64).float()
+    estimated = head.estimate(step.reshape(5, 64))
+    assert estimated is not None
+    assert got.dtype == torch.float32 and got.shape == exact.shape == estimated.shape
+    x = step.reshape(5, 64).float()
     for row in range(5):
-        rescored = torch.topk(got[row], EXACT).indices  # the estimate's best carry exact logits
+        rescored = torch.topk(estimated[row], EXACT).indices  # the estimate's best carry exact logits
         assert torch.allclose(got[row, rescored], exact[row, rescored], rtol=2**-7, atol=1e-3)
-        # Every other logit is the estimate: within the weight's and the activations' rounding.
-        values, scales = quantize_weight(plain.weight.detach())
-        dequantized = values.float() * scales.float().unsqueeze(1)
-        bound = x[row].norm() * (weight - dequantized).norm(dim=1)
-        bound += x[row].abs().max() / 127 * dequantized.abs().sum(dim=1) + 1e-3 * exact[row].abs() + 1e-3
-        assert bool(((got[row] - exact[row]).abs() <= bound).all())
-        assert int(got[row].argmax()) == int(rescored[exact[row, rescored].argmax()])
+        others = torch.ones_like(got[row], dtype=torch.bool)
+        others[rescored] = False
+        assert torch.equal(got[row, others], estimated[row, others])  # every other logit is the estimate
+        bound = _estimate_bound(x[row], plain.weight.detach(), estimate) + 1e-3 * exact[row].abs() + 1e-3
+        assert bool(((estimated[row] - exact[row]).abs() <= bound).all())
+        assert int(exact[row].argmax()) in rescored.tolist()
 
 
-def test_the_rescored_head_multiplies_by_the_weight_outside_a_decode_step() -> None:
+def test_the_rescored_head_multiplies_by_the_weight_outside_a_decode_step(estimate: str) -> None:
     plain, head = _rescored()
     prefill = torch.randn(2, 5, 64).to(torch.bfloat16)
     assert torch.equal(head(prefill), plain(prefill))
@@ -207,7 +243,7 @@ def test_the_rescored_head_multiplies_by_the_weight_outside_a_decode_step() -> N
     assert torch.equal(head(wide), plain(wide))
 
 
-def test_a_decode_step_waits_for_the_heads_packing_which_the_load_does_not() -> None:
+def test_a_decode_step_waits_for_the_heads_packing_which_the_load_does_not(estimate: str) -> None:
     """The engine's load returns while the head is packed on a thread of its own: the first
     decode step waits for the packing, then rescores as a head packed in advance does."""
     _, packed_head = _rescored()
@@ -226,7 +262,7 @@ def test_a_decode_step_waits_for_the_heads_packing_which_the_load_does_not() -> 
     decoding.start()
     decoding.join(0.3)
     assert decoding.is_alive() and not done  # waiting for the packing
-    pending.set_result(packed_head._packed.result())
+    pending.set_result(packed_head._estimate.result())
     decoding.join(10)
     assert done and torch.equal(done[0], packed_head(step))
     prefill = torch.randn(1, 4, 64).to(torch.bfloat16)
@@ -236,8 +272,10 @@ def test_a_decode_step_waits_for_the_heads_packing_which_the_load_does_not() -> 
 def test_a_head_this_torch_cannot_pack_decodes_from_its_int8_copy(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A torch without quantized tensors (2.13 deprecates them): the head is still rescored
-    in name, and its decode steps multiply by the int8 copy, every row alone."""
+    """A torch without quantized tensors (2.13 deprecates them), on a machine without this
+    project's kernel: the head is still rescored in name, and its decode steps multiply by the
+    int8 copy, every row alone."""
+    monkeypatch.setattr(rescored_head, "native", lambda: None)
 
     def missing(*_: object) -> torch.Tensor:
         raise RuntimeError("quantized tensors are gone")
@@ -262,9 +300,10 @@ def test_only_an_int8_head_is_rescored() -> None:
     assert type(model.get_output_embeddings()) is nn.Linear
 
 
-def test_rows_that_sample_take_every_logit_from_the_weight_whatever_the_batch() -> None:
-    """The estimate quantizes the whole batch's activations with one scale; a row that samples
-    (``exact_rows``, set by the engine) must not move with its neighbours."""
+def test_rows_that_sample_take_every_logit_from_the_weight_whatever_the_batch(estimate: str) -> None:
+    """oneDNN's estimate quantizes the whole batch's activations with one scale; a row that
+    samples (``exact_rows``, set by the engine) must not move with its neighbours, and takes
+    every logit from the weight whichever estimate the machine has."""
     plain, head = _rescored()
     assert isinstance(head, RescoredHead)
     step = _step(4, 64, seed=5)
@@ -296,7 +335,7 @@ def test_shared_copies_give_each_layers_bits_in_one_product_and_add_no_memory(ro
     assert values.shape == (128, 64) and scales.shape == (128,)
     for layer in layers:  # each copy is a view of the shared one now
         assert layer.values.untyped_storage().data_ptr() == values.untyped_storage().data_ptr()
-    together = torch._weight_int8pack_mm(x.reshape(rows, 64), values, scales).split([64, 32, 32], dim=-1)
+    together = int8_product(x.reshape(rows, 64), values, scales).split([64, 32, 32], dim=-1)
     for one, part, layer in zip(alone, together, layers, strict=True):
         assert torch.equal(one.reshape(rows, -1), part)
         assert torch.equal(layer(x), one)  # the layer's own call is unchanged
