@@ -11,6 +11,7 @@
  * from memory at half the bandwidth. OpenMP splits the output rows between `threads` threads of
  * the process's pool (torch's own libgomp, already loaded). */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <immintrin.h>
 
@@ -127,9 +128,15 @@ int sa_int4_gemv(const float *x, int64_t rows, int64_t k, const uint8_t *packed,
     return -1;
 #else
     int64_t groups = k / 64;
-    int8_t xq[MAX_ROWS][8192] __attribute__((aligned(64)));
+    /* On the heap: a thread's stack may be small (musl gives 128 KiB). */
+    int8_t (*xq)[8192] = aligned_alloc(64, sizeof(int8_t[MAX_ROWS][8192]));
+    __m512i (*zero8)[128] = aligned_alloc(64, sizeof(__m512i[MAX_ROWS][128]));  /* 8 x each group's sum of x */
     float xs[MAX_ROWS];
-    __m512i zero8[MAX_ROWS][128];  /* 8 times each group's sum of x, in vpdpbusd's lanes */
+    if (!xq || !zero8) {
+        free(xq);
+        free(zero8);
+        return -1;
+    }
     for (int64_t r = 0; r < rows; r++) {
         float most = 0.0f;
         for (int64_t c = 0; c < k; c++) {
@@ -160,6 +167,8 @@ int sa_int4_gemv(const float *x, int64_t rows, int64_t k, const uint8_t *packed,
         default: nibbles(8, xq, xs, zero8, k, packed + i * stride, scales + i * groups, out, n, i); break;
         }
     }
+    free(xq);
+    free(zero8);
     return 0;
 #endif
 }

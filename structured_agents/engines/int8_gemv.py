@@ -41,11 +41,14 @@ import torch
 
 from structured_agents.paths import cache_dir
 
-__all__ = ["INT4_GROUP", "SOURCE", "Native", "native"]
+__all__ = ["INT4_GROUP", "INT4_WIDTH", "SOURCE", "Native", "native"]
 
 SOURCE = Path(__file__).with_name("int8_gemv.c")
 INT4_GROUP = 64
 """Values per scale of the LM head's 4-bit estimate (:meth:`Native.int4_pack`)."""
+INT4_WIDTH = 8192
+"""The widest input the 4-bit estimate takes (``int8_gemv.c`` quantizes a step's rows into a
+buffer of this size)."""
 _FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC")
 logger = logging.getLogger(__name__)
 
@@ -131,7 +134,8 @@ class Native:
         )
         if status != 0:
             raise ValueError(
-                f"int4_product: {rows} rows of {width} (at most {self.max_rows}, a multiple of {INT4_GROUP})"
+                f"int4_product: {rows} rows of {width} (at most {self.max_rows} rows of at most "
+                f"{INT4_WIDTH}, a multiple of {INT4_GROUP})"
             )
         return out
 

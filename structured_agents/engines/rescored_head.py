@@ -50,7 +50,7 @@ from typing import Any
 
 import torch
 
-from structured_agents.engines.int8_gemv import INT4_GROUP, Native, native
+from structured_agents.engines.int8_gemv import INT4_GROUP, INT4_WIDTH, Native, native
 from structured_agents.engines.int8_weights import Int8Linear, StepLinear
 from structured_agents.engines.vocab_rank import topk_rows
 
@@ -123,7 +123,7 @@ def rescore_head(model: Any) -> bool:
     if not isinstance(head, Int8Linear):
         return False
     kernel = native()
-    if kernel is not None and head.in_features % INT4_GROUP == 0:
+    if kernel is not None and head.in_features % INT4_GROUP == 0 and head.in_features <= INT4_WIDTH:
         prepare: Callable[[], Estimate | None] = functools.partial(_int4, kernel, head)
     elif _ENGINE in torch.backends.quantized.supported_engines:
         prepare = functools.partial(_onednn, _quantized(head))

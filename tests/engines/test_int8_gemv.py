@@ -115,6 +115,9 @@ def test_the_4_bit_product_is_exact_on_each_rows_int8_activations(kernel: Native
         assert torch.equal(kernel.int4_product(x[row : row + 1], packed, group_scales), got[row : row + 1])
     with pytest.raises(ValueError, match="int4_product"):
         kernel.int4_product(_x(1, 64), packed, group_scales)
+    wide = kernel.int4_pack(*_weight(2, 8256))
+    with pytest.raises(ValueError, match="at most 8192"):
+        kernel.int4_product(_x(1, 8256), *wide)
 
 
 def test_the_kernel_is_built_once_into_the_cache_and_loaded_after(fresh: Path) -> None:
