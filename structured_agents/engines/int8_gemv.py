@@ -208,5 +208,8 @@ def _built(compiler: str) -> Path:
         os.replace(partial, path)  # atomic: a process beside this one loads a whole file or builds its own
     finally:
         partial.unlink(missing_ok=True)
+    for stale in path.parent.glob("int8_gemv-*.so"):  # an older source's, or another compiler's
+        if stale != path:
+            stale.unlink(missing_ok=True)  # a process that loaded it keeps its mapping
     logger.info("built the int8 decode kernel %s", path)
     return path

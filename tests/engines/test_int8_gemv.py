@@ -121,10 +121,12 @@ def test_the_4_bit_product_is_exact_on_each_rows_int8_activations(kernel: Native
 
 
 def test_the_kernel_is_built_once_into_the_cache_and_loaded_after(fresh: Path) -> None:
+    fresh.mkdir()
+    (fresh / "int8_gemv-0123456789abcdef.so").write_bytes(b"an older source's build")
     first = native()
     assert first is not None and first.path.parent == fresh
     built = sorted(fresh.iterdir())
-    assert built == [first.path]  # no partial file left beside it
+    assert built == [first.path]  # no partial file left beside it, nor an older build
     stamp = first.path.stat().st_mtime_ns
     native.cache_clear()
     second = native()
