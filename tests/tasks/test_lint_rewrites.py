@@ -13,7 +13,9 @@ from tasks.ruff_json import ruff_json
 from structured_agents.tasks.lint_fixes import apply_changes, fixes
 from structured_agents.tasks.lint_rewrites import CANDIDATE_RULES, DECLINED, with_candidates
 from structured_agents.tasks.lint_settings import lint_settings
+from structured_agents.tasks.lint_source import Source
 from structured_agents.tasks.old_syntax import older_syntax
+from structured_agents.tasks.one_line_blocks import one_line_block
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_safe_fixes
 
 RAISES = "def f(d):\n    try:\n        return d['k']\n    except KeyError as e:\n        raise ValueError(e)"
@@ -52,6 +54,21 @@ LOOP = (
     "        if line:\n            out.append(line)\n    return out\n"
 )
 
+ONE_LINERS = (
+    "class Error(Exception): pass\n\n\ndef f(data, key):\n  if not data: return None  # none\n"
+    "  try: v = data[key]\n  except KeyError: v = 0\n  else: v += 1\n"
+    "  for k in data: print(k); print(v)\n  return v\n"
+)
+SPLIT = [  # each finding's candidate, at the file's own two-space step
+    ("Exception): pass", "Exception):\n  pass"),
+    ("data: return", "data:\n    return"),
+    ("try: v", "try:\n    v"),
+    ("KeyError: v", "KeyError:\n    v"),
+    ("else: v", "else:\n    v"),
+    ("data: print", "data:\n    print"),
+]
+TABBED = "def f(x):\n\tif x: return 1\n\treturn 0\n"
+
 
 @pytest.mark.parametrize(
     ("path", "rule", "text", "expected"),
@@ -70,6 +87,8 @@ LOOP = (
         ("m.py", "B904", CALLED + "\n", [CALLED + " from e\n"]),  # a call's miss: its traceback shown
         ("m.py", "B904", STEPPED + "\n", [STEPPED + " from None\n", STEPPED + " from e\n"]),  # exhausted
         ("m.py", "B904", BARE_CLASS + "\n", [BARE_CLASS + " from e\n"]),  # a class raised: a new exception
+        ("m.py", "E701", ONE_LINERS, [ONE_LINERS.replace(before, after, 1) for before, after in SPLIT]),
+        ("m.py", "E701", TABBED, [TABBED.replace("x: return", "x:\n\t\treturn")]),  # the file's tab
         (
             "m.py",
             "E721",
@@ -629,3 +648,12 @@ def test_a_repr_call_in_a_format_becomes_the_fields_conversion(
     exec(compile(text, "m.py", "exec"), before)
     exec(compile(final, "m.py", "exec"), after)
     assert after["f"](argument) == before["f"](argument)
+
+
+def test_a_block_after_a_header_over_several_lines_or_a_continuation_is_left(tmp_path: Path) -> None:
+    """Neither is flagged by ruff as released; the candidate refuses both where it is asked."""
+    text = "if (a and\n        b): c()\nif d: \\\n    e()\n"
+    module = Source(text)
+    first, second = text.index("): c") + 1, text.index("d: ") + 1
+    assert one_line_block(module, 2, first, first + 1) == []
+    assert one_line_block(module, 3, second, second + 1) == []

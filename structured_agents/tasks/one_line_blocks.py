@@ -1,0 +1,73 @@
+"""``E701`` (a compound statement's block on its header's line): the block moved to a line of
+its own, indented one step under the header.
+
+``if not data: return None`` becomes::
+
+    if not data:
+        return None
+
+Only the whitespace between the colon and the block changes: the block's statements, a comment
+after them and the header stay as they were, so the code does the same thing by construction
+(the candidate is still verified as every candidate is). The step is the file's own: a tab where
+its blocks are indented with tabs, else its smallest indent (four spaces where it has none).
+``class Error(Exception): pass`` gets the same. A block after a header that spans lines, or one
+whose colon is followed by anything but spaces (a line continuation), is left as it is; ruff
+flags neither.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from structured_agents.tasks.lint_fixes import Edit
+from structured_agents.tasks.lint_source import Source
+
+__all__ = ["one_line_block"]
+
+_BLOCKS = ("body", "orelse", "finalbody")
+_STEP = "    "
+
+
+def one_line_block(module: Source, row: int, at: int, _end: int) -> list[tuple[str, tuple[Edit, ...]]]:
+    """The candidate for the ``E701`` finding whose colon is at ``at`` on line ``row``."""
+    if module.text[at : at + 1] != ":":
+        return []
+    for header, first in _blocks(module.tree):
+        start = module.start(first)
+        if first.lineno != row or start <= at or module.text[at + 1 : start].strip(" \t"):
+            continue
+        line = getattr(header, "lineno", row) if header is not None else row
+        if line != row:
+            return []  # a header over several lines
+        indent = _indent(module.lines[row - 1])
+        return [("Put the block on its own line", ((at + 1, start, "\n" + indent + _step(module)),))]
+    return []
+
+
+def _blocks(tree: ast.AST) -> Iterator[tuple[ast.AST | None, ast.stmt]]:
+    """Each block's first statement, with the node whose header its own line starts (None for an
+    ``else:`` or ``finally:``, whose header is the keyword's line alone)."""
+    for node in ast.walk(tree):
+        for field in _BLOCKS:
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                yield (node if field == "body" else None), block[0]
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _step(module: Source) -> str:
+    """One indent of the file: a tab where a block is indented with tabs, else the smallest
+    indent of a statement, else four spaces."""
+    indents = {
+        _indent(module.lines[node.lineno - 1])
+        for node in ast.walk(module.tree)
+        if isinstance(node, ast.stmt) and node.col_offset > 0
+    }
+    if any("\t" in indent for indent in indents):
+        return "\t"
+    spaces = [len(indent) for indent in indents if indent]
+    return " " * min(spaces) if spaces else _STEP
