@@ -246,6 +246,24 @@ def _comment_leads_nested_if(module: Source, row: int) -> bool:
     return False
 
 
+_MODULES_SINCE = {"builtins": (3, 0), "typing": (3, 5)}
+"""Modules a fix of ruff's may import, by the Python that first has them: B004's fix imports
+``builtins`` where ``callable`` is shadowed, which Python 2 calls ``__builtin__`` (bottle
+0.12.25, ``>=2.5``, then failed to import on 2.7; compiling it passes)."""
+
+
+def _imports_newer(diagnostic: Mapping[str, Any], lowest: tuple[int, int] | None) -> bool:
+    """Whether ``diagnostic``'s fix imports a module the codebase's ``lowest`` Python lacks."""
+    if lowest is None:
+        return False
+    for edit in (diagnostic.get("fix") or {}).get("edits") or ():
+        content = str(edit.get("content") or "")
+        for name, since in _MODULES_SINCE.items():
+            if lowest < since and re.search(rf"^\s*(import|from) {name}\b", content, re.MULTILINE):
+                return True
+    return False
+
+
 def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     """Whether ``diagnostic``'s fix is not offered: its rule is :data:`DECLINED`; or, as a strict
     reviewer asked, it renames a name in an unpacking the file repeats elsewhere word for word
@@ -510,7 +528,11 @@ def with_candidates(
             if removal is not None:
                 fixed.append(removal)
                 continue
-        if _has_fix(diagnostic) and not _declined(diagnostic, module):
+        if (
+            _has_fix(diagnostic)
+            and not _declined(diagnostic, module)
+            and not _imports_newer(diagnostic, lowest)
+        ):
             fixed.append(refine(diagnostic, text, module, lowest))
             continue
         if _has_fix(diagnostic):

@@ -657,3 +657,16 @@ def test_a_block_after_a_header_over_several_lines_or_a_continuation_is_left(tmp
     first, second = text.index("): c") + 1, text.index("d: ") + 1
     assert one_line_block(module, 2, first, first + 1) == []
     assert one_line_block(module, 3, second, second + 1) == []
+
+
+def test_a_fix_importing_a_module_the_lowest_python_lacks_is_not_offered(tmp_path: Path) -> None:
+    """Ruff's B004 fix where ``callable`` is shadowed imports ``builtins``: Python 2 has none
+    (bottle 0.12.25 supports 2.5 and no longer imported on 2.7, though it compiled)."""
+    text = 'def f(x, callable=None):\n    return hasattr(x, "__call__")\n'
+    diagnostics = ruff_json(tmp_path, "m.py", text, "B004")
+    assert "import builtins" in str(diagnostics[0]["fix"])
+
+    found, left = with_candidates(text, diagnostics, "m.py", lowest=(2, 7))
+    assert found == [] and [item["code"] for item in left] == ["B004"]
+    found, left = with_candidates(text, diagnostics, "m.py", lowest=(3, 7))
+    assert [item["code"] for item in found] == ["B004"] and left == []
