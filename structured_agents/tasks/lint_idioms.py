@@ -45,6 +45,7 @@ FAMILIES = {
     "RUF013": "optional",
     "SIM108": "ternary",
     "SIM102": "nested if",
+    "E701": "one-line block",
 }
 """The rules whose fixes change an idiom, and the idiom (``%`` and ``.format()`` formatting
 turn into f-strings alike)."""

@@ -10,9 +10,11 @@ Only the whitespace between the colon and the block changes: the block's stateme
 after them and the header stay as they were, so the code does the same thing by construction
 (the candidate is still verified as every candidate is). The step is the file's own: a tab where
 its blocks are indented with tabs, else its smallest indent (four spaces where it has none).
-``class Error(Exception): pass`` gets the same. A block after a header that spans lines, or one
-whose colon is followed by anything but spaces (a line continuation), is left as it is; ruff
-flags neither.
+``class Error(Exception): pass`` gets the same. A file's blocks are split together or not at
+all (:data:`~structured_agents.tasks.lint_idioms.FAMILIES`): where the model decides alone
+(no check runs), one split among four left was the odd one out (ply 3.11's ``cpp.py``).
+A block after a header that spans lines, or one whose colon is followed by anything but spaces
+(a line continuation), is left as it is; ruff flags neither.
 """
 
 from __future__ import annotations

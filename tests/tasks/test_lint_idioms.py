@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from tasks.ruff_json import ruff_json
 
+from structured_agents.tasks.lint_fixes import Change
+from structured_agents.tasks.lint_idioms import FAMILIES, scarce_dropped
 from structured_agents.tasks.lint_rewrites import with_candidates
 
 
@@ -99,3 +101,14 @@ def test_optional_is_written_for_every_none_default_of_a_signature_or_none(
     """ruff does not flag ``lookup: State = None`` (pyparsing's ``ConverterState``); fixing its
     two neighbours alone left the signature half explicit."""
     assert _offered(tmp_path, text, "RUF013")[0] == offered
+
+
+def test_one_line_blocks_split_go_together_or_not_at_all() -> None:
+    """ply 3.11's ``cpp.py``: with no tests to decide, the model split one of five
+    ``if not tok: break`` and left four; a reviewer asked for all of them or none."""
+    split = [Change(f"E701 line {line}", ()) for line in (187, 579)]
+    left = [Change(f"E701 line {line}", ()) for line in (639, 895, 913)]
+
+    assert FAMILIES["E701"] == "one-line block"
+    assert scarce_dropped(split[:1], [*split[1:], *left]) == split[:1]
+    assert scarce_dropped([*split, *left[:1]], left[1:]) == []
