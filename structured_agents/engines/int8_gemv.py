@@ -36,6 +36,7 @@ import shutil
 import subprocess
 import uuid
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -58,16 +59,11 @@ class Native:
 
     def __init__(self, path: Path) -> None:
         library = ctypes.CDLL(str(path))
-        self._gemv = library.sa_int8_gemv
-        self._gemv.restype = ctypes.c_int
-        pointer, size = ctypes.c_void_p, ctypes.c_int64
-        self._gemv.argtypes = [pointer, size, size, pointer, pointer, pointer, size, ctypes.c_int]
-        self._int4 = library.sa_int4_gemv
-        self._int4.restype = ctypes.c_int
-        self._int4.argtypes = [pointer, size, size, pointer, pointer, pointer, size, ctypes.c_int]
-        self._pack = library.sa_int4_pack
-        self._pack.restype = ctypes.c_int
-        self._pack.argtypes = [pointer, pointer, size, size, pointer, pointer, ctypes.c_int]
+        pointer, size, count = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
+        product = [pointer, size, size, pointer, pointer, pointer, size, count]
+        self._gemv = _bound(library.sa_int8_gemv, product)
+        self._int4 = _bound(library.sa_int4_gemv, product)
+        self._pack = _bound(library.sa_int4_pack, [pointer, pointer, size, size, pointer, pointer, count])
         self.max_rows: int = library.sa_int8_gemv_max_rows()
         self.path = path
 
@@ -81,20 +77,8 @@ class Native:
                 f"int8_gemv: {tuple(x.shape)} by {values.dtype} {tuple(values.shape)} with "
                 f"{scales.dtype} scales"
             )
-        values, scales = values.contiguous(), scales.contiguous()
-        floats = x.to(torch.float32).contiguous()
-        out = torch.empty((rows, values.shape[0]), dtype=torch.float32)
-        status = self._gemv(
-            floats.data_ptr(),
-            rows,
-            width,
-            values.data_ptr(),
-            scales.data_ptr(),
-            out.data_ptr(),
-            values.shape[0],
-            torch.get_num_threads(),
-        )
-        if status != 0:
+        out = _multiplied(self._gemv, x, values.contiguous(), scales.contiguous())
+        if out is None:
             raise ValueError(f"int8_gemv: {rows} rows of {width} (at most {self.max_rows}, a multiple of 16)")
         return out if x.dtype == torch.float32 else out.to(x.dtype)
 
@@ -120,24 +104,33 @@ class Native:
         rows, width = x.shape
         if packed.shape[1] * 2 != width or scales.shape != (packed.shape[0], width // INT4_GROUP):
             raise ValueError(f"int4_product: {tuple(x.shape)} by {tuple(packed.shape)} packed")
-        floats = x.to(torch.float32).contiguous()
-        out = torch.empty((rows, packed.shape[0]), dtype=torch.float32)
-        status = self._int4(
-            floats.data_ptr(),
-            rows,
-            width,
-            packed.data_ptr(),
-            scales.data_ptr(),
-            out.data_ptr(),
-            packed.shape[0],
-            torch.get_num_threads(),
-        )
-        if status != 0:
+        out = _multiplied(self._int4, x, packed, scales)
+        if out is None:
             raise ValueError(
                 f"int4_product: {rows} rows of {width} (at most {self.max_rows} rows of at most "
                 f"{INT4_WIDTH}, a multiple of {INT4_GROUP})"
             )
         return out
+
+
+def _bound(function: Any, argtypes: list[Any]) -> Any:
+    """``function`` of the library, taking ``argtypes`` and returning a C ``int`` status."""
+    function.restype = ctypes.c_int
+    function.argtypes = argtypes
+    return function
+
+
+def _multiplied(
+    function: Any, x: torch.Tensor, weight: torch.Tensor, scales: torch.Tensor
+) -> torch.Tensor | None:
+    """``function`` (``sa_int8_gemv`` or ``sa_int4_gemv``) of ``x`` by ``weight`` with
+    ``scales``, float32 ``[rows, out]``; None where the kernel refused the sizes."""
+    floats = x.to(torch.float32).contiguous()
+    rows, width = floats.shape
+    out = torch.empty((rows, weight.shape[0]), dtype=torch.float32)
+    pointers = (weight.data_ptr(), scales.data_ptr(), out.data_ptr())
+    status = function(floats.data_ptr(), rows, width, *pointers, weight.shape[0], torch.get_num_threads())
+    return out if status == 0 else None
 
 
 @functools.cache
