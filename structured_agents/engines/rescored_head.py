@@ -13,8 +13,8 @@ The estimate, by what the machine has:
 * this project's kernel (:mod:`.int8_gemv`, where the machine built it): the head's int8 copy
   regrouped as 4-bit values with a float32 scale per 64 (84 MB read a step instead of 168), by
   the activations quantized per row to int8, with VNNI. 2.5-2.7 ms at 1 row against oneDNN's
-  6.2, 10.4-10.6 ms at 8 against 8.9. Over 576 decode steps of Gemma 3 270M (short and 400-token
-  prompts, `/tmp/s47/t4b.py` in the change's note) the plain head's best token was among the
+  6.2, 10.4-10.6 ms at 8 against 8.9. Over 576 decode steps of Gemma 3 270M (the head's inputs
+  recorded from short and 400-token prompts) the plain head's best token was among the
   estimate's 11 best every time; the other logits are within 6 of the plain head's, 0.5 on
   average. Each row is quantized on its own, so a row's estimate does not depend on the rows
   beside it. Regrouping takes 0.19 s.
@@ -68,8 +68,8 @@ logger = logging.getLogger(__name__)
 
 
 class RescoredHead(StepLinear):
-    """An LM head whose decode steps estimate every logit in int8 and compute the
-    :data:`EXACT` best again from the weight."""
+    """An LM head whose decode steps estimate every logit and compute the :data:`EXACT` best
+    again from the weight."""
 
     def __init__(self, head: Int8Linear, estimate: Future[Estimate | None]) -> None:
         """``head``'s weight, rescoring ``estimate`` once it is ready (None where no estimate
