@@ -137,25 +137,26 @@ def _multiplied(
 def native() -> Native | None:
     """The kernel, built on the first call in a process where no earlier process built it; None
     where it cannot be built or used here (the reason is logged)."""
-    reason = _unusable()
+    flags = _cpu_flags()
+    reason = _unusable(flags)
     if reason is None:
         compiler = shutil.which(os.environ.get("CC") or "cc")
         if compiler is None:
             reason = "no C compiler (cc, or CC)"
         else:
             try:
-                return Native(_built(compiler))
+                return Native(_built(compiler, flags))
             except (OSError, subprocess.SubprocessError, AttributeError) as exc:
                 reason = str(exc).strip() or type(exc).__name__
     logger.info("int8 decode steps take torch's kernel: %s", reason)
     return None
 
 
-def _unusable() -> str | None:
+def _unusable(flags: str) -> str | None:
     """Why this machine cannot take the kernel, or None."""
     if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
         return f"built for Linux on x86-64, not {platform.system()} on {platform.machine()}"
-    if "avx512f" not in _cpu_flags().split():
+    if "avx512f" not in flags.split():
         return "the CPU has no AVX-512"
     if "OpenMP" not in torch.__config__.parallel_info():
         return "torch's threads are not OpenMP's"
@@ -172,15 +173,13 @@ def _cpu_flags() -> str:
     return ""
 
 
-def _built(compiler: str) -> Path:
+def _built(compiler: str, flags: str) -> Path:
     """The shared library, compiled into the cache unless an earlier call put it there."""
     version = subprocess.run(
         [compiler, "--version"], capture_output=True, text=True, timeout=30, check=False
     ).stdout
     key = hashlib.sha256(
-        b"\0".join(
-            part.encode() for part in (SOURCE.read_text(), compiler, version, " ".join(_FLAGS), _cpu_flags())
-        )
+        b"\0".join(part.encode() for part in (SOURCE.read_text(), compiler, version, " ".join(_FLAGS), flags))
     ).hexdigest()[:16]
     path = cache_dir() / "native" / f"int8_gemv-{key}.so"
     if path.exists():
