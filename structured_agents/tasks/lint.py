@@ -18,8 +18,10 @@ With a check command (the batch's ``check`` option), evidence decides every fix,
 model: the outcome tries each fix in the file (not only the few a job would offer), kept when
 the verdict's evidence holds (:func:`~structured_agents.tasks.lint_verdict.judge`: it
 compiles, breaks no supported Python, leaves fewer findings, the check passes), and the job
-offers the agent nothing to decide. Without one, nothing can tell whether a fix keeps the
-code's behaviour: the agent accepts or rejects each fix a job offers
+offers the agent nothing to decide. Without one, only a fix that moves code between lines
+and leaves its syntax tree as it was (:func:`~structured_agents.tasks.lint_fixes.same_code`: a
+one-line block put on its own line) is known to keep the code's behaviour: such fixes are
+proposed without a decision. For every other fix the agent accepts or rejects it
 (:func:`~structured_agents.tasks.lint_fixes.candidates`, one a turn, in order, each turn's
 grammar admitting only the next one: :func:`~structured_agents.tasks.lint_fixes.lint_tool_view`),
 and the verdict checks the accepted ones.
@@ -60,8 +62,10 @@ from structured_agents.tasks.lint_fixes import (
     candidates,
     decisions,
     fix_change,
+    fix_edits,
     fixes,
     lint_tool_view,
+    same_code,
 )
 from structured_agents.tasks.lint_layout import laid_out
 from structured_agents.tasks.lint_rewrites import with_candidates
@@ -218,6 +222,7 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
         fixed = ruff_safe_fixes(root, path, source.text, *file_ruff)
         diagnostics = ruff_diagnostics(root, path, fixed, *file_ruff)
         offered = with_candidates(fixed, diagnostics, path, None if with_fixes else root, lowest)[0]
+        decided = _to_decide(fixed, offered) if with_fixes else offered
         if fixed == source.text and not offered:
             codes = sorted({str(item.get("code")) for item in diagnostics})
             logger.info(
@@ -234,7 +239,7 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
                 inputs=lint_inputs(
                     path,
                     fixed,
-                    laid_out_fixes(root, path, source.text, fixed, offered, settings) if with_fixes else [],
+                    laid_out_fixes(root, path, source.text, fixed, decided, settings) if with_fixes else [],
                 ),
             )
         )
@@ -255,6 +260,13 @@ def laid_out_fixes(
     (:func:`~structured_agents.tasks.lint_layout.laid_out`). Only where the laid-out form is
     used: the fixes a job offers its agent, or those a check decides."""
     return [laid_out(root, path, fixed, original, item, settings) for item in offered]
+
+
+def _to_decide(text: str, offered: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The fixes of ``offered`` (findings on ``text`` with a fix) that the agent decides: all but
+    those that keep the code (:func:`~structured_agents.tasks.lint_fixes.same_code`)."""
+    kept = {change.edits for change in same_code(text, fixes(text, offered))}
+    return [finding for finding in offered if fix_edits(text, finding) not in kept]
 
 
 def agent_changes(inputs: Mapping[str, Any], result: RunResult) -> tuple[list[Change], list[Change]]:
@@ -318,8 +330,12 @@ class LintTask:
             by_ruff, diagnostics, job.path, root if check else None, settings.target.lowest
         )
         rejected: list[Change] = []
-        if check is None:  # the fixes the job offered, laid out at discovery
+        if check is None:  # the fixes the job offered, laid out at discovery, and those that keep the code
             (changes, rejected), proposer = agent_changes(job.inputs, result), "agent"
+            same = same_code(by_ruff, fixes(by_ruff, offered))
+            if same:
+                changes = sorted([*changes, *same], key=_first_offset)
+                proposer = f"agent, and {len(same)} that keep the code (the same syntax tree)"
             shown = {change.label for change in (*changes, *rejected)}
             rejected += [change for change in fixes(by_ruff, offered) if change.label not in shown]
         else:  # evidence decides every fix, not the model

@@ -46,6 +46,7 @@ FAMILIES = {
     "SIM108": "ternary",
     "SIM102": "nested if",
     "E701": "one-line block",
+    "E702": "statements on one line",
 }
 """The rules whose fixes change an idiom, and the idiom (``%`` and ``.format()`` formatting
 turn into f-strings alike)."""

@@ -20,7 +20,9 @@ that does what the rule asks and nothing else:
 - ``PLC0415`` (an import inside a function): its removal, where the module ran the same import
   at its top (:mod:`~structured_agents.tasks.repeated_imports`);
 - ``E701`` (a block on its header's line, ``if not data: return None``): the block on a line
-  of its own, one indent under the header (:mod:`~structured_agents.tasks.one_line_blocks`).
+  of its own, one indent under the header (:mod:`~structured_agents.tasks.one_line_blocks`);
+- ``E702`` (statements on one line, ``t.type = 'CPP_WS'; t.value = '\\n'``): the statement after
+  the semicolon on a line of its own, at the same indent (the same module).
 
 :func:`with_candidates` gives them to the lint task as ruff-shaped findings with a fix, so each
 is offered, decided and verified as ruff's unsafe fixes are. A finding of any other rule gets
@@ -46,7 +48,7 @@ from structured_agents.tasks.lint_fixes import Edit
 from structured_agents.tasks.lint_idioms import together
 from structured_agents.tasks.lint_refine import refine
 from structured_agents.tasks.lint_source import SCOPES, Source, offset_of, reads_only, unsafe_fix
-from structured_agents.tasks.one_line_blocks import one_line_block
+from structured_agents.tasks.one_line_blocks import one_line_block, statements_apart
 from structured_agents.tasks.reexports import declared_reexports
 from structured_agents.tasks.repeated_imports import repeated_import
 from structured_agents.tasks.star_imports import explicit_imports
@@ -157,6 +159,7 @@ _GENERATORS: dict[str, Callable[[Source, int, int, int], list[Candidate]]] = {
     "B904": _b904,
     "E721": _e721,
     "E701": one_line_block,
+    "E702": statements_apart,
     "E722": _e722,
     "PLC0415": repeated_import,
 }

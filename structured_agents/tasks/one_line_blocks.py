@@ -1,5 +1,6 @@
 """``E701`` (a compound statement's block on its header's line): the block moved to a line of
-its own, indented one step under the header.
+its own, indented one step under the header; ``E702`` (statements on one line, ``a = 1; b = 2``):
+the statement after the semicolon on a line of its own, at the same indent.
 
 ``if not data: return None`` becomes::
 
@@ -14,19 +15,22 @@ its blocks are indented with tabs, else its smallest indent (four spaces where i
 all (:data:`~structured_agents.tasks.lint_idioms.FAMILIES`): where the model decides alone
 (no check runs), one split among four left was the odd one out (ply 3.11's ``cpp.py``).
 A block after a header that spans lines, or one whose colon is followed by anything but spaces
-(a line continuation), is left as it is; ruff flags neither.
+(a line continuation), is left as it is; ruff flags neither. Statements that share a line
+are parted only where the first of them starts the line (``if x: a; b`` is a one-line block
+first) and nothing but spaces stands around the semicolon.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import itertools
 from collections.abc import Iterator
 
 from structured_agents.tasks.lint_fixes import Edit
 from structured_agents.tasks.lint_source import Source
 
-__all__ = ["one_line_block"]
+__all__ = ["one_line_block", "statements_apart"]
 
 _BLOCKS = ("body", "orelse", "finalbody")
 _STEP = "    "
@@ -47,6 +51,42 @@ def one_line_block(module: Source, row: int, at: int, _end: int) -> list[tuple[s
         indent = _indent(module.lines[row - 1])
         return [("Put the block on its own line", ((at + 1, start, "\n" + indent + step),))]
     return []
+
+
+def statements_apart(module: Source, row: int, at: int, _end: int) -> list[tuple[str, tuple[Edit, ...]]]:
+    """The candidate for the ``E702`` finding whose semicolon is at ``at`` on line ``row``."""
+    if module.text[at : at + 1] != ";":
+        return []
+    for first, before, after in _sharing(module).get(row, ()):
+        end, start = module.end(before), module.start(after)
+        if not end <= at < start or module.text[end:start].strip(" \t") != ";":
+            continue
+        line_start = module.starts[first.lineno - 1]
+        if module.text[line_start : module.start(first)].strip(" \t"):
+            return []  # the first statement follows a header's colon
+        indent = _indent(module.lines[first.lineno - 1])
+        return [("Put the statement on its own line", ((end, start, "\n" + indent),))]
+    return []
+
+
+@functools.lru_cache(maxsize=1)
+def _sharing(module: Source) -> dict[int, list[tuple[ast.stmt, ast.stmt, ast.stmt]]]:
+    """Each two statements of one block where the second starts on the line the first ends
+    on, by that line, with the first statement of the block on that line."""
+    found: dict[int, list[tuple[ast.stmt, ast.stmt, ast.stmt]]] = {}
+    for node in ast.walk(module.tree):
+        for field in _BLOCKS:
+            block = getattr(node, field, None)
+            if not isinstance(block, list) or not block or not isinstance(block[0], ast.stmt):
+                continue
+            statements: list[ast.stmt] = block
+            first = statements[0]
+            for before, after in itertools.pairwise(statements):
+                if after.lineno != before.end_lineno:
+                    first = after
+                    continue
+                found.setdefault(after.lineno, []).append((first, before, after))
+    return found
 
 
 @functools.lru_cache(maxsize=1)

@@ -118,6 +118,29 @@ def test_a_bare_except_is_offered_a_candidate_and_kept_when_accepted(
     assert "+    except Exception:\n" in result.diff
 
 
+def test_fixes_that_keep_the_code_are_kept_without_being_put_to_the_model(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    """A one-line block put on its own line and statements parted at their semicolon leave the
+    syntax tree as it was: no check is needed to know they keep the code, so the model decides
+    only the fix that changes it (E712, which it rejects here)."""
+    text = "def ready(flag):\n    if flag == True: return 'yes'\n    a = 1; b = 2\n    return a + b\n"
+    root = _codebase(tmp_path / "code", ready=text)
+    engine = scripted(lint_bundle, _call("reject_fix", id=1), _call("submit_result"))
+
+    summary = _run(lint_bundle, engine, store, root)
+
+    [job] = lint_bundle.discover_jobs(root)
+    assert [(f["id"], f["code"]) for f in job.inputs["findings"]] == [(1, "E712")]
+    [result] = store.results(summary.batch_id)
+    assert result.summary.splitlines()[0] == (
+        "ruff 3 -> 1 (ruff --fix alone: 3); agent, and 2 that keep the code (the same syntax tree): "
+        "2 proposed, 2 kept; left: E712"
+    )
+    assert "+    if flag == True:\n+        return 'yes'\n" in result.diff
+    assert "+    a = 1\n+    b = 2\n" in result.diff
+
+
 def test_a_file_nothing_could_change_gets_no_job(lint_bundle: Bundle, store: Store, tmp_path: Path) -> None:
     """No fix of ruff's and no candidate: a model turn could only confirm it, and a failed job
     would be redone on every run."""

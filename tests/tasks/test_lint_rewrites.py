@@ -68,6 +68,14 @@ SPLIT = [  # each finding's candidate, at the file's own two-space step
     ("data: print", "data:\n    print"),
 ]
 TABBED = "def f(x):\n\tif x: return 1\n\treturn 0\n"
+SHARED = (  # ply 3.11's cpp.py, and three on a line at module level
+    "def t_ws(t):\n    t.type = 'WS'; t.value = ' '\n    return t\n\n\na = 1; b = 2;  c = 3  # three\n"
+)
+APART = [
+    ("'WS'; t.value", "'WS'\n    t.value"),
+    ("1; b", "1\nb"),
+    ("2;  c", "2\nc"),
+]
 
 
 @pytest.mark.parametrize(
@@ -89,6 +97,7 @@ TABBED = "def f(x):\n\tif x: return 1\n\treturn 0\n"
         ("m.py", "B904", BARE_CLASS + "\n", [BARE_CLASS + " from e\n"]),  # a class raised: a new exception
         ("m.py", "E701", ONE_LINERS, [ONE_LINERS.replace(before, after, 1) for before, after in SPLIT]),
         ("m.py", "E701", TABBED, [TABBED.replace("x: return", "x:\n\t\treturn")]),  # the file's tab
+        ("m.py", "E702", SHARED, [SHARED.replace(before, after, 1) for before, after in APART]),
         (
             "m.py",
             "E721",
@@ -657,6 +666,15 @@ def test_a_block_after_a_header_over_several_lines_or_a_continuation_is_left(tmp
     first, second = text.index("): c") + 1, text.index("d: ") + 1
     assert one_line_block(module, 2, first, first + 1) == []
     assert one_line_block(module, 3, second, second + 1) == []
+
+
+def test_statements_after_a_header_or_around_a_continuation_are_left(tmp_path: Path) -> None:
+    """``if x: a; b`` is a one-line block first (E701): parting ``b`` alone would move it out of
+    the block; a semicolon beside a line continuation is left too."""
+    text = "if x: a(); b()\nc(); \\\n    d()\n"
+    found, left = with_candidates(text, ruff_json(tmp_path, "m.py", text, "E702"), "m.py")
+
+    assert found == [] and [item["code"] for item in left] == ["E702", "E702"]
 
 
 def test_a_fix_importing_a_module_the_lowest_python_lacks_is_not_offered(tmp_path: Path) -> None:
