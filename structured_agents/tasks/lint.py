@@ -18,10 +18,10 @@ With a check command (the batch's ``check`` option), evidence decides every fix,
 model: the outcome tries each fix in the file (not only the few a job would offer), kept when
 the verdict's evidence holds (:func:`~structured_agents.tasks.lint_verdict.judge`: it
 compiles, breaks no supported Python, leaves fewer findings, the check passes), and the job
-offers the agent nothing to decide. Without one, only a fix that moves code between lines
-and leaves its syntax tree as it was (:func:`~structured_agents.tasks.lint_fixes.same_code`: a
-one-line block put on its own line) is known to keep the code's behaviour: such fixes are
-proposed without a decision. For every other fix the agent accepts or rejects it
+offers the agent nothing to decide. Without one, only a fix with which the file compiles to
+the same bytecode (:func:`~structured_agents.tasks.same_code.same_code`: a one-line block put
+on its own line, nested ``if`` statements joined) is known to keep what the code does: such
+fixes are proposed without a decision. For every other fix the agent accepts or rejects it
 (:func:`~structured_agents.tasks.lint_fixes.candidates`, one a turn, in order, each turn's
 grammar admitting only the next one: :func:`~structured_agents.tasks.lint_fixes.lint_tool_view`),
 and the verdict checks the accepted ones.
@@ -65,7 +65,6 @@ from structured_agents.tasks.lint_fixes import (
     fix_edits,
     fixes,
     lint_tool_view,
-    same_code,
 )
 from structured_agents.tasks.lint_layout import laid_out
 from structured_agents.tasks.lint_rewrites import with_candidates
@@ -73,6 +72,7 @@ from structured_agents.tasks.lint_settings import LintSettings, lint_settings
 from structured_agents.tasks.lint_verdict import judge
 from structured_agents.tasks.protocol import Guidance, Outcome
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_findings, ruff_safe_fixes
+from structured_agents.tasks.same_code import same_code
 
 __all__ = [
     "LINT_KIND",
@@ -264,7 +264,7 @@ def laid_out_fixes(
 
 def _to_decide(text: str, offered: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The fixes of ``offered`` (findings on ``text`` with a fix) that the agent decides: all but
-    those that keep the code (:func:`~structured_agents.tasks.lint_fixes.same_code`)."""
+    those that keep the code (:func:`~structured_agents.tasks.same_code.same_code`)."""
     kept = {change.edits for change in same_code(text, fixes(text, offered))}
     return [finding for finding in offered if fix_edits(text, finding) not in kept]
 
@@ -335,7 +335,7 @@ class LintTask:
             same = same_code(by_ruff, fixes(by_ruff, offered))
             if same:
                 changes = sorted([*changes, *same], key=_first_offset)
-                proposer = f"agent, and {len(same)} that keep the code (the same syntax tree)"
+                proposer = f"agent, and {len(same)} that keep the code (the same bytecode)"
             shown = {change.label for change in (*changes, *rejected)}
             rejected += [change for change in fixes(by_ruff, offered) if change.label not in shown]
         else:  # evidence decides every fix, not the model

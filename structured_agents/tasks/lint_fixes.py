@@ -13,16 +13,11 @@ The agent decides one candidate a turn, in order (:func:`lint_tool_view`): each 
 submission; a small model that may name any id at any turn decided one fix twice, the second
 time the other way.
 
-A fix that only moves code between lines (its edits change nothing but whitespace and
-semicolons, and the file parses to the same syntax tree with it: :func:`same_code`) needs no
-decision: it cannot change what the code does, only the lines it stands on.
-
 Positions follow ruff's JSON output: rows and columns from 1, columns in characters.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import difflib
 import json
@@ -30,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from structured_agents import syntax
 from structured_agents.jobs.source import split_lines
 from structured_agents.types import ToolResult, ToolSchema
 
@@ -45,7 +39,6 @@ __all__ = [
     "fix_edits",
     "fixes",
     "lint_tool_view",
-    "same_code",
 ]
 
 MAX_CANDIDATES = 8
@@ -171,41 +164,6 @@ def fixes(text: str, diagnostics: Sequence[Mapping[str, Any]]) -> list[Change]:
             line = int((raw.get("location") or {}).get("row", 1))
             found.append((line, Change(f"{raw.get('code') or 'syntax-error'} line {line}", edits)))
     return [change for _, change in sorted(found, key=lambda item: item[0])]
-
-
-_LAYOUT = " \t\r\n\\;"
-"""What an edit of a fix that only moves code between lines may remove or write."""
-
-
-def _tree(text: str) -> str | None:
-    """``text``'s syntax tree without positions, or None where it does not parse."""
-    try:
-        return ast.dump(syntax.parse(text))
-    except (SyntaxError, ValueError):
-        return None
-
-
-def same_code(text: str, changes: Sequence[Change]) -> list[Change]:
-    """The ``changes`` of ``text`` that only move code between lines: each edit removes and
-    writes nothing but whitespace, line continuations and semicolons, and ``text`` parses to
-    the same syntax tree with the change (a one-line block put on its own line, E701). The
-    tree is compared once for all of them where they agree (bottle 0.12.25's 119 blocks), and
-    one change at a time only where they do not."""
-    layout = [
-        change
-        for change in changes
-        if all(
-            not text[start:end].strip(_LAYOUT) and not content.strip(_LAYOUT)
-            for start, end, content in change.edits
-        )
-    ]
-    before = _tree(text) if layout else None
-    if before is None:
-        return []
-    together, applied, _ = apply_changes(text, layout)
-    if len(applied) == len(layout) and _tree(together) == before:
-        return layout
-    return [change for change in layout if _tree(apply_changes(text, [change])[0]) == before]
 
 
 def candidates(text: str, diagnostics: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -134,7 +134,7 @@ def test_fixes_that_keep_the_code_are_kept_without_being_put_to_the_model(
     assert [(f["id"], f["code"]) for f in job.inputs["findings"]] == [(1, "E712")]
     [result] = store.results(summary.batch_id)
     assert result.summary.splitlines()[0] == (
-        "ruff 3 -> 1 (ruff --fix alone: 3); agent, and 2 that keep the code (the same syntax tree): "
+        "ruff 3 -> 1 (ruff --fix alone: 3); agent, and 2 that keep the code (the same bytecode): "
         "2 proposed, 2 kept; left: E712"
     )
     assert "+    if flag == True:\n+        return 'yes'\n" in result.diff
@@ -485,11 +485,13 @@ def test_the_change_that_rewrites_most_is_tried_out_first_when_the_check_fails(
 def test_a_fix_whose_twin_the_model_rejected_is_not_kept(
     lint_bundle: Bundle, store: Store, tmp_path: Path
 ) -> None:
-    """tomli 2.0.1: the model joined one of two twin nested ``if`` statements and not the other."""
-    nested = "    if char == '{c}':\n        if s.startswith('{w}'):\n            return {v}\n"
-    text = "def f(char, s):\n" + nested.format(c="t", w="true", v=1) + nested.format(c="f", w="false", v=0)
+    """tomli 2.0.1: the model joined one of two twin nested ``if`` statements and not the other
+    (joined ``if`` statements now keep the code and need no decision; twin ``if``/``else``
+    assignments, whose conditional expressions compile otherwise, still do)."""
+    twin = "    if {c}:\n        {n} = 1\n    else:\n        {n} = 2\n"
+    text = "def f(a, b):\n" + twin.format(c="a", n="x") + twin.format(c="b", n="y") + "    return x, y\n"
     root = _codebase(tmp_path / "code", nested=text)
-    (root / "ruff.toml").write_text('[lint]\nselect = ["SIM102"]\n')
+    (root / "ruff.toml").write_text('[lint]\nselect = ["SIM108"]\n')
     engine = scripted(
         lint_bundle, _call("accept_fix", id=1), _call("reject_fix", id=2), _call("submit_result")
     )
@@ -499,7 +501,7 @@ def test_a_fix_whose_twin_the_model_rejected_is_not_kept(
     [result] = store.results(summary.batch_id)
     assert result.summary.splitlines()[0] == (
         "nothing to change: ruff 2 -> 2 (ruff --fix alone: 2); agent: 1 proposed, 0 kept, "
-        "1 its twin stays (SIM102 line 2); left: SIM102, SIM102"
+        "1 its twin stays (SIM108 line 2); left: SIM108, SIM108"
     )
 
 
