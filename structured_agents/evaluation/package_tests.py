@@ -24,17 +24,23 @@ ask for pytest-mock's ``mocker``), which can tell nothing of a change; the outco
 and the rest run. Where pytest finds no tests and the project has modules named ``tests.py`` or
 ``test.py``, which pytest's default patterns do not collect (webencodings 0.5.1 keeps its tests
 in ``webencodings/tests.py``, decorator 5.1.1 in ``src/tests/test.py``), pytest is given them
-by name. A package whose tests need more than that shows up as ``cannot run`` with the runner's
+by name. Where neither runner can use them and the tests folder holds scripts that run their own
+tests (``test*.py`` calling ``unittest.main()`` as they load, which neither runner can import:
+ply 3.11's ``python testlex.py``, run from ``test/`` as its README says), each script runs from
+that folder, and where some of a script's tests fail as released, it is given the others by
+name. A package whose tests need more than that shows up as ``cannot run`` with the runner's
 last words, never as a pass."""
 
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -48,7 +54,7 @@ TESTS_TIMEOUT_S = 300
 """Longest one run of a package's tests may take."""
 
 TestsStatus = Literal["ran", "no tests", "cannot run", "timed out"]
-Runner = Literal["pytest", "unittest"]
+Runner = Literal["pytest", "unittest", "scripts"]
 _COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)")
 _SUMMARY = re.compile(r"^=*\s*(\d+ \w+.*) in [\d.]+s")
 
@@ -80,7 +86,9 @@ class TestsOutcome:
     program...), so they can tell nothing of a change."""
     named: tuple[str, ...] = ()
     """Test modules pytest was given by name (``tests.py`` modules, which its default
-    patterns do not collect); empty: pytest collected the project itself."""
+    patterns do not collect); empty: pytest collected the project itself. For ``scripts``: the
+    scripts run (``test/testyacc.py``), or a script's tests run by name where others fail as
+    released (``test/testlex.py::LexBuildOptionTests.test_lex_closure``)."""
 
     @property
     def usable(self) -> bool:
@@ -160,6 +168,41 @@ def _declares_unittest(root: Path) -> bool:
     return False
 
 
+_CALLS_MAIN = re.compile(r"^unittest\.main\(", re.M)
+"""A script that runs its tests as it loads (``unittest.main()`` unindented, outside any
+``if __name__`` guard): importing it runs them, so no runner can collect it."""
+_VERBOSE = re.compile(r"^(\w+) \(__main__\.([\w.]+)\)(?:\n[^\n]*?)? \.\.\. (\w+)", re.M)
+"""A test's line in ``unittest.main``'s verbose output: its method, ``Class.method`` (Python
+3.11) or ``Class`` (older), and its first word of outcome (``ok``, ``FAIL``, ``ERROR``...)."""
+
+
+def _test_scripts(root: Path) -> tuple[str, ...]:
+    """The tests folder's scripts that run their own tests as they load (:data:`_CALLS_MAIN`),
+    relative to ``root``."""
+    folder = next((root / name for name in _TESTS_FOLDERS if (root / name).is_dir()), None)
+    if folder is None:
+        return ()
+    found = []
+    for path in sorted(folder.glob("test*.py")):
+        try:
+            if _CALLS_MAIN.search(path.read_text(encoding="utf-8", errors="replace")):
+                found.append(path.relative_to(root).as_posix())
+        except OSError:
+            continue
+    return tuple(found)
+
+
+def _script_runs(named: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """Each script of ``named`` (see :attr:`TestsOutcome.named`) with the tests it is given."""
+    runs: dict[str, list[str]] = {}
+    for item in named:
+        script, _, test = item.partition("::")
+        runs.setdefault(script, [])
+        if test:
+            runs[script].append(test)
+    return list(runs.items())
+
+
 def _args(
     runner: Runner, root: Path, like: TestsOutcome | None = None, *, first_failure: bool = False
 ) -> list[str]:
@@ -185,6 +228,15 @@ def check_command(root: Path, like: TestsOutcome | None = None) -> str:
     deselected; pytest's whole suite when None), from whatever folder holds a copy of the
     project, stopping at the first failure (only pass or fail counts)."""
     source = source_root(root).relative_to(root).as_posix()
+    if like is not None and like.runner == "scripts":  # each from its folder, one after another
+        commands = []
+        for script, tests in _script_runs(like.named):
+            folder, name = posixpath.split(script)
+            path = posixpath.relpath(source, folder or ".")
+            variables = f"PYTHONPATH={shlex.quote(path)} PYTHONDONTWRITEBYTECODE=1"
+            run = shlex.join([sys.executable, name, "-f", *tests])
+            commands.append(f"(cd {shlex.quote(folder or '.')} && {variables} {run})")
+        return " && ".join(commands)
     variables = f"PYTHONPATH={shlex.quote(source)} PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 PYTHONDONTWRITEBYTECODE=1"
     args = _args(like.runner if like is not None else "pytest", root, like, first_failure=True)
     return f"{variables} {shlex.join([sys.executable, *args])}"
@@ -218,16 +270,89 @@ def _unittest_outcome(output: str, returncode: int, seconds: float) -> TestsOutc
     )
 
 
-def _attempt(root: Path, runner: Runner, like: TestsOutcome | None = None) -> tuple[TestsOutcome, str]:
-    """One run by ``runner`` as ``like`` ran (see :func:`_args`): its outcome and its output."""
-    command = [sys.executable, *_args(runner, root, like)]
+def _env(root: Path) -> dict[str, str]:
     path = [str(source_root(root)), os.environ.get("PYTHONPATH", "")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p)}
-    env |= {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    return env | {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def _scripts_attempt(root: Path, like: TestsOutcome) -> tuple[TestsOutcome, str]:
+    """Each script of ``like.named`` run from its folder with the tests named for it (all of
+    its own where none are), verbose: the outcomes summed, and the outputs."""
+    counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+    outputs, seconds = [], 0.0
+    for script, tests in _script_runs(like.named):
+        command = [sys.executable, Path(script).name, "-v", *tests]
+        started = time.monotonic()
+        try:
+            done = subprocess.run(
+                command,
+                cwd=root / Path(script).parent,
+                env=_env(root),
+                capture_output=True,
+                text=True,
+                timeout=TESTS_TIMEOUT_S,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            detail = f"{script}: over {TESTS_TIMEOUT_S} s"
+            return TestsOutcome("timed out", detail=detail, seconds=TESTS_TIMEOUT_S, runner="scripts"), ""
+        seconds += time.monotonic() - started
+        output = done.stdout + done.stderr
+        outcome = _unittest_outcome(output, done.returncode, seconds)
+        if outcome.status != "ran":
+            return replace(outcome, detail=f"{script}: {outcome.detail}", runner="scripts"), output
+        for key in counts:
+            counts[key] += getattr(outcome, key)
+        outputs.append(f"=== {script}\n{output}")
+    detail = f"{sum(counts.values())} tests in {len(_script_runs(like.named))} scripts"
+    if like.deselected:
+        detail += f"; {len(like.deselected)} tests failing as released left out"
+    passed, failed, errors, skipped = (counts[key] for key in ("passed", "failed", "errors", "skipped"))
+    outcome = TestsOutcome(
+        "ran", passed, failed, errors, skipped, detail=detail, seconds=seconds, runner="scripts"
+    )
+    return replace(outcome, deselected=like.deselected, named=like.named), "\n".join(outputs)
+
+
+def _scripts_outcome(root: Path, scripts: tuple[str, ...]) -> TestsOutcome:
+    """The scripts' tests, then, where some fail as released, the others by name."""
+    outcome, output = _scripts_attempt(root, TestsOutcome("ran", named=scripts, runner="scripts"))
+    if outcome.status != "ran" or not (outcome.failed or outcome.errors):
+        return outcome
+    named: list[str] = []
+    failing: list[str] = []
+    for part in output.split("=== ")[1:]:
+        script, _, text = part.partition("\n")
+        results = [
+            (f"{script}::{inner if inner.endswith('.' + method) else inner + '.' + method}", word)
+            for method, inner, word in _VERBOSE.findall(text)
+        ]
+        if any(word != "ok" for _, word in results):
+            named += [test for test, word in results if word == "ok"]
+            failing += [test for test, word in results if word in ("FAIL", "ERROR")]
+        else:
+            named.append(script)
+    if len(failing) != outcome.failed + outcome.errors:
+        return outcome  # not every failure was read: nothing is left out on a guess
+    return _scripts_attempt(root, replace(outcome, named=tuple(named), deselected=tuple(failing)))[0]
+
+
+def _attempt(root: Path, runner: Runner, like: TestsOutcome | None = None) -> tuple[TestsOutcome, str]:
+    """One run by ``runner`` as ``like`` ran (see :func:`_args`): its outcome and its output."""
+    if runner == "scripts":
+        return _scripts_attempt(root, like or TestsOutcome("ran", runner="scripts"))
+    command = [sys.executable, *_args(runner, root, like)]
     started = time.monotonic()
     try:
         done = subprocess.run(
-            command, cwd=root, env=env, capture_output=True, text=True, timeout=TESTS_TIMEOUT_S, check=False
+            command,
+            cwd=root,
+            env=_env(root),
+            capture_output=True,
+            text=True,
+            timeout=TESTS_TIMEOUT_S,
+            check=False,
         )
     except subprocess.TimeoutExpired:
         detail = f"over {TESTS_TIMEOUT_S} s"
@@ -312,7 +437,8 @@ def run_package_tests(root: Path, like: TestsOutcome | None = None) -> TestsOutc
     it collects nothing by itself), again without the modules that need a package not
     installed here, again without the tests that failed or errored, and once more, leaving
     out what fails that time too (chardet 5.2.0 has a test that fails now and then); then
-    unittest where pytest cannot use them and the project declares unittest."""
+    unittest where pytest cannot use them and the project declares unittest; then the tests
+    folder's scripts (:func:`_test_scripts`)."""
     if like is not None:
         return _attempt(root, like.runner, like)[0]
     outcome, output = _attempt(root, "pytest")
@@ -330,7 +456,11 @@ def run_package_tests(root: Path, like: TestsOutcome | None = None) -> TestsOutc
         again, output = _attempt(root, "pytest", outcome)
         if (again.failed or again.errors) and (flaky := _failed_tests(output, again)):
             outcome = _attempt(root, "pytest", replace(outcome, deselected=(*outcome.deselected, *flaky)))[0]
-    if outcome.usable or outcome.status == "timed out" or not _declares_unittest(root):
+    if outcome.usable or outcome.status == "timed out":
         return outcome
-    fallback = _attempt(root, "unittest")[0]
-    return fallback if fallback.usable else outcome
+    if _declares_unittest(root) and (fallback := _attempt(root, "unittest")[0]).usable:
+        return fallback
+    if scripts := _test_scripts(root):
+        fallback = _scripts_outcome(root, scripts)
+        return fallback if fallback.usable else outcome
+    return outcome

@@ -281,3 +281,55 @@ def test_a_test_that_fails_now_and_then_is_left_out_too(tmp_path: Path) -> None:
 
     assert outcome.deselected == ("tests/test_pkg.py::test_flaky",)
     assert (outcome.passed, outcome.failed) == (1, 0) and outcome.usable
+
+
+_SCRIPT = """import sys
+import unittest
+
+sys.path.insert(0, "..")  # as ply 3.11's test/testlex.py: run from its folder
+
+from pkg import two
+
+
+class TwoTests(unittest.TestCase):
+    def test_two(self):
+        self.assertEqual(two(), 2)
+
+    def test_not_here(self):
+        self.assertEqual(two(), 3)  # fails as released
+
+
+unittest.main()
+"""
+
+
+def test_scripts_that_run_their_own_tests_run_from_their_folder_without_what_fails_as_released(
+    tmp_path: Path,
+) -> None:
+    """ply 3.11's tests: ``test/testlex.py`` calls ``unittest.main()`` as it loads, so importing
+    it runs it, and its README says to run ``python testlex.py`` from ``test/``. A module that
+    does not call it (ply's ``testcpp.py``) is not a script of its own and is left alone."""
+    project = tmp_path / "released"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "__init__.py").write_text("def two():\n    return 2\n")
+    (project / "test").mkdir()
+    (project / "test" / "testtwo.py").write_text(_SCRIPT)
+    (project / "test" / "testhelper.py").write_text("import six\n")  # not installed: never run
+
+    outcome = run_package_tests(project)
+
+    assert outcome.runner == "scripts" and outcome.usable
+    assert (outcome.passed, outcome.failed, outcome.errors) == (1, 0, 0)
+    assert outcome.deselected == ("test/testtwo.py::TwoTests.test_not_here",)
+    assert outcome.named == ("test/testtwo.py::TwoTests.test_two",)
+    command = check_command(project, outcome)
+    copy = shutil.copytree(project, tmp_path / "copy")
+    assert (
+        subprocess.run(["/bin/sh", "-c", command], cwd=copy, capture_output=True, check=False).returncode == 0
+    )
+    assert run_package_tests(copy, outcome).passed == 1
+    (copy / "pkg" / "__init__.py").write_text("def two():\n    return 3\n")
+    assert (
+        subprocess.run(["/bin/sh", "-c", command], cwd=copy, capture_output=True, check=False).returncode != 0
+    )
+    assert run_package_tests(copy, outcome).failed == 1
