@@ -122,6 +122,20 @@ def _unflagged_optionals(module: Source, functions: Sequence[Function], flagged:
     return found
 
 
+def _chained_ifs(module: Source, fixed: Sequence[Finding]) -> set[int]:
+    """The lines of the ``if`` statements nested alone in an ``if`` whose SIM102 join is in
+    ``fixed``: where three are nested (ply 3.11's ``if a in st_action: if p is not
+    st_actionp[a]: if (a, m) not in _actprint:``), ruff offers the outer join only, and the
+    inner one's finding, which the join makes fixable, is no twin left behind."""
+    lines = set()
+    for finding in fixed:
+        if str(finding.get("code")) == "SIM102":
+            for node in module.at(_row(finding), (ast.If,)):
+                if len(node.body) == 1 and isinstance(node.body[0], ast.If):
+                    lines.add(node.body[0].lineno)
+    return lines
+
+
 def _stays(finding: Finding) -> bool:
     """Whether ``finding`` (left with no fix offered) is a twin left in the old idiom: one of
     :data:`FAMILIES`, and not a decline of :data:`_SPLIT_BY_READING`."""
@@ -137,7 +151,8 @@ def together(
     if module is None or not any(str(finding.get("code")) in FAMILIES for finding in fixed):
         return list(fixed), list(left)
     functions = _functions(module)
-    twins = [finding for finding in left if _stays(finding)]
+    chained = _chained_ifs(module, fixed)
+    twins = [finding for finding in left if _stays(finding) and _row(finding) not in chained]
     staying = {(FAMILIES[str(finding.get("code"))], _scope(functions, _row(finding))) for finding in twins}
 
     def flagged(code: str) -> set[int]:

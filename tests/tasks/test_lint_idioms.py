@@ -112,3 +112,16 @@ def test_one_line_blocks_split_go_together_or_not_at_all() -> None:
     assert FAMILIES["E701"] == "one-line block"
     assert scarce_dropped(split[:1], [*split[1:], *left]) == split[:1]
     assert scarce_dropped([*split, *left[:1]], left[1:]) == []
+
+
+def test_the_inner_if_of_three_nested_is_no_twin_left_behind(tmp_path: Path) -> None:
+    """ply 3.11's ``_lr_table`` nests three ``if`` statements: ruff joins the outer two and has
+    no fix for the inner pair until then. That finding held back the outer join, and with it
+    every join of the file's other functions as scarce; a twin that stays in the same function
+    still holds it back."""
+    b, c = "b" * 30, "c" * 45  # the inner pair joined would pass 88 columns: ruff has no fix for it
+    nested = f"def f(a, {b}, {c}):\n    if a:\n        if {b}:\n            if {c}:\n                g()\n"
+    twin = "    if a:\n        if (g() and\n                a):\n            g()\n"  # a test over lines: left
+
+    assert _offered(tmp_path, nested, "SIM102") == ([2], [3])
+    assert _offered(tmp_path, nested + twin, "SIM102") == ([], [2, 3, 6])
