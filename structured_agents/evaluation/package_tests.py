@@ -276,28 +276,40 @@ def _env(root: Path) -> dict[str, str]:
     return env | {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
+def _timed(
+    command: list[str], cwd: Path, root: Path
+) -> tuple[subprocess.CompletedProcess[str] | None, float]:
+    """``command`` run in ``cwd`` on the project at ``root`` (:func:`_env`), and its seconds;
+    None for a run over :data:`TESTS_TIMEOUT_S`."""
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            command,
+            cwd=cwd,
+            env=_env(root),
+            capture_output=True,
+            text=True,
+            timeout=TESTS_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return None, TESTS_TIMEOUT_S
+    return done, time.monotonic() - started
+
+
 def _scripts_attempt(root: Path, like: TestsOutcome) -> tuple[TestsOutcome, str]:
     """Each script of ``like.named`` run from its folder with the tests named for it (all of
     its own where none are), verbose: the outcomes summed, and the outputs."""
     counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
     outputs, seconds = [], 0.0
     for script, tests in _script_runs(like.named):
-        command = [sys.executable, Path(script).name, "-v", *tests]
-        started = time.monotonic()
-        try:
-            done = subprocess.run(
-                command,
-                cwd=root / Path(script).parent,
-                env=_env(root),
-                capture_output=True,
-                text=True,
-                timeout=TESTS_TIMEOUT_S,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
+        done, took = _timed(
+            [sys.executable, Path(script).name, "-v", *tests], root / Path(script).parent, root
+        )
+        if done is None:
             detail = f"{script}: over {TESTS_TIMEOUT_S} s"
             return TestsOutcome("timed out", detail=detail, seconds=TESTS_TIMEOUT_S, runner="scripts"), ""
-        seconds += time.monotonic() - started
+        seconds += took
         output = done.stdout + done.stderr
         outcome = _unittest_outcome(output, done.returncode, seconds)
         if outcome.status != "ran":
@@ -342,22 +354,10 @@ def _attempt(root: Path, runner: Runner, like: TestsOutcome | None = None) -> tu
     """One run by ``runner`` as ``like`` ran (see :func:`_args`): its outcome and its output."""
     if runner == "scripts":
         return _scripts_attempt(root, like or TestsOutcome("ran", runner="scripts"))
-    command = [sys.executable, *_args(runner, root, like)]
-    started = time.monotonic()
-    try:
-        done = subprocess.run(
-            command,
-            cwd=root,
-            env=_env(root),
-            capture_output=True,
-            text=True,
-            timeout=TESTS_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
+    done, seconds = _timed([sys.executable, *_args(runner, root, like)], root, root)
+    if done is None:
         detail = f"over {TESTS_TIMEOUT_S} s"
         return TestsOutcome("timed out", detail=detail, seconds=TESTS_TIMEOUT_S, runner=runner), ""
-    seconds = time.monotonic() - started
     output = done.stdout + done.stderr
     if runner == "unittest":
         return _unittest_outcome(output, done.returncode, seconds), output
