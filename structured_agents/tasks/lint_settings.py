@@ -22,11 +22,13 @@
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from structured_agents import syntax
 from structured_agents.tasks.flake8_config import Flake8Rules, flake8_rules
 from structured_agents.tasks.pytarget import RUFF_LOWEST, PythonTarget, python_target
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_safe_fixes
@@ -38,7 +40,26 @@ __all__ = ["MIN_WIDTH", "WIDTHS", "LintSettings", "lint_settings"]
 MIN_WIDTH = 79
 """The line length a change may always reach, where the project sets none."""
 _STAR_IMPORT = re.compile(r"^\s*from\s+\S+\s+import\s+\*", re.M)
-"""A star import: the order of a file's imports decides which module's name wins."""
+"""A line that may be a star import: the order of a file's imports decides which module's name
+wins."""
+
+
+def _has_star_import(text: str) -> bool:
+    """Whether ``text`` imports ``*``: a statement, not a docstring's example (pexpect 4.9.0's
+    ``run()`` shows ``from pexpect import *``, and isort's fix of the file was left undone);
+    any line that looks like one where the text does not parse."""
+    if not _STAR_IMPORT.search(text):
+        return False
+    try:
+        tree = syntax.parse(text)
+    except (SyntaxError, ValueError):
+        return True
+    return any(
+        isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names)
+        for node in ast.walk(tree)
+    )
+
+
 _STAR_ORDER = ("--unfixable", "I001")
 """isort's fix left unfixed, in a file with a star import."""
 _TYPE_COMMENT_IMPORTS = ("--unfixable", "F401")
@@ -65,7 +86,7 @@ class LintSettings:
         """:meth:`ruff_options` for ruff's calls on ``root/path``, whose text is ``original``,
         with ``--unfixable`` for the rules left unfixed there (see the module docstring)."""
         options = self.ruff_options()
-        if _STAR_IMPORT.search(original):
+        if _has_star_import(original):
             options = (*options, *_STAR_ORDER)
         if imports_in_type_comments(original):
             options = (*options, *_TYPE_COMMENT_IMPORTS)
@@ -77,7 +98,7 @@ class LintSettings:
     def text_options(options: tuple[str, ...], text: str) -> tuple[str, ...]:
         """``options`` (:meth:`file_options` of a file) for a proposed ``text`` of it: isort's
         fix stands again once no star import is left (explicit imports in their place)."""
-        if _STAR_IMPORT.search(text):
+        if _has_star_import(text):
             return options
         for at in range(len(options) - 1):
             if options[at : at + 2] == _STAR_ORDER:

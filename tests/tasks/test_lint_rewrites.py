@@ -507,6 +507,9 @@ def test_imports_whose_order_matters_are_not_sorted(tmp_path: Path) -> None:
     plain = STARRED.replace(" *", " names")
     plain_options = settings.file_options(tmp_path, "pkg/__init__.py", plain)
     assert ruff_safe_fixes(tmp_path, "pkg/__init__.py", plain, *plain_options) != plain  # sorted as before
+    shown = '"""Use it as::\n\n    from pkg import *\n"""\n' + plain  # pexpect 4.9.0's run() docstring
+    shown_options = settings.file_options(tmp_path, "pkg/__init__.py", shown)
+    assert ruff_safe_fixes(tmp_path, "pkg/__init__.py", shown, *shown_options) != shown  # an example: sorted
 
 
 def test_no_cause_is_given_to_the_caught_exception_raised_again() -> None:
