@@ -37,8 +37,11 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
 - ``B007`` and ``RUF059``: an unused name is renamed to the name the file already throws values
   away with (``_``, or ``__``, where the file binds it and never reads it), not ``_name``:
   the reviewer asked for ``for _ in range(...)`` where the file's other loops say so.
-- ``PLR1714``: for a codebase that supports Python 2.6, which has no set displays, the
-  membership test takes a tuple (``item in ('_', '-')``) where ruff writes a set (toml 0.10.2).
+- ``PLR1714``: the membership test takes a tuple (``item in ('_', '-')``) where ruff writes a
+  set. A set hashes the value, which raises ``TypeError`` for an unhashable one where the
+  comparisons it replaces compared it: ply 3.11's lexer, given a state whose type is a list,
+  crashed instead of logging its error, and a reviewer sent the set back (a tuple also suits a
+  codebase that supports Python 2.6, which has no set displays: toml 0.10.2).
 - ``UP031``: where ruff's ``.format()`` call passes an argument holding a string literal as a
   subscript's key (jmespath's ``'_token_nud_%s' % left_token['type']``), which ruff's UP032
   never turns into an f-string, the f-string is written here,
@@ -420,17 +423,12 @@ _RESHAPED: dict[str, Callable[[Mapping[str, Any], Source], dict[str, Any] | None
 """Rules whose fixes may be replaced by another edit of the file, and how (None: kept)."""
 
 
-_NO_SET_DISPLAYS = (2, 7)
-"""The first Python with set displays."""
 _FSTRINGS = (3, 6)
 """The first Python with f-strings."""
 
 
-def _tupled(content: str, _text: str, lowest: Version | None) -> str:
-    """``content`` with each membership test's set display (``x in {'a', 'b'}``) a tuple, for a
-    codebase whose lowest Python has no set displays; else as it is."""
-    if lowest is None or lowest >= _NO_SET_DISPLAYS:
-        return content
+def _tupled(content: str, _text: str, _lowest: Version | None) -> str:
+    """``content`` with each membership test's set display (``x in {'a', 'b'}``) a tuple."""
     lead = len(content) - len(content.lstrip())  # a reshaped fix's spacing (``_ungrouped``)
     try:
         module = Source(content.strip())
