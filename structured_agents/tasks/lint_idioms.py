@@ -5,7 +5,8 @@ the two adjacent ``return``s of parse's ``__repr__`` turned into an f-string, mc
 format of thirteen, pyparsing's unpacking with the concatenation it parallels on the next line
 left as it was, ``Optional`` written for two of a signature's three ``= None`` parameters, one
 of pyparsing's two parallel ``if``/``else`` of ``__mul__`` made a conditional expression (the
-other would not fit), one of tomli's twin nested ``if`` statements joined. For
+other would not fit), one of tomli's twin nested ``if`` statements joined, one of pexpect
+4.9.0's two ``type(fd) != type(0)`` three lines apart made ``is not``. For
 the rules of :data:`FAMILIES`, a fix is offered (:func:`together`) only when
 
 - every finding of its family in the same function can be fixed too (for ``RUF013``, every
@@ -47,6 +48,7 @@ FAMILIES = {
     "SIM102": "nested if",
     "E701": "one-line block",
     "E702": "statements on one line",
+    "E721": "type comparison",
 }
 """The rules whose fixes change an idiom, and the idiom (``%`` and ``.format()`` formatting
 turn into f-strings alike)."""

@@ -758,3 +758,27 @@ def test_a_file_with_windows_line_endings_keeps_them(
     fixed = (root / "flags.py").read_bytes()
     assert b"if flag:" in fixed and b"except Exception:" in fixed and b"import os" not in fixed
     assert fixed.count(b"\n") == fixed.count(b"\r\n")  # no line ends in a bare \n
+
+
+def test_a_type_comparison_whose_twin_the_model_rejected_is_not_kept(
+    lint_bundle: Bundle, store: Store, tmp_path: Path
+) -> None:
+    """pexpect 4.9.0's ``fdspawn``: the model made the first of two ``type(fd) != type(0)``
+    three lines apart ``is not`` and left the other; a reviewer asked for both or neither."""
+    text = (
+        "def f(fd):\n    if type(fd) != type(0) and hasattr(fd, 'fileno'):\n        fd = fd.fileno()\n"
+        "    if type(fd) != type(0):\n        raise ValueError(fd)\n    return fd\n"
+    )
+    root = _codebase(tmp_path / "code", fds=text)
+    (root / "ruff.toml").write_text('[lint]\nselect = ["E721"]\n')
+    engine = scripted(
+        lint_bundle, _call("accept_fix", id=1), _call("reject_fix", id=2), _call("submit_result")
+    )
+
+    summary = _run(lint_bundle, engine, store, root)
+
+    [result] = store.results(summary.batch_id)
+    assert result.summary.splitlines()[0] == (
+        "nothing to change: ruff 2 -> 2 (ruff --fix alone: 2); agent: 1 proposed, 0 kept, "
+        "1 its twin stays (E721 line 2); left: E721, E721"
+    )
