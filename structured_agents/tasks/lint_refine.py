@@ -37,6 +37,10 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
 - ``B007`` and ``RUF059``: an unused name is renamed to the name the file already throws values
   away with (``_``, or ``__``, where the file binds it and never reads it), not ``_name``:
   the reviewer asked for ``for _ in range(...)`` where the file's other loops say so.
+- ``B007``: an unused index of ``enumerate`` goes with it, ``for p in patterns:`` for
+  ``for idx, p in enumerate(patterns):``, not ``for _idx, p in enumerate(patterns):``, which a
+  reviewer sent back for keeping the pointless ``enumerate`` (pexpect 4.9.0). Not in a file
+  that binds the name ``enumerate``.
 - ``PLR1714``: the membership test takes a tuple (``item in ('_', '-')``) where ruff writes a
   set. A set hashes the value, which raises ``TypeError`` for an unhashable one where the
   comparisons it replaces compared it: ply 3.11's lexer, given a state whose type is a list,
@@ -406,6 +410,48 @@ def _renamed_throwaway(diagnostic: Mapping[str, Any], module: Source) -> dict[st
     return unsafe_fix(module, f"Rename unused `{old}` to `{name}`", [(start, end, name)])
 
 
+def _dropped_enumerate(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
+    """B007's unused index of ``for idx, p in enumerate(patterns):`` dropped with the
+    ``enumerate``, ``for p in patterns:``, rather than renamed ``_idx``: a reviewer sent back the
+    rename that kept the pointless ``enumerate`` (pexpect 4.9.0's ``compile_pattern_list``). Not
+    in a file that binds the name ``enumerate`` itself."""
+    edits = fix_edits(module.text, diagnostic)
+    if len(edits) != 1 or _rebinds(module.text, "enumerate"):
+        return None
+    start, end, content = edits[0]
+    for loop in module.at(int((diagnostic.get("location") or {}).get("row", 0)), (ast.For, ast.AsyncFor)):
+        target, iterated = loop.target, loop.iter
+        if not (
+            isinstance(target, ast.Tuple)
+            and len(target.elts) == 2
+            and isinstance(index := target.elts[0], ast.Name)
+            and (module.start(index), module.end(index)) == (start, end)
+            and content == f"_{index.id}"
+            and isinstance(iterated, ast.Call)
+            and isinstance(iterated.func, ast.Name)
+            and iterated.func.id == "enumerate"
+            and len(iterated.args) == 1
+            and not isinstance(iterated.args[0], ast.Starred)
+            and not iterated.keywords
+        ):
+            continue
+        item, sequence = target.elts[1], iterated.args[0]
+        edits_ = [
+            (module.start(target), module.end(target), module.text[module.start(item) : module.end(item)]),
+            (
+                module.start(iterated),
+                module.end(iterated),
+                module.text[module.start(sequence) : module.end(sequence)],
+            ),
+        ]
+        return unsafe_fix(module, f"Drop the unused index `{index.id}` and its `enumerate`", edits_)
+    return None
+
+
+def _unused_loop_name(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
+    return _dropped_enumerate(diagnostic, module) or _renamed_throwaway(diagnostic, module)
+
+
 def _unused_unpacked(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
     return _dead_constants(diagnostic, module) or _renamed_throwaway(diagnostic, module)
 
@@ -418,7 +464,7 @@ _RESHAPED: dict[str, Callable[[Mapping[str, Any], Source], dict[str, Any] | None
     "SIM109": _ungrouped,
     "F841": _unused,
     "RUF059": _unused_unpacked,
-    "B007": _renamed_throwaway,
+    "B007": _unused_loop_name,
 }
 """Rules whose fixes may be replaced by another edit of the file, and how (None: kept)."""
 

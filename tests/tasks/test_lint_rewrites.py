@@ -381,6 +381,16 @@ COPY = "def f(index_v, rows):\n    return [index_v] + list(rows)\n"
             "def f(row, t):\n    return t in (list, str) and (len(row) > 1)\n",
         ),  # tabulate 0.9.0's _is_separating_line
         (
+            "B007",
+            "def f(ps):\n    for idx, p in enumerate(ps):\n        g(p)\n",
+            "def f(ps):\n    for p in ps:\n        g(p)\n",
+        ),  # pexpect 4.9.0's compile_pattern_list: the pointless enumerate goes too
+        (
+            "B007",
+            "def f(ps):\n    for idx, p in enumerate(ps, 1):\n        g(p)\n",
+            "def f(ps):\n    for _idx, p in enumerate(ps, 1):\n        g(p)\n",
+        ),  # a start given: renamed, as ruff writes it
+        (
             "SIM109",
             "def f(row, t):\n    return (t == list or t == str) and (len(row) > 1)\n",
             "def f(row, t):\n    return t in (list, str) and (len(row) > 1)\n",
