@@ -126,6 +126,8 @@ class CheckRunner:
         self.path = path
         self.runs = 0
         """Runs of the check so far."""
+        self.seconds = 0.0
+        """Their wall time."""
         self._temporary: tempfile.TemporaryDirectory[str] | None = None
         self._copy: Path | None = None
 
@@ -159,6 +161,12 @@ class CheckRunner:
             cached.unlink(missing_ok=True)  # same size and second as an earlier try: stale bytecode
         self.runs += 1
         started = time.monotonic()
+        try:
+            return self._outcome(copy, started)
+        finally:
+            self.seconds += _since(started)
+
+    def _outcome(self, copy: Path, started: float) -> CheckOutcome:
         process = subprocess.Popen(
             ["/bin/sh", "-c", self.check.command],
             cwd=copy,

@@ -27,7 +27,7 @@ from structured_agents.tasks.lint import discover_lint_jobs
 from structured_agents.tasks.lint_fixes import MAX_CANDIDATES, Change, fixes
 from structured_agents.tasks.lint_rewrites import with_candidates
 from structured_agents.tasks.lint_settings import lint_settings
-from structured_agents.tasks.lint_verdict import Verdict, judge
+from structured_agents.tasks.lint_verdict import MAX_CHECK_RUNS, MAX_QUICK_RUNS, Verdict, judge
 from structured_agents.tasks.ruff import ruff_codes, ruff_diagnostics, ruff_safe_fixes
 from structured_agents.types import ToolCall
 
@@ -782,3 +782,23 @@ def test_a_type_comparison_whose_twin_the_model_rejected_is_not_kept(
         "nothing to change: ruff 2 -> 2 (ruff --fix alone: 2); agent: 1 proposed, 0 kept, "
         "1 its twin stays (E721 line 2); left: E721, E721"
     )
+
+
+def test_a_quick_check_bisects_past_the_fixed_runs_until_every_change_is_decided(tmp_path: Path) -> None:
+    """configobj 5.0.9's tests take a second: eight runs found none of the few fixes among 86
+    that failed them, and the other 84 were dropped unchecked. A check that stays quick goes on
+    bisecting (at most ``MAX_QUICK_RUNS`` runs, ``QUICK_CHECK_S`` of them)."""
+    text = "def f():\n" + "".join(f"    a{n} = {n}\n" for n in range(16)) + "    return 0\n"
+    root = _codebase(tmp_path / "code", dead=text)
+    (root / "ruff.toml").write_text('[lint]\nselect = ["F841"]\n')
+    kept_names = ("a2 =", "a7 =", "a13 =")  # removing these three fails the check
+    check = CheckCommand(" && ".join(f"grep -q '{name}' dead.py" for name in kept_names))
+    changes = fixes(text, ruff_diagnostics(root, "dead.py", text))
+    assert len(changes) == 16
+
+    verdict = judge(root, "dead.py", text, text, changes, check, lint_settings(root))
+
+    assert MAX_CHECK_RUNS < verdict.check_runs <= MAX_QUICK_RUNS
+    failed = sorted(d.change.label for d in verdict.dropped if d.why == "failed the check")
+    assert failed == ["F841 line 15", "F841 line 4", "F841 line 9"]
+    assert len(verdict.kept) == 13 and not [d for d in verdict.dropped if d.why == "not checked"]
