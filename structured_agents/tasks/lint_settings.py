@@ -14,9 +14,9 @@
   with a circular import); and, in a codebase whose lowest Python is older than ruff's lowest
   target, the rules whose safe fixes break that Python in the file (six 1.16.0's B009 writes
   ``moves.builtins.exec``, a syntax error on Python 2.7), so the file's other fixes stand
-  instead of the whole file being rejected; and F401's where a type comment uses a name the
-  file imports, since ruff reads no type comment and would remove the import it needs
-  (:mod:`~structured_agents.tasks.type_comments`). The findings stay, with no fix to apply or
+  instead of the whole file being rejected; and F401's where a type comment or a doctest
+  example uses a name the file imports, since ruff reads neither and would remove the import
+  it needs (:mod:`~structured_agents.tasks.type_comments`). The findings stay, with no fix to apply or
   offer.
 """
 
@@ -33,7 +33,7 @@ from structured_agents.tasks.flake8_config import Flake8Rules, flake8_rules
 from structured_agents.tasks.pytarget import RUFF_LOWEST, PythonTarget, python_target
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_safe_fixes
 from structured_agents.tasks.ruff_config import read_toml, ruff_config_file, ruff_settings
-from structured_agents.tasks.type_comments import imports_in_type_comments
+from structured_agents.tasks.type_comments import imports_in_doctests, imports_in_type_comments
 
 __all__ = ["MIN_WIDTH", "WIDTHS", "LintSettings", "lint_settings"]
 
@@ -62,8 +62,9 @@ def _has_star_import(text: str) -> bool:
 
 _STAR_ORDER = ("--unfixable", "I001")
 """isort's fix left unfixed, in a file with a star import."""
-_TYPE_COMMENT_IMPORTS = ("--unfixable", "F401")
-"""The removal of unused imports left unfixed, in a file whose type comments use an import."""
+_UNREAD_IMPORTS = ("--unfixable", "F401")
+"""The removal of unused imports left unfixed, in a file whose type comments or doctest
+examples use an import."""
 WIDTHS = (79, 88, 99, 100, 110, 119, 120)
 """The line lengths projects keep to (pycodestyle's, black's, flake8 and pylint's common ones)."""
 
@@ -88,8 +89,8 @@ class LintSettings:
         options = self.ruff_options()
         if _has_star_import(original):
             options = (*options, *_STAR_ORDER)
-        if imports_in_type_comments(original):
-            options = (*options, *_TYPE_COMMENT_IMPORTS)
+        if imports_in_type_comments(original) or imports_in_doctests(original):
+            options = (*options, *_UNREAD_IMPORTS)
         if self.target.lowest is None or self.target.lowest >= RUFF_LOWEST:
             return options
         return (*options, *_breaking_fixes(self.target, root, path, original, options))

@@ -1,10 +1,15 @@
-"""The names a file's type comments use, which ruff does not read.
+"""The names a file's type comments and doctest examples use, which ruff does not read.
 
 ``Cache = {}  # type: Dict[int, Optional[str]]`` uses ``Dict`` and ``Optional`` as mypy reads
 it, but ruff parses no type comment: it reports the imports as unused (F401) and its safe fix
 removes them, after which mypy fails on the file (unidecode 1.3.8's ``__init__.py``). A name a
 type comment uses is kept: the lint task leaves F401 unfixed in a file whose type comments use
 a name it imports (:func:`imports_in_type_comments`), and removes no such name itself.
+
+A doctest example runs in the module's namespace: configobj 5.0.9's ``validate.py`` imports
+``pprint`` only for ``>>> pprint(v.check(...))`` in a docstring, and with the import removed its
+doctests failed. F401 is left unfixed too in a file whose doctest examples use a name it imports
+(:func:`imports_in_doctests`).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import tokenize
 from structured_agents import syntax
 from structured_agents.tasks.lint_source import import_bound
 
-__all__ = ["imports_in_type_comments", "type_comment_names"]
+__all__ = ["imports_in_doctests", "imports_in_type_comments", "type_comment_names"]
 
 _TYPE_COMMENT = re.compile(r"#\s*type:\s*(?!ignore\b)(.+)")
 """A type comment (not ``# type: ignore``), and what it says."""
@@ -37,6 +42,30 @@ def type_comment_names(text: str) -> frozenset[str]:
     except (tokenize.TokenError, SyntaxError):
         return frozenset()
     return frozenset(names)
+
+
+_EXAMPLE = re.compile(r"^\s*(?:>>>|\.\.\.)\s(.*)$", re.M)
+"""A doctest example's line (``>>> pprint(x)``, or its continuation ``... ``)."""
+
+
+@functools.lru_cache(maxsize=64)
+def imports_in_doctests(text: str) -> bool:
+    """Whether a doctest example in a string of ``text`` uses a name one of its imports binds."""
+    if ">>>" not in text:
+        return False
+    try:
+        tree = syntax.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    names = {
+        name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and ">>>" in node.value
+        for line in _EXAMPLE.findall(node.value)
+        for name in _NAME.findall(line)
+    }
+    imports = (node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom))
+    return any(not names.isdisjoint(import_bound(node)) for node in imports)
 
 
 @functools.lru_cache(maxsize=64)

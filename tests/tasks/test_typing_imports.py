@@ -97,3 +97,28 @@ def test_ruff_removes_no_import_in_a_file_whose_type_comments_use_one(
 
     assert (fixed == text) is unfixable  # else ``import os`` went
     assert ("List" in type_comment_names(text)) is ("List" in text)
+
+
+@pytest.mark.parametrize(
+    ("text", "unfixable"),
+    [
+        (
+            'from pprint import pprint\n\n\ndef f(v):\n    """\n    >>> pprint(f(1))\n    1\n    """\n',
+            True,
+        ),
+        (
+            'import json\n\n\ndef check(v):\n    """\n    >>> x = [\n    ...     json.dumps(v)]\n    """\n',
+            True,
+        ),
+        ('from pprint import pprint\n\n\ndef check(v):\n    """pprint(v) is not an example."""\n', False),
+    ],
+)
+def test_ruff_removes_no_import_in_a_file_whose_doctest_examples_use_one(
+    tmp_path: Path, text: str, unfixable: bool
+) -> None:
+    """configobj 5.0.9's ``validate.py`` imports ``pprint`` only for ``>>> pprint(...)`` in a
+    docstring: with the import removed, its doctests failed."""
+    options = lint_settings(tmp_path).file_options(tmp_path, "m.py", text)
+    fixed = ruff_safe_fixes(tmp_path, "m.py", text, "--select", "F401", *options)
+
+    assert (fixed == text) is unfixable
