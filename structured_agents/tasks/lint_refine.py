@@ -37,9 +37,6 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
 - ``B007`` and ``RUF059``: an unused name is renamed to the name the file already throws values
   away with (``_``, or ``__``, where the file binds it and never reads it), not ``_name``:
   the reviewer asked for ``for _ in range(...)`` where the file's other loops say so.
-- ``E712``: ``x == True`` becomes ``x is True``, not ``x``, which takes any non-empty value
-  for ``True`` (configobj 5.0.9: :func:`compared_by_identity`); where that cannot be written,
-  the fix is declined.
 - ``B007``: an unused index of ``enumerate`` goes with it, ``for p in patterns:`` for
   ``for idx, p in enumerate(patterns):``, not ``for _idx, p in enumerate(patterns):``, which a
   reviewer sent back for keeping the pointless ``enumerate`` (pexpect 4.9.0). Not in a file
@@ -81,7 +78,7 @@ from structured_agents import syntax
 from structured_agents.tasks.lint_fixes import fix_edits
 from structured_agents.tasks.lint_source import Source, location_of, reads_only, unsafe_fix
 
-__all__ = ["REFINED", "compared_by_identity", "refine"]
+__all__ = ["REFINED", "refine"]
 
 
 def _rebinds(text: str, name: str) -> bool:
@@ -451,41 +448,6 @@ def _dropped_enumerate(diagnostic: Mapping[str, Any], module: Source) -> dict[st
     return None
 
 
-_PLAIN = (ast.Name, ast.Attribute, ast.Subscript, ast.Call)
-"""Operands written before ``is`` as they stand (no operator binds looser than ``is`` in them)."""
-
-
-def compared_by_identity(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
-    """E712's ``x == True`` as ``x is True`` (``!=`` as ``is not``, ``False`` alike), where ruff
-    writes ``x`` (``not x``): truthiness takes every non-empty value for ``True`` and every
-    empty one for ``False``. configobj 5.0.9's ``as_bool`` then returned ``False`` for an empty
-    value it had refused, and ``check == True`` took the dict of failures ``validate`` returns
-    for success; its tests passed and its doctests failed (a reviewer's REJECT). ``is`` differs
-    from ``==`` only for a number equal to 1 or 0 and a type whose ``__eq__`` says so. None
-    where the comparison is chained or its operand is not a plain name, attribute, subscript or
-    call."""
-    edits = fix_edits(module.text, diagnostic)
-    if len(edits) != 1:
-        return None
-    start, end, _ = edits[0]
-    for node in module.at(int((diagnostic.get("location") or {}).get("row", 0)), (ast.Compare,)):
-        if (module.start(node), module.end(node)) != (start, end) or len(node.ops) != 1:
-            continue
-        left, right, op = node.left, node.comparators[0], node.ops[0]
-        constant, other = (right, left) if isinstance(right, ast.Constant) else (left, right)
-        if (
-            not isinstance(constant, ast.Constant)
-            or not isinstance(constant.value, bool)
-            or not isinstance(other, _PLAIN)
-            or not isinstance(op, (ast.Eq, ast.NotEq))
-        ):
-            return None
-        word = "is" if isinstance(op, ast.Eq) else "is not"
-        text = f"{module.text[module.start(other) : module.end(other)]} {word} {constant.value}"
-        return unsafe_fix(module, f"Compare with `{word} {constant.value}`", [(start, end, text)])
-    return None
-
-
 def _unused_loop_name(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
     return _dropped_enumerate(diagnostic, module) or _renamed_throwaway(diagnostic, module)
 
@@ -503,7 +465,6 @@ _RESHAPED: dict[str, Callable[[Mapping[str, Any], Source], dict[str, Any] | None
     "F841": _unused,
     "RUF059": _unused_unpacked,
     "B007": _unused_loop_name,
-    "E712": compared_by_identity,
 }
 """Rules whose fixes may be replaced by another edit of the file, and how (None: kept)."""
 

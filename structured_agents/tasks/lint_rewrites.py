@@ -46,7 +46,7 @@ from typing import Any
 
 from structured_agents.tasks.lint_fixes import Edit
 from structured_agents.tasks.lint_idioms import together
-from structured_agents.tasks.lint_refine import compared_by_identity, refine
+from structured_agents.tasks.lint_refine import refine
 from structured_agents.tasks.lint_source import SCOPES, Source, offset_of, reads_only, unsafe_fix
 from structured_agents.tasks.one_line_blocks import one_line_block, statements_apart
 from structured_agents.tasks.reexports import declared_reexports
@@ -303,8 +303,6 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
         return repeated or _aligned_below(module, row, column)
     if code == "B006":
         return _shares_default(module, row)
-    if code == "E712":  # ruff's truthiness, where no identity test can be written instead
-        return compared_by_identity(diagnostic, module) is None
     if code == "RUF022":
         return any(
             "#" in module.text[module.start(node) : module.end(node)]

@@ -34,10 +34,10 @@ from structured_agents.types import ToolCall
 CLASSIC_RULES = '[lint]\nselect = ["E4", "E7", "E9", "F"]\n'
 FLAGS = 'def ready(flag):\n    unused = 1\n    if flag == True:\n        return "yes"\n    return "no"\n'
 """Two unsafe fixes: F841 (id 1) removes ``unused``; E712 (id 2) turns ``flag == True`` into
-``flag is True``, which changes ``ready(1)``."""
+``flag``, which changes ``ready(2)``."""
 BARE_EXCEPT = "def run(job):\n    try:\n        job()\n    except:\n        pass\n"
 """E722 on line 4, which ruff cannot fix."""
-FLAGS_CHECK = f"{sys.executable} -c 'import flags; assert flags.ready(1) == \"yes\"'"
+FLAGS_CHECK = f"{sys.executable} -c 'import flags; assert flags.ready(2) == \"no\"'"
 
 
 def _call(name: str, **arguments: object) -> Callable[[GenerationRequest], list[ToolCall]]:
@@ -377,7 +377,7 @@ def test_with_a_check_evidence_decides_each_unsafe_fix_not_the_model(
     assert "AssertionError" in result.summary
     # all, ruff alone, then one half each
     assert result.summary.splitlines()[0].endswith("; check ran 4x; left: E712")
-    assert "-    unused = 1\n" in result.diff and "+    if flag is True:" not in result.diff
+    assert "-    unused = 1\n" in result.diff and "+    if flag:" not in result.diff
     assert (root / "flags.py").read_text() == FLAGS  # the check ran on a copy
 
 
@@ -392,7 +392,7 @@ def test_with_a_check_every_unsafe_fix_is_tried_not_only_those_a_job_offers(
 
     [result] = store.results(summary.batch_id)
     assert result.summary.startswith("ruff 10 -> 0 (ruff --fix alone: 10); fixes tried: 10 proposed")
-    assert result.diff.count("+    return flag is True\n") == MAX_CANDIDATES + 2
+    assert result.diff.count("+    return flag\n") == MAX_CANDIDATES + 2
 
 
 def test_a_fix_that_would_write_a_long_line_is_kept_wrapped(
@@ -753,10 +753,10 @@ def test_a_file_with_windows_line_endings_keeps_them(
     summary = _run(lint_bundle, engine, store, root, check="true")
 
     [result] = store.results(summary.batch_id)
-    assert "-import os\r\n" in result.diff and "+    if flag is True:\r\n" in result.diff
+    assert "-import os\r\n" in result.diff and "+    if flag:\r\n" in result.diff
     assert apply_patches(root, [result]).run_ids("applied") == [result.run_id]
     fixed = (root / "flags.py").read_bytes()
-    assert b"if flag is True:" in fixed and b"except Exception:" in fixed and b"import os" not in fixed
+    assert b"if flag:" in fixed and b"except Exception:" in fixed and b"import os" not in fixed
     assert fixed.count(b"\n") == fixed.count(b"\r\n")  # no line ends in a bare \n
 
 
