@@ -279,7 +279,9 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     ``"" if not (unit or ordinal_) or unit in (...) else " "``), folds a nested test that spans
     lines into its ``if`` (pyparsing's eleven-line condition), turns into an f-string a ``%``
     format that reads better as it is (:func:`_format_reads_worse`), gives each call its own
-    default where the calls share it on purpose (:func:`_shares_default`), sorts an
+    default where the calls share it on purpose (:func:`_shares_default`), makes a comparison
+    to ``True`` or ``False`` a truth test where the operand may be other than a bool
+    (:func:`_compares_a_bool`), sorts an
     ``__all__`` its comments group (RUF022), unpacks a conditional or a slice
     (:func:`_unpacks_worse`), or renames a name on a line the next one aligns with
     (:func:`_aligned_below`) or a name that already says it is unused (``dummy``)."""
@@ -303,6 +305,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
         return repeated or _aligned_below(module, row, column)
     if code == "B006":
         return _shares_default(module, row)
+    if code == "E712":
+        return not any(_compares_a_bool(node) for node in module.at(row, (ast.Compare,)))
     if code == "RUF022":
         return any(
             "#" in module.text[module.start(node) : module.end(node)]
@@ -324,6 +328,37 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     if code == "UP031":
         return any(_format_reads_worse(module, node) for node in _binops_at(module, diagnostic))
     return False
+
+
+_BOOL_CALLS = frozenset({"isinstance", "issubclass", "hasattr", "callable", "bool", "any", "all"})
+"""Builtins that return a ``bool``."""
+
+
+def _yields_bool(node: ast.expr) -> bool:
+    """Whether ``node`` is a ``bool`` whatever its operands: a comparison, a ``not``, a call of
+    :data:`_BOOL_CALLS`, ``True``/``False``, or ``and``/``or`` of those."""
+    if isinstance(node, ast.Compare) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
+        return True
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, bool)
+    if isinstance(node, ast.BoolOp):
+        return all(_yields_bool(value) for value in node.values)
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _BOOL_CALLS
+
+
+def _compares_a_bool(node: ast.Compare) -> bool:
+    """Whether ``node`` compares, with ``==`` or ``!=``, ``True`` or ``False`` to an operand that
+    is a ``bool`` (:func:`_yields_bool`): only then does E712's truth test (``x`` for ``x ==
+    True``, ``not x`` for ``x == False``) keep what it does. Of any other value it is not the
+    same test: configobj 5.0.9's ``as_bool`` took an empty value for ``False`` where it had
+    refused it, and ``check == True`` took the dict of failures ``validate`` returns; its tests
+    passed and its doctests failed (a reviewer's REJECT). ``is True`` is no way out either: it
+    refused the ``0`` and ``1`` that ``is_boolean`` accepts."""
+    if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+        return False
+    left, right = node.left, node.comparators[0]
+    constant, other = (right, left) if isinstance(right, ast.Constant) else (left, right)
+    return isinstance(constant, ast.Constant) and isinstance(constant.value, bool) and _yields_bool(other)
 
 
 def _long_nested_test(node: ast.If) -> bool:

@@ -32,12 +32,16 @@ from structured_agents.tasks.ruff import ruff_codes, ruff_diagnostics, ruff_safe
 from structured_agents.types import ToolCall
 
 CLASSIC_RULES = '[lint]\nselect = ["E4", "E7", "E9", "F"]\n'
-FLAGS = 'def ready(flag):\n    unused = 1\n    if flag == True:\n        return "yes"\n    return "no"\n'
-"""Two unsafe fixes: F841 (id 1) removes ``unused``; E712 (id 2) turns ``flag == True`` into
-``flag``, which changes ``ready(2)``."""
+FLAGS = 'def ready(flag):\n    unused = 1\n    if flag == None:\n        return "yes"\n    return "no"\n'
+"""Two unsafe fixes: F841 (id 1) removes ``unused``; E711 (id 2) turns ``flag == None`` into
+``flag is None``, which changes ``ready(Anything())`` (:data:`ANYTHING`)."""
 BARE_EXCEPT = "def run(job):\n    try:\n        job()\n    except:\n        pass\n"
 """E722 on line 4, which ruff cannot fix."""
-FLAGS_CHECK = f"{sys.executable} -c 'import flags; assert flags.ready(2) == \"no\"'"
+ANYTHING = "class Anything:\n    def __eq__(self, other):\n        return True\n\n    __hash__ = None\n"
+"""An object equal to everything, ``None`` included: ``flag == None`` and ``flag is None`` differ."""
+FLAGS_CHECK = (
+    f"{sys.executable} -c 'import flags, anything; assert flags.ready(anything.Anything()) == \"yes\"'"
+)
 
 
 def _call(name: str, **arguments: object) -> Callable[[GenerationRequest], list[ToolCall]]:
@@ -123,21 +127,21 @@ def test_fixes_that_keep_the_code_are_kept_without_being_put_to_the_model(
 ) -> None:
     """A one-line block put on its own line and statements parted at their semicolon leave the
     syntax tree as it was: no check is needed to know they keep the code, so the model decides
-    only the fix that changes it (E712, which it rejects here)."""
-    text = "def ready(flag):\n    if flag == True: return 'yes'\n    a = 1; b = 2\n    return a + b\n"
+    only the fix that changes it (E711, which it rejects here)."""
+    text = "def ready(flag):\n    if flag == None: return 'yes'\n    a = 1; b = 2\n    return a + b\n"
     root = _codebase(tmp_path / "code", ready=text)
     engine = scripted(lint_bundle, _call("reject_fix", id=1), _call("submit_result"))
 
     summary = _run(lint_bundle, engine, store, root)
 
     [job] = lint_bundle.discover_jobs(root)
-    assert [(f["id"], f["code"]) for f in job.inputs["findings"]] == [(1, "E712")]
+    assert [(f["id"], f["code"]) for f in job.inputs["findings"]] == [(1, "E711")]
     [result] = store.results(summary.batch_id)
     assert result.summary.splitlines()[0] == (
         "ruff 3 -> 1 (ruff --fix alone: 3); agent, and 2 that keep the code (the same bytecode): "
-        "2 proposed, 2 kept; left: E712"
+        "2 proposed, 2 kept; left: E711"
     )
-    assert "+    if flag == True:\n+        return 'yes'\n" in result.diff
+    assert "+    if flag == None:\n+        return 'yes'\n" in result.diff
     assert "+    a = 1\n+    b = 2\n" in result.diff
 
 
@@ -363,7 +367,7 @@ def test_with_a_check_evidence_decides_each_unsafe_fix_not_the_model(
     lint_bundle: Bundle, store: Store, tmp_path: Path
 ) -> None:
     """Both unsafe fixes are tried without a vote; the one that breaks the check is dropped."""
-    root = _codebase(tmp_path / "code", flags=FLAGS)
+    root = _codebase(tmp_path / "code", flags=FLAGS, anything=ANYTHING)
     engine = scripted(lint_bundle, _call("submit_result"))
 
     summary = _run(lint_bundle, engine, store, root, check=FLAGS_CHECK)
@@ -372,19 +376,19 @@ def test_with_a_check_evidence_decides_each_unsafe_fix_not_the_model(
     assert [tool["function"]["name"] for tool in engine.requests[0].tools] == ["submit_result"]
     assert result.summary.startswith(
         "ruff 2 -> 1 (ruff --fix alone: 2); fixes tried: 2 proposed, 1 kept, "
-        "1 failed the check (E712 line 3: exit 1: ..."
+        "1 failed the check (E711 line 3: exit 1: ..."
     )
     assert "AssertionError" in result.summary
     # all, ruff alone, then one half each
-    assert result.summary.splitlines()[0].endswith("; check ran 4x; left: E712")
-    assert "-    unused = 1\n" in result.diff and "+    if flag:" not in result.diff
+    assert result.summary.splitlines()[0].endswith("; check ran 4x; left: E711")
+    assert "-    unused = 1\n" in result.diff and "+    if flag is None:" not in result.diff
     assert (root / "flags.py").read_text() == FLAGS  # the check ran on a copy
 
 
 def test_with_a_check_every_unsafe_fix_is_tried_not_only_those_a_job_offers(
     lint_bundle: Bundle, store: Store, tmp_path: Path
 ) -> None:
-    many = "".join(f"def ready_{n}(flag):\n    return flag == True\n\n\n" for n in range(MAX_CANDIDATES + 2))
+    many = "".join(f"def ready_{n}(flag):\n    return flag == None\n\n\n" for n in range(MAX_CANDIDATES + 2))
     root = _codebase(tmp_path / "code", flags=many)
     engine = scripted(lint_bundle, _call("submit_result"))
 
@@ -392,7 +396,7 @@ def test_with_a_check_every_unsafe_fix_is_tried_not_only_those_a_job_offers(
 
     [result] = store.results(summary.batch_id)
     assert result.summary.startswith("ruff 10 -> 0 (ruff --fix alone: 10); fixes tried: 10 proposed")
-    assert result.diff.count("+    return flag\n") == MAX_CANDIDATES + 2
+    assert result.diff.count("+    return flag is None\n") == MAX_CANDIDATES + 2
 
 
 def test_a_fix_that_would_write_a_long_line_is_kept_wrapped(
@@ -721,10 +725,10 @@ def test_a_config_that_fixes_on_every_run_is_only_read(tmp_path: Path) -> None:
     jobs = discover_lint_jobs(root)
 
     assert (root / "flags.py").read_text() == FLAGS + "import os\n"  # discovery wrote nothing
-    assert ruff_codes(root, "flags.py", FLAGS) == ["E712", "F841"]
+    assert ruff_codes(root, "flags.py", FLAGS) == ["E711", "F841"]
     [job] = jobs
-    assert job.inputs["source"] == FLAGS  # the safe fix (F401) only: E712 and F841 are unsafe
-    assert [finding["code"] for finding in job.inputs["findings"]] == ["F841", "E712"]
+    assert job.inputs["source"] == FLAGS  # the safe fix (F401) only: E711 and F841 are unsafe
+    assert [finding["code"] for finding in job.inputs["findings"]] == ["F841", "E711"]
 
 
 @pytest.mark.parametrize("bundle_task", ["lint"])
@@ -753,10 +757,10 @@ def test_a_file_with_windows_line_endings_keeps_them(
     summary = _run(lint_bundle, engine, store, root, check="true")
 
     [result] = store.results(summary.batch_id)
-    assert "-import os\r\n" in result.diff and "+    if flag:\r\n" in result.diff
+    assert "-import os\r\n" in result.diff and "+    if flag is None:\r\n" in result.diff
     assert apply_patches(root, [result]).run_ids("applied") == [result.run_id]
     fixed = (root / "flags.py").read_bytes()
-    assert b"if flag:" in fixed and b"except Exception:" in fixed and b"import os" not in fixed
+    assert b"if flag is None:" in fixed and b"except Exception:" in fixed and b"import os" not in fixed
     assert fixed.count(b"\n") == fixed.count(b"\r\n")  # no line ends in a bare \n
 
 

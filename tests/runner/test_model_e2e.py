@@ -114,11 +114,11 @@ LINT_TARGET = """import os
 
 def summarize(values, flag):
     count = len(values)
-    if flag == True:
+    if (flag > 0) == True:
         return None
     if values == None:
         return 0
-    if flag == False:
+    if (flag < 0) == False:
         return 1
     try:
         total = sum(v * v for v in values)
@@ -126,7 +126,8 @@ def summarize(values, flag):
         total = 0
     return total
 """
-"""A file with findings ruff's safe fixes leave: unsafe fixes to decide (F841, E712 twice, E711)
+"""A file with findings ruff's safe fixes leave: unsafe fixes to decide (F841, E712 twice on
+comparisons, whose truth tests keep them, E711)
 and a finding ruff has no fix for but a candidate (E722: ``except Exception:``)."""
 
 

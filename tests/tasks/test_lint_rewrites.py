@@ -686,6 +686,22 @@ def test_statements_after_a_header_or_around_a_continuation_are_left(tmp_path: P
     assert found == [] and [item["code"] for item in left] == ["E702", "E702"]
 
 
+def test_a_comparison_to_true_becomes_a_truth_test_only_where_its_operand_is_a_bool(tmp_path: Path) -> None:
+    """configobj 5.0.9's ``as_bool``: ``val == False`` made ``not val`` took an empty value for
+    ``False`` where it had refused it (its doctests failed; a reviewer's REJECT); ``val is False``
+    would refuse the ``0`` that ``is_boolean`` accepts. A comparison, ``not`` and ``isinstance``
+    are bools: there the truth test is the same test."""
+    text = (
+        "def f(val, check, a):\n    if val == False:\n        return 0\n"
+        "    if check != True:\n        return 1\n"
+        "    if isinstance(a, int) == True:\n        return 2\n    return (a > 1) == False\n"
+    )
+    found, left = with_candidates(text, ruff_json(tmp_path, "m.py", text, "E712"), "m.py")
+
+    assert sorted(int(item["location"]["row"]) for item in found) == [6, 8]
+    assert sorted(int(item["location"]["row"]) for item in left) == [2, 4]
+
+
 def test_a_fix_importing_a_module_the_lowest_python_lacks_is_not_offered(tmp_path: Path) -> None:
     """Ruff's B004 fix where ``callable`` is shadowed imports ``builtins``: Python 2 has none
     (bottle 0.12.25 supports 2.5 and no longer imported on 2.7, though it compiled)."""
