@@ -486,16 +486,31 @@ def test_the_change_that_rewrites_most_is_tried_out_first_when_the_check_fails(
     assert "check ran 3x" in result.summary and "+from .core import" not in result.diff
 
 
+_TWIN = "    if {c}:\n        {n} = 1\n    else:\n        {n} = 2\n"
+
+
+@pytest.mark.parametrize(
+    ("rule", "text"),
+    [
+        (  # twin if/else assignments, whose conditional expressions compile otherwise
+            "SIM108",
+            "def f(a, b):\n" + _TWIN.format(c="a", n="x") + _TWIN.format(c="b", n="y") + "    return x, y\n",
+        ),
+        (  # pexpect 4.9.0's fdspawn: two type(fd) != type(0) three lines apart
+            "E721",
+            "def f(fd):\n    if type(fd) != type(0) and hasattr(fd, 'fileno'):\n        fd = fd.fileno()\n"
+            "    if type(fd) != type(0):\n        raise ValueError(fd)\n    return fd\n",
+        ),
+    ],
+)
 def test_a_fix_whose_twin_the_model_rejected_is_not_kept(
-    lint_bundle: Bundle, store: Store, tmp_path: Path
+    lint_bundle: Bundle, store: Store, tmp_path: Path, rule: str, text: str
 ) -> None:
     """tomli 2.0.1: the model joined one of two twin nested ``if`` statements and not the other
-    (joined ``if`` statements now keep the code and need no decision; twin ``if``/``else``
-    assignments, whose conditional expressions compile otherwise, still do)."""
-    twin = "    if {c}:\n        {n} = 1\n    else:\n        {n} = 2\n"
-    text = "def f(a, b):\n" + twin.format(c="a", n="x") + twin.format(c="b", n="y") + "    return x, y\n"
-    root = _codebase(tmp_path / "code", nested=text)
-    (root / "ruff.toml").write_text('[lint]\nselect = ["SIM108"]\n')
+    (joined ``if`` statements now keep the code and need no decision); pexpect 4.9.0: it made one
+    of two type comparisons ``is not``. A reviewer asked for both or neither."""
+    root = _codebase(tmp_path / "code", twins=text)
+    (root / "ruff.toml").write_text(f'[lint]\nselect = ["{rule}"]\n')
     engine = scripted(
         lint_bundle, _call("accept_fix", id=1), _call("reject_fix", id=2), _call("submit_result")
     )
@@ -505,7 +520,7 @@ def test_a_fix_whose_twin_the_model_rejected_is_not_kept(
     [result] = store.results(summary.batch_id)
     assert result.summary.splitlines()[0] == (
         "nothing to change: ruff 2 -> 2 (ruff --fix alone: 2); agent: 1 proposed, 0 kept, "
-        "1 its twin stays (SIM108 line 2); left: SIM108, SIM108"
+        f"1 its twin stays ({rule} line 2); left: {rule}, {rule}"
     )
 
 
@@ -762,30 +777,6 @@ def test_a_file_with_windows_line_endings_keeps_them(
     fixed = (root / "flags.py").read_bytes()
     assert b"if flag is None:" in fixed and b"except Exception:" in fixed and b"import os" not in fixed
     assert fixed.count(b"\n") == fixed.count(b"\r\n")  # no line ends in a bare \n
-
-
-def test_a_type_comparison_whose_twin_the_model_rejected_is_not_kept(
-    lint_bundle: Bundle, store: Store, tmp_path: Path
-) -> None:
-    """pexpect 4.9.0's ``fdspawn``: the model made the first of two ``type(fd) != type(0)``
-    three lines apart ``is not`` and left the other; a reviewer asked for both or neither."""
-    text = (
-        "def f(fd):\n    if type(fd) != type(0) and hasattr(fd, 'fileno'):\n        fd = fd.fileno()\n"
-        "    if type(fd) != type(0):\n        raise ValueError(fd)\n    return fd\n"
-    )
-    root = _codebase(tmp_path / "code", fds=text)
-    (root / "ruff.toml").write_text('[lint]\nselect = ["E721"]\n')
-    engine = scripted(
-        lint_bundle, _call("accept_fix", id=1), _call("reject_fix", id=2), _call("submit_result")
-    )
-
-    summary = _run(lint_bundle, engine, store, root)
-
-    [result] = store.results(summary.batch_id)
-    assert result.summary.splitlines()[0] == (
-        "nothing to change: ruff 2 -> 2 (ruff --fix alone: 2); agent: 1 proposed, 0 kept, "
-        "1 its twin stays (E721 line 2); left: E721, E721"
-    )
 
 
 def test_a_quick_check_bisects_past_the_fixed_runs_until_every_change_is_decided(tmp_path: Path) -> None:
