@@ -222,7 +222,6 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
         fixed = ruff_safe_fixes(root, path, source.text, *file_ruff)
         diagnostics = ruff_diagnostics(root, path, fixed, *file_ruff)
         offered = with_candidates(fixed, diagnostics, path, None if with_fixes else root, lowest)[0]
-        decided = _to_decide(fixed, offered) if with_fixes else offered
         if fixed == source.text and not offered:
             codes = sorted({str(item.get("code")) for item in diagnostics})
             logger.info(
@@ -239,7 +238,9 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
                 inputs=lint_inputs(
                     path,
                     fixed,
-                    laid_out_fixes(root, path, source.text, fixed, decided, settings) if with_fixes else [],
+                    laid_out_fixes(root, path, source.text, fixed, _to_decide(fixed, offered), settings)
+                    if with_fixes
+                    else [],
                 ),
             )
         )
@@ -332,12 +333,13 @@ class LintTask:
         rejected: list[Change] = []
         if check is None:  # the fixes the job offered, laid out at discovery, and those that keep the code
             (changes, rejected), proposer = agent_changes(job.inputs, result), "agent"
-            same = same_code(by_ruff, fixes(by_ruff, offered))
+            every = fixes(by_ruff, offered)
+            same = same_code(by_ruff, every)
             if same:
                 changes = sorted([*changes, *same], key=_first_offset)
                 proposer = f"agent, and {len(same)} that keep the code (the same bytecode)"
             shown = {change.label for change in (*changes, *rejected)}
-            rejected += [change for change in fixes(by_ruff, offered) if change.label not in shown]
+            rejected += [change for change in every if change.label not in shown]
         else:  # evidence decides every fix, not the model
             laid = laid_out_fixes(root, job.path, original, by_ruff, offered, settings)
             changes, proposer = fixes(by_ruff, laid), "fixes tried"
