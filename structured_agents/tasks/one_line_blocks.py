@@ -74,18 +74,13 @@ def _sharing(module: Source) -> dict[int, list[tuple[ast.stmt, ast.stmt, ast.stm
     """Each two statements of one block where the second starts on the line the first ends
     on, by that line, with the first statement of the block on that line."""
     found: dict[int, list[tuple[ast.stmt, ast.stmt, ast.stmt]]] = {}
-    for node in ast.walk(module.tree):
-        for field in _BLOCKS:
-            block = getattr(node, field, None)
-            if not isinstance(block, list) or not block or not isinstance(block[0], ast.stmt):
+    for _, _, statements in _statement_lists(module.tree):
+        first = statements[0]
+        for before, after in itertools.pairwise(statements):
+            if after.lineno != before.end_lineno:
+                first = after
                 continue
-            statements: list[ast.stmt] = block
-            first = statements[0]
-            for before, after in itertools.pairwise(statements):
-                if after.lineno != before.end_lineno:
-                    first = after
-                    continue
-                found.setdefault(after.lineno, []).append((first, before, after))
+            found.setdefault(after.lineno, []).append((first, before, after))
     return found
 
 
@@ -103,11 +98,17 @@ def _layout(module: Source) -> tuple[dict[int, list[tuple[ast.AST | None, ast.st
 def _blocks(tree: ast.AST) -> Iterator[tuple[ast.AST | None, ast.stmt]]:
     """Each block's first statement, with the node whose header its own line starts (None for an
     ``else:`` or ``finally:``, whose header is the keyword's line alone)."""
+    for node, field, statements in _statement_lists(tree):
+        yield (node if field == "body" else None), statements[0]
+
+
+def _statement_lists(tree: ast.AST) -> Iterator[tuple[ast.AST, str, list[ast.stmt]]]:
+    """Each block of statements in ``tree``: the node holding it, its field and its statements."""
     for node in ast.walk(tree):
         for field in _BLOCKS:
             block = getattr(node, field, None)
             if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                yield (node if field == "body" else None), block[0]
+                yield node, field, block
 
 
 def _indent(line: str) -> str:
