@@ -1,10 +1,13 @@
 """A Python text as the lint task reads it: its lines, syntax tree, each node's parent, and
-positions in ruff's terms (row and column from 1, in characters) and in ``ast``'s (UTF-8 bytes)."""
+positions in ruff's terms (row and column from 1, in characters) and in ``ast``'s (UTF-8 bytes);
+and its bytecode (:func:`compiled`)."""
 
 from __future__ import annotations
 
 import ast
 import bisect
+import types
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -16,6 +19,7 @@ __all__ = [
     "PURE_CALLS",
     "SCOPES",
     "Source",
+    "compiled",
     "findings_at",
     "import_bound",
     "location_of",
@@ -151,3 +155,12 @@ def unsafe_fix(module: Source, message: str, edits: Sequence[Edit]) -> dict[str,
         for start, end, content in edits
     ]
     return {"applicability": "unsafe", "message": message, "edits": shaped}
+
+
+def compiled(text: str, path: str) -> types.CodeType:
+    """``text`` compiled as the module ``path``, with no future import of the caller's and no
+    warning (an invalid escape's ``SyntaxWarning``: the text still compiles); SyntaxError or
+    ValueError where it does not."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return compile(text, path, "exec", dont_inherit=True)

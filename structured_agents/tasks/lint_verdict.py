@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import io
 import tokenize
-import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -57,6 +56,7 @@ from structured_agents.tasks.errors import TaskError
 from structured_agents.tasks.lint_fixes import Change, apply_changes
 from structured_agents.tasks.lint_idioms import scarce_dropped, twins_dropped
 from structured_agents.tasks.lint_settings import LintSettings
+from structured_agents.tasks.lint_source import compiled
 from structured_agents.tasks.ruff import ruff_codes, ruff_safe_fixes
 
 __all__ = ["MAX_CHECK_RUNS", "MAX_QUICK_RUNS", "QUICK_CHECK_S", "Dropped", "Verdict", "judge"]
@@ -188,12 +188,10 @@ def _short(text: str) -> str:
 
 
 def _compile_error(text: str, path: str) -> str | None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # SyntaxWarning of an invalid escape: still compiles
-        try:
-            compile(text, path, "exec", dont_inherit=True)
-        except (SyntaxError, ValueError) as exc:
-            return f"{type(exc).__name__}: {exc}"
+    try:
+        compiled(text, path)
+    except (SyntaxError, ValueError) as exc:
+        return f"{type(exc).__name__}: {exc}"
     return None
 
 

@@ -21,11 +21,11 @@ supported Python then compiles alike.
 from __future__ import annotations
 
 import types
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from structured_agents.tasks.lint_fixes import Change, apply_changes
+from structured_agents.tasks.lint_source import compiled
 
 __all__ = ["same_code"]
 
@@ -69,12 +69,10 @@ def _shape(code: types.CodeType) -> tuple[Any, ...]:
 
 def _compiled(text: str) -> tuple[Any, ...] | None:
     """``text``'s bytecode without lines and positions, or None where it does not compile."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # SyntaxWarning of an invalid escape: still compiles
-        try:
-            return _shape(compile(text, "<lint>", "exec", dont_inherit=True))
-        except (SyntaxError, ValueError):
-            return None
+    try:
+        return _shape(compiled(text, "<lint>"))
+    except (SyntaxError, ValueError):
+        return None
 
 
 def same_code(text: str, changes: Sequence[Change]) -> list[Change]:
