@@ -19,6 +19,7 @@ import functools
 import io
 import re
 import tokenize
+from collections.abc import Set
 
 from structured_agents import syntax
 from structured_agents.tasks.lint_source import import_bound
@@ -51,11 +52,8 @@ _EXAMPLE = re.compile(r"^\s*(?:>>>|\.\.\.)\s(.*)$", re.M)
 @functools.lru_cache(maxsize=64)
 def imports_in_doctests(text: str) -> bool:
     """Whether a doctest example in a string of ``text`` uses a name one of its imports binds."""
-    if ">>>" not in text:
-        return False
-    try:
-        tree = syntax.parse(text)
-    except (SyntaxError, ValueError):
+    tree = _tree(text) if ">>>" in text else None
+    if tree is None:
         return False
     names = {
         name
@@ -64,22 +62,26 @@ def imports_in_doctests(text: str) -> bool:
         for line in _EXAMPLE.findall(node.value)
         for name in _NAME.findall(line)
     }
-    imports = (node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom))
-    return any(not names.isdisjoint(import_bound(node)) for node in imports)
+    return _imports_one_of(tree, names)
 
 
 @functools.lru_cache(maxsize=64)
 def imports_in_type_comments(text: str) -> bool:
     """Whether a type comment of ``text`` uses a name one of its imports binds (asked of one
     file's text by every ruff call on it: discovery, each fix's layout, the verdict)."""
-    if "type:" not in text:
-        return False
-    names = type_comment_names(text)
-    if not names:
-        return False
+    names = type_comment_names(text) if "type:" in text else frozenset()
+    tree = _tree(text) if names else None
+    return tree is not None and _imports_one_of(tree, names)
+
+
+def _tree(text: str) -> ast.Module | None:
     try:
-        tree = syntax.parse(text)
+        return syntax.parse(text)
     except (SyntaxError, ValueError):
-        return False
+        return None
+
+
+def _imports_one_of(tree: ast.Module, names: Set[str]) -> bool:
+    """Whether an import of ``tree`` binds one of ``names``."""
     imports = (node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom))
     return any(not names.isdisjoint(import_bound(node)) for node in imports)
