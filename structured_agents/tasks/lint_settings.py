@@ -44,10 +44,12 @@ _STAR_IMPORT = re.compile(r"^\s*from\s+\S+\s+import\s+\*", re.M)
 wins."""
 
 
+@functools.lru_cache(maxsize=64)
 def _has_star_import(text: str) -> bool:
     """Whether ``text`` imports ``*``: a statement, not a docstring's example (pexpect 4.9.0's
     ``run()`` shows ``from pexpect import *``, and isort's fix of the file was left undone);
-    any line that looks like one where the text does not parse."""
+    any line that looks like one where the text does not parse. Asked of one file's text by
+    every ruff call on it, as :func:`.imports_in_type_comments` is."""
     if not _STAR_IMPORT.search(text):
         return False
     try:
