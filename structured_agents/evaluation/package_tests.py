@@ -141,6 +141,11 @@ _RAN = re.compile(r"^Ran (\d+) tests? in ", re.M)
 _UNITTEST_COUNT = re.compile(r"(failures|errors|skipped|expected failures|unexpected successes)=(\d+)")
 
 
+def _tests_folder(root: Path) -> str | None:
+    """The project's tests folder (``tests`` or ``test``), if it has one."""
+    return next((name for name in _TESTS_FOLDERS if (root / name).is_dir()), None)
+
+
 def _tests_module(root: Path) -> str | None:
     """The tests folder the project runs as a module with unittest (``python -m tests``: its
     ``__main__.py`` calls unittest), if any."""
@@ -179,11 +184,11 @@ _VERBOSE = re.compile(r"^(\w+) \(__main__\.([\w.]+)\)(?:\n[^\n]*?)? \.\.\. (\w+)
 def _test_scripts(root: Path) -> tuple[str, ...]:
     """The tests folder's scripts that run their own tests as they load (:data:`_CALLS_MAIN`),
     relative to ``root``."""
-    folder = next((root / name for name in _TESTS_FOLDERS if (root / name).is_dir()), None)
+    folder = _tests_folder(root)
     if folder is None:
         return ()
     found = []
-    for path in sorted(folder.glob("test*.py")):
+    for path in sorted((root / folder).glob("test*.py")):
         try:
             if _CALLS_MAIN.search(path.read_text(encoding="utf-8", errors="replace")):
                 found.append(path.relative_to(root).as_posix())
@@ -217,7 +222,7 @@ def _args(
     module = _tests_module(root)
     if module is not None:
         return ["-m", module, *(["-f"] if first_failure else [])]
-    start = next((name for name in _TESTS_FOLDERS if (root / name).is_dir()), None)
+    start = _tests_folder(root)
     folder = ["-s", start, "-t", "."] if start is not None else []
     return ["-m", "unittest", "discover", *(["-f"] if first_failure else []), *folder]
 
@@ -297,26 +302,29 @@ def _timed(
     return done, time.monotonic() - started
 
 
-def _scripts_attempt(root: Path, like: TestsOutcome) -> tuple[TestsOutcome, str]:
+def _scripts_attempt(root: Path, like: TestsOutcome) -> tuple[TestsOutcome, list[tuple[str, str]]]:
     """Each script of ``like.named`` run from its folder with the tests named for it (all of
-    its own where none are), verbose: the outcomes summed, and the outputs."""
+    its own where none are), verbose: the outcomes summed, and each script's output."""
     counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
-    outputs, seconds = [], 0.0
+    outputs: list[tuple[str, str]] = []
+    seconds = 0.0
     for script, tests in _script_runs(like.named):
         done, took = _timed(
             [sys.executable, Path(script).name, "-v", *tests], root / Path(script).parent, root
         )
         if done is None:
             detail = f"{script}: over {TESTS_TIMEOUT_S} s"
-            return TestsOutcome("timed out", detail=detail, seconds=TESTS_TIMEOUT_S, runner="scripts"), ""
+            return TestsOutcome("timed out", detail=detail, seconds=TESTS_TIMEOUT_S, runner="scripts"), []
         seconds += took
         output = done.stdout + done.stderr
         outcome = _unittest_outcome(output, done.returncode, seconds)
         if outcome.status != "ran":
-            return replace(outcome, detail=f"{script}: {outcome.detail}", runner="scripts"), output
+            return replace(outcome, detail=f"{script}: {outcome.detail}", runner="scripts"), [
+                (script, output)
+            ]
         for key in counts:
             counts[key] += getattr(outcome, key)
-        outputs.append(f"=== {script}\n{output}")
+        outputs.append((script, output))
     detail = f"{sum(counts.values())} tests in {len(_script_runs(like.named))} scripts"
     if like.deselected:
         detail += f"; {len(like.deselected)} tests failing as released left out"
@@ -324,18 +332,17 @@ def _scripts_attempt(root: Path, like: TestsOutcome) -> tuple[TestsOutcome, str]
     outcome = TestsOutcome(
         "ran", passed, failed, errors, skipped, detail=detail, seconds=seconds, runner="scripts"
     )
-    return replace(outcome, deselected=like.deselected, named=like.named), "\n".join(outputs)
+    return replace(outcome, deselected=like.deselected, named=like.named), outputs
 
 
 def _scripts_outcome(root: Path, scripts: tuple[str, ...]) -> TestsOutcome:
     """The scripts' tests, then, where some fail as released, the others by name."""
-    outcome, output = _scripts_attempt(root, TestsOutcome("ran", named=scripts, runner="scripts"))
+    outcome, outputs = _scripts_attempt(root, TestsOutcome("ran", named=scripts, runner="scripts"))
     if outcome.status != "ran" or not (outcome.failed or outcome.errors):
         return outcome
     named: list[str] = []
     failing: list[str] = []
-    for part in output.split("=== ")[1:]:
-        script, _, text = part.partition("\n")
+    for script, text in outputs:
         results = [
             (f"{script}::{inner if inner.endswith('.' + method) else inner + '.' + method}", word)
             for method, inner, word in _VERBOSE.findall(text)
@@ -353,7 +360,8 @@ def _scripts_outcome(root: Path, scripts: tuple[str, ...]) -> TestsOutcome:
 def _attempt(root: Path, runner: Runner, like: TestsOutcome | None = None) -> tuple[TestsOutcome, str]:
     """One run by ``runner`` as ``like`` ran (see :func:`_args`): its outcome and its output."""
     if runner == "scripts":
-        return _scripts_attempt(root, like or TestsOutcome("ran", runner="scripts"))
+        outcome, outputs = _scripts_attempt(root, like or TestsOutcome("ran", runner="scripts"))
+        return outcome, "\n".join(output for _, output in outputs)
     done, seconds = _timed([sys.executable, *_args(runner, root, like)], root, root)
     if done is None:
         detail = f"over {TESTS_TIMEOUT_S} s"
