@@ -96,6 +96,10 @@ def test_a_short_list_is_one_line_and_a_long_one_takes_the_modules_indentation(t
         ("pkg/__init__.py", "from other.core import helper\n"),  # another package's
         ("pkg/__init__.py", "x = 1\nfrom .core import helper\n"),  # no imports at the top to follow
         ("pkg/__init__.py", "from . import gitwildmatch\n"),  # a submodule, for its side effects
+        (  # xlrd 2.0.1: what the star binds would be left out of the __all__ (61 names to 25)
+            "pkg/__init__.py",
+            "from .book import Book\nfrom .formula import *  # is constrained by __all__\n",
+        ),
         (  # pathspec 0.12.1's patterns/__init__.py
             "pkg/__init__.py",
             "# DEPRECATED: Expose the `GitWildMatchPattern` class in this module for\n"
