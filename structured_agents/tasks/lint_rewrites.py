@@ -182,6 +182,10 @@ DECLINED = {
     "StopIteration where an empty x raised IndexError",
     "RUF071": "os.path.commonpath raises on a mix of absolute and relative paths where commonprefix "
     "returned a prefix (pycodestyle's configuration lookup crashed)",
+    "SIM223": "a falsy constant in an and is a switch a developer flips (xlrd 2.0.1's 'if 0 and "
+    "debug:' and 'blah_formulas = 0 and blah'): folding it deletes the switch and leaves a dead 'if "
+    "False:' (a reviewer's REJECT)",
+    "SIM222": "a truthy constant in an or is the same switch, turned on (SIM223's twin)",
     "E731": "projects allow assigned lambdas on purpose (more-itertools and toolz ignore E731), and "
     "the def ruff writes was sent back in each file's own layout",
 }

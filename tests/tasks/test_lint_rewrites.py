@@ -702,6 +702,19 @@ def test_a_comparison_to_true_becomes_a_truth_test_only_where_its_operand_is_a_b
     assert sorted(int(item["location"]["row"]) for item in left) == [2, 4]
 
 
+@pytest.mark.parametrize("rule", ["SIM222", "SIM223"])
+def test_a_constant_switch_in_a_condition_is_left(tmp_path: Path, rule: str) -> None:
+    """xlrd 2.0.1's ``if 0 and debug:``: the ``0`` is a switch its developer flips to trace;
+    ruff's ``if False:`` deletes it (a reviewer's REJECT)."""
+    text = "def f(debug):\n    if 0 and debug:\n        print(1)\n    return 1 or debug\n"
+    diagnostics = ruff_json(tmp_path, "m.py", text, rule)
+    assert diagnostics and all(item.get("fix") for item in diagnostics)
+
+    found, left = with_candidates(text, diagnostics, "m.py")
+
+    assert rule in DECLINED and found == [] and {item["code"] for item in left} == {rule}
+
+
 def test_a_fix_importing_a_module_the_lowest_python_lacks_is_not_offered(tmp_path: Path) -> None:
     """Ruff's B004 fix where ``callable`` is shadowed imports ``builtins``: Python 2 has none
     (bottle 0.12.25 supports 2.5 and no longer imported on 2.7, though it compiled)."""
