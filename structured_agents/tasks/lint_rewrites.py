@@ -22,10 +22,13 @@ that does what the rule asks and nothing else:
 - ``E701`` (a block on its header's line, ``if not data: return None``): the block on a line
   of its own, one indent under the header (:mod:`~structured_agents.tasks.one_line_blocks`);
 - ``E702`` (statements on one line, ``t.type = 'CPP_WS'; t.value = '\\n'``): the statement after
-  the semicolon on a line of its own, at the same indent (the same module).
+  the semicolon on a line of its own, at the same indent (the same module);
+- ``B007`` (an unused loop variable) where ruff has no rename because the function reads the
+  name elsewhere: ``_name``, where each of those reads follows a binding of its own, as in a
+  later loop over the same name (:mod:`~structured_agents.tasks.rebound_loops`).
 
 :func:`with_candidates` gives them to the lint task as ruff-shaped findings with a fix, so each
-is offered, decided and verified as ruff's unsafe fixes are. A finding of any other rule gets
+is offered, decided, verified and refined as ruff's unsafe fixes are. A finding of any other rule gets
 none: it is left as it is (and said so), never rewritten freely; a small model asked to rewrite
 such lines wrote nothing that compiled and fixed its finding. Candidates a strict reviewer
 rejected as lint-appeasing noise are not made: ``ClassVar`` on a mutable class attribute
@@ -49,6 +52,7 @@ from structured_agents.tasks.lint_idioms import together
 from structured_agents.tasks.lint_refine import refine
 from structured_agents.tasks.lint_source import SCOPES, Source, offset_of, reads_only, unsafe_fix
 from structured_agents.tasks.one_line_blocks import one_line_block, statements_apart
+from structured_agents.tasks.rebound_loops import rebound_loop_name
 from structured_agents.tasks.reexports import declared_reexports
 from structured_agents.tasks.repeated_imports import repeated_import
 from structured_agents.tasks.star_imports import explicit_imports
@@ -156,6 +160,7 @@ def _caught_lookups(handler: ast.ExceptHandler) -> bool:
 
 
 _GENERATORS: dict[str, Callable[[Source, int, int, int], list[Candidate]]] = {
+    "B007": rebound_loop_name,
     "B904": _b904,
     "E721": _e721,
     "E701": one_line_block,
@@ -592,7 +597,9 @@ def with_candidates(
                 )
                 found = generator(module, row, at, stop)
         fixed += [
-            {**diagnostic, "fix": unsafe_fix(module, *candidate)} for candidate in found if module is not None
+            refine({**diagnostic, "fix": unsafe_fix(module, *candidate)}, text, module, lowest)
+            for candidate in found
+            if module is not None
         ]
         if not found:
             left.append(dict(diagnostic))
