@@ -220,6 +220,7 @@ class _Judge:
             *original.splitlines(),
             *by_ruff.splitlines(),
         }  # a line ruff's fixes wrote is not a change's
+        self.long = [line for line in self.lines if len(line) > self.width]
         self.numbers, self.comments = _literals(by_ruff)
 
     def proposal(self, changes: Sequence[Change]) -> tuple[str, list[Change], list[Change]]:
@@ -232,6 +233,15 @@ class _Judge:
 
     def codes(self, text: str) -> list[str]:
         return ruff_codes(self.root, self.path, text, *self.options)
+
+    def new(self, line: str) -> bool:
+        """Whether ``line``, past the width, is new: not a line of the file, nor a part of a
+        line of it that was as long (xlrd 2.0.1's 119-column ``if blah: print(...)`` given its
+        own line at 114 columns)."""
+        if line in self.lines:
+            return False
+        text = line.strip()
+        return not any(text in old and len(line) <= len(old) for old in self.long)
 
     def problem(self, text: str, limit: int) -> tuple[str, str] | None:
         """Why ``text`` cannot be proposed: it does not compile, uses what the lowest Python
@@ -250,11 +260,7 @@ class _Judge:
         if comments < self.comments:
             return "deleted a comment", f"{self.comments - comments} fewer"
         long = next(
-            (
-                n
-                for n, line in enumerate(text.splitlines(), 1)
-                if len(line) > self.width and line not in self.lines
-            ),
+            (n for n, line in enumerate(text.splitlines(), 1) if len(line) > self.width and self.new(line)),
             None,
         )
         if long is not None:

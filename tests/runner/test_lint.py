@@ -249,6 +249,20 @@ def test_a_long_line_ruffs_own_fixes_wrote_is_not_held_against_a_change(tmp_path
     assert verdict.kept == [change] and verdict.dropped == []
 
 
+def test_a_long_line_given_its_own_line_shorter_is_not_made_too_long(tmp_path: Path) -> None:
+    """xlrd 2.0.1's 119-column ``if blah: print(...)``: its block on a line of its own runs
+    past the width still, at fewer columns than the line it came from; the change is kept."""
+    said = "  subop=%02xh subname=t%s sz=%d nc=%02xh" * 2
+    text = f"def show(blah, log):\n    if blah: print({said!r} % (1, 2, 3, 4), file=log)\n"
+    root = _codebase(tmp_path / "code", shown=text)
+    (root / "ruff.toml").write_text('[lint]\nselect = ["E701"]\n')
+    [change] = fixes(text, with_candidates(text, ruff_diagnostics(root, "shown.py", text), "shown.py")[0])
+
+    verdict = judge(root, "shown.py", text, text, [change], None, lint_settings(root))
+
+    assert len(text.splitlines()[1]) > 88 and verdict.kept == [change] and verdict.dropped == []
+
+
 def test_b904s_second_candidate_is_said_to_be_another_way_not_an_overlap(tmp_path: Path) -> None:
     """Both candidates of one B904 (``from err``, ``from None``) are tried; the one left is
     another way of the kept fix, not a change that collided with another finding's."""
