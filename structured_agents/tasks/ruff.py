@@ -22,7 +22,7 @@ from typing import Any
 from structured_agents.jobs.errors import DiscoveryError
 from structured_agents.tasks.errors import TaskError
 
-__all__ = ["ruff_codes", "ruff_diagnostics", "ruff_findings", "ruff_safe_fixes"]
+__all__ = ["ruff_codes", "ruff_diagnostics", "ruff_findings", "ruff_safe_fixes", "with_fixes_past_width"]
 
 FILES_PER_RUN = 200
 """Paths passed to one ruff process (keeps the command line short)."""
@@ -106,6 +106,42 @@ def ruff_diagnostics(root: Path, path: str, text: str, *options: str) -> list[di
     if not isinstance(findings, list):
         raise TaskError(f"ruff printed no list of findings for {path}: {out[:200]!r}")
     return findings
+
+
+WITHHELD_FOR_WIDTH = frozenset({"SIM102", "SIM117"})
+"""Rules whose fix ruff withholds where it guesses the joined statement would not fit the line
+length, a guess that also refuses joins that fit: ply 3.11's 76-column ``if t[1] in
+self.grammar.Nonterminals and t not in trans:`` at a length of 88."""
+_WIDEST = "320"
+"""The longest line length ruff accepts."""
+
+
+def with_fixes_past_width(
+    root: Path, path: str, text: str, diagnostics: Sequence[dict[str, Any]], *options: str
+) -> list[dict[str, Any]]:
+    """``diagnostics`` (ruff's on ``text``, with ``options``) where a finding of
+    :data:`WITHHELD_FOR_WIDTH` without a fix takes the fix ruff writes at the widest line
+    length; whether its lines fit the project's is for the verdict to judge, as for any fix."""
+    if not any(item.get("code") in WITHHELD_FOR_WIDTH and not item.get("fix") for item in diagnostics):
+        return list(diagnostics)
+
+    def key(item: dict[str, Any]) -> tuple[object, ...]:
+        spans = (item.get("location") or {}, item.get("end_location") or {})
+        return item.get("code"), *((span.get("row"), span.get("column")) for span in spans)
+
+    width = "--line-length"  # the project's, given once only, as ruff requires
+    rest = [option for n, option in enumerate(options) if width not in options[max(n - 1, 0) : n + 1]]
+    wide = {
+        key(item): item["fix"]
+        for item in ruff_diagnostics(root, path, text, *rest, width, _WIDEST)
+        if item.get("code") in WITHHELD_FOR_WIDTH and item.get("fix")
+    }
+    return [
+        {**item, "fix": wide[key(item)]}
+        if item.get("code") in WITHHELD_FOR_WIDTH and not item.get("fix") and key(item) in wide
+        else item
+        for item in diagnostics
+    ]
 
 
 def ruff_codes(root: Path, path: str, text: str, *options: str) -> list[str]:

@@ -28,7 +28,7 @@ from structured_agents.tasks.lint_fixes import MAX_CANDIDATES, Change, fixes
 from structured_agents.tasks.lint_rewrites import with_candidates
 from structured_agents.tasks.lint_settings import lint_settings
 from structured_agents.tasks.lint_verdict import MAX_CHECK_RUNS, MAX_QUICK_RUNS, Verdict, judge
-from structured_agents.tasks.ruff import ruff_codes, ruff_diagnostics, ruff_safe_fixes
+from structured_agents.tasks.ruff import ruff_codes, ruff_diagnostics, ruff_safe_fixes, with_fixes_past_width
 from structured_agents.types import ToolCall
 
 CLASSIC_RULES = '[lint]\nselect = ["E4", "E7", "E9", "F"]\n'
@@ -261,6 +261,54 @@ def test_a_long_line_given_its_own_line_shorter_is_not_made_too_long(tmp_path: P
     verdict = judge(root, "shown.py", text, text, [change], None, lint_settings(root))
 
     assert len(text.splitlines()[1]) > 88 and verdict.kept == [change] and verdict.dropped == []
+
+
+NESTED_IN_CLASS = """class Grammar:
+    def transitions(self, states, trans):
+        for stateno, state in enumerate(states):
+            for p in state:
+                if p.lr_index < p.len - 1:
+                    t = (stateno, p.prod[p.lr_index + 1])
+                    if t[1] in self.grammar.Nonterminals:
+                        if t not in trans:
+                            trans.append(t)
+        return trans
+"""
+"""ply 3.11's ``find_nonterminal_transitions``: ruff gives the nested ``if`` no fix at a line
+length of 88, though the joined line takes 76 columns."""
+
+
+@pytest.mark.parametrize(("width", "kept"), [("", 1), ("line-length = 70\n", 0)])
+def test_a_join_ruff_withholds_on_a_guess_at_the_width_is_kept_where_it_fits(
+    tmp_path: Path, width: str, kept: int
+) -> None:
+    root = _codebase(tmp_path / "code", grammar=NESTED_IN_CLASS)
+    (root / "ruff.toml").write_text(width + '[lint]\nselect = ["SIM102"]\n')
+    found = ruff_diagnostics(root, "grammar.py", NESTED_IN_CLASS)
+    assert [item["code"] for item in found] == ["SIM102"] and not found[0]["fix"]
+
+    widened = with_fixes_past_width(root, "grammar.py", NESTED_IN_CLASS, found)
+    changes = fixes(NESTED_IN_CLASS, with_candidates(NESTED_IN_CLASS, widened, "grammar.py")[0])
+    verdict = judge(root, "grammar.py", NESTED_IN_CLASS, NESTED_IN_CLASS, changes, None, lint_settings(root))
+
+    assert len(changes) == 1 and len(verdict.kept) == kept
+    if kept:
+        assert "if t[1] in self.grammar.Nonterminals and t not in trans:\n" in verdict.text
+        assert verdict.left == []
+    else:
+        assert [dropped.why for dropped in verdict.dropped] == ["made a line too long"]
+
+
+def test_the_widest_run_replaces_the_projects_line_length_option(tmp_path: Path) -> None:
+    """A flake8 configuration's ``max-line-length`` reaches ruff as ``--line-length``, which
+    ruff refuses twice."""
+    root = _codebase(tmp_path / "code", grammar=NESTED_IN_CLASS)
+    options = ("--select", "SIM102", "--line-length", "79")
+    found = ruff_diagnostics(root, "grammar.py", NESTED_IN_CLASS, *options)
+
+    widened = with_fixes_past_width(root, "grammar.py", NESTED_IN_CLASS, found, *options)
+
+    assert not found[0]["fix"] and widened[0]["fix"]
 
 
 def test_b904s_second_candidate_is_said_to_be_another_way_not_an_overlap(tmp_path: Path) -> None:
