@@ -16,6 +16,7 @@ from structured_agents.jobs.source import split_lines
 from structured_agents.tasks.lint_fixes import Edit
 
 __all__ = [
+    "NAME_READERS",
     "PURE_CALLS",
     "SCOPES",
     "Source",
@@ -30,6 +31,9 @@ __all__ = [
 
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 """The nodes that open a scope of their own."""
+
+NAME_READERS = frozenset({"locals", "vars", "eval", "exec", "dir"})
+"""Builtins through which a function may see its local variables' names."""
 
 PURE_CALLS = frozenset(
     {

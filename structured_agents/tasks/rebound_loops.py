@@ -30,14 +30,13 @@ import re
 from collections.abc import Iterator
 
 from structured_agents.tasks.lint_fixes import Edit
-from structured_agents.tasks.lint_source import SCOPES, Source
+from structured_agents.tasks.lint_source import NAME_READERS, SCOPES, Source
 
 __all__ = ["rebound_loop_name"]
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
-_NAME_READERS = frozenset({"locals", "vars", "eval", "exec", "dir"})
 
 
 def _binds(target: ast.AST, name: str) -> bool:
@@ -110,7 +109,7 @@ def _blocks(node: ast.AST, name: str) -> bool:
         return any(isinstance(inner, ast.Name) and inner.id == name for inner in ast.walk(node))
     if isinstance(node, ast.Global | ast.Nonlocal):
         return name in node.names
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _NAME_READERS
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in NAME_READERS
 
 
 def _dead(module: Source, function: ast.AST, loop: ast.AST, name: str) -> bool:

@@ -6,9 +6,9 @@ it, only on other lines. A block put on its own line (E701) and statements parte
 semicolon (E702) do, and so do nested ``if`` statements joined by ``and`` (SIM102: the compiler
 emits the same jumps) and an unused loop variable renamed ``_name`` (B007: a function's local
 variables are slots, their names only labels), where the function cannot read its own names
-(it calls none of :data:`_NAME_READERS`). A conditional expression for an ``if``/``else``
-assignment (SIM108) does not: it stores once instead of twice, the same result by other
-instructions, and is left to a check or the model.
+(it calls none of :data:`~structured_agents.tasks.lint_source.NAME_READERS`). A conditional
+expression for an ``if``/``else`` assignment (SIM108) does not: it stores once instead of
+twice, the same result by other instructions, and is left to a check or the model.
 
 Compared, for the module and every function, class and comprehension in it: the instructions,
 the exception table, the constants (code objects recursively), the global and attribute names,
@@ -25,12 +25,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from structured_agents.tasks.lint_fixes import Change, apply_changes
-from structured_agents.tasks.lint_source import compiled
+from structured_agents.tasks.lint_source import NAME_READERS, compiled
 
 __all__ = ["same_code"]
-
-_NAME_READERS = frozenset({"locals", "vars", "eval", "exec", "dir"})
-"""Builtins through which a function may see its local variables' names."""
 
 
 def _constant(value: object) -> object:
@@ -48,7 +45,7 @@ def _shape(code: types.CodeType) -> tuple[Any, ...]:
     """What ``code`` does, without its lines and positions (see the module docstring)."""
     arguments = code.co_argcount + code.co_kwonlyargcount
     arguments += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)  # *args, **kwargs
-    named = bool(_NAME_READERS & set(code.co_names))
+    named = bool(NAME_READERS & set(code.co_names))
     return (
         code.co_code,
         code.co_exceptiontable if hasattr(code, "co_exceptiontable") else b"",
