@@ -285,8 +285,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     number in another spelling (:func:`_respells_numbers`), moves a comment out of the ``else:``
     it describes (:func:`_comment_leads_nested_if`), writes a conditional expression past
     :data:`_TERNARY_WIDTH` columns or on an ``and``/``or`` test (humanize's
-    ``"" if not (unit or ordinal_) or unit in (...) else " "``), folds a nested test that spans
-    lines into its ``if`` (pyparsing's eleven-line condition), turns into an f-string a ``%``
+    ``"" if not (unit or ordinal_) or unit in (...) else " "``), folds a nested test into an ``if``
+    where either test spans lines (pyparsing's eleven-line condition), turns into an f-string a ``%``
     format that reads better as it is (:func:`_format_reads_worse`), gives each call its own
     default where the calls share it on purpose (:func:`_shares_default`), makes a comparison
     to ``True`` or ``False`` a truth test where the operand may be other than a bool
@@ -370,11 +370,16 @@ def _compares_a_bool(node: ast.Compare) -> bool:
     return isinstance(constant, ast.Constant) and isinstance(constant.value, bool) and _yields_bool(other)
 
 
+def _spans_lines(test: ast.expr) -> bool:
+    return (test.end_lineno or test.lineno) > test.lineno
+
+
 def _long_nested_test(node: ast.If) -> bool:
-    """Whether the ``if`` nested alone in ``node`` has a test that spans lines: joined to the
-    outer test it makes one condition of many lines."""
+    """Whether ``node`` or the ``if`` nested alone in it has a test that spans lines: joined,
+    they make one condition of many lines (ply 3.11's two-line ``or`` with ``and v.__doc__:``
+    tacked onto its second line, a reviewer's REJECT)."""
     inner = node.body[0] if len(node.body) == 1 else None
-    return isinstance(inner, ast.If) and (inner.test.end_lineno or inner.test.lineno) > inner.test.lineno
+    return isinstance(inner, ast.If) and (_spans_lines(node.test) or _spans_lines(inner.test))
 
 
 def _binops_at(module: Source, diagnostic: Mapping[str, Any]) -> list[ast.BinOp]:

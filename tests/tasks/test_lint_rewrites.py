@@ -230,6 +230,12 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
             "def f(a, es):\n    if a:\n        if any(\n            e\n            for e in es\n        ):\n"
             "            return 1\n",
         ),
+        # ply 3.11: `and v.__doc__:` tacked onto the second line of a two-line outer test
+        (
+            "SIM102",
+            "def f(v, t):\n    if (isinstance(v, t) or\n            v.n == 2):\n        if v.doc:\n"
+            "            return 1\n",
+        ),
     ],
 )
 def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: str, text: str) -> None:
