@@ -7,9 +7,7 @@ that does what the rule asks and nothing else:
 - ``E721`` (``type(x) == list``): ``type(x) is list`` (``!=``: ``is not``), in a comparison of
   one operator; types compare by identity;
 - ``F401`` in an ``__init__.py``, on a name imported from ``typing`` (no package re-exports
-  ``Optional``): the import removed (:mod:`~structured_agents.tasks.typing_imports`); on a
-  public name imported from the package itself, where the module has no ``__all__``: an
-  ``__all__`` of the module's public names (:mod:`~structured_agents.tasks.reexports`);
+  ``Optional``): the import removed (:mod:`~structured_agents.tasks.typing_imports`);
 - ``B904`` (``raise`` in an ``except`` without ``from``): ``from`` the handled exception (bound
   as ``err`` when the handler binds none); where the handler catches only a lookup miss
   (``KeyError``, ``IndexError``, ``StopIteration``...) or a failed ``assert`` used as a check,
@@ -32,9 +30,11 @@ is offered, decided, verified and refined as ruff's unsafe fixes are. A finding 
 none: it is left as it is (and said so), never rewritten freely; a small model asked to rewrite
 such lines wrote nothing that compiled and fixed its finding. Candidates a strict reviewer
 rejected as lint-appeasing noise are not made: ``ClassVar`` on a mutable class attribute
-(RUF012) in untyped code, ``import x as x`` re-exports (F401), an ambiguous character written as
-its escape (RUF001), a rebound loop variable renamed ``new_k`` (PLW2901: a worse name, and the
-loop's other rebindings left), and ``%`` formatting ruff itself declines to convert (UP031). Some of
+(RUF012) in untyped code, ``import x as x`` re-exports (F401), an ``__all__`` declaring an
+``__init__.py``'s own imports (F401: it took colorama 0.4.6's submodules out of ``from colorama
+import *``, and xlrd 2.0.1's star-imported names), an ambiguous character written as its escape
+(RUF001), a rebound loop variable renamed ``new_k`` (PLW2901: a worse name, and the loop's other
+rebindings left), and ``%`` formatting ruff itself declines to convert (UP031). Some of
 ruff's own fixes are not offered either (:data:`DECLINED`, and :func:`_declined`'s cases), and a
 few are written the way a reviewer asked (:mod:`~structured_agents.tasks.lint_refine`).
 """
@@ -53,7 +53,6 @@ from structured_agents.tasks.lint_refine import refine
 from structured_agents.tasks.lint_source import SCOPES, Source, offset_of, reads_only, unsafe_fix
 from structured_agents.tasks.one_line_blocks import one_line_block, statements_apart
 from structured_agents.tasks.rebound_loops import rebound_loop_name
-from structured_agents.tasks.reexports import declared_reexports
 from structured_agents.tasks.repeated_imports import repeated_import
 from structured_agents.tasks.star_imports import explicit_imports
 from structured_agents.tasks.typing_imports import unused_typing_imports
@@ -565,7 +564,6 @@ def with_candidates(
         for found in (explicit_imports(root, path, module, diagnostics) if root and module else ())
     }
     unused = unused_typing_imports(path, module, diagnostics) if module is not None else {}
-    declared = declared_reexports(path, module, diagnostics) if module is not None else {}
     for diagnostic in diagnostics:
         row = int((diagnostic.get("location") or {}).get("row", 0))
         if row in copied:
@@ -576,7 +574,7 @@ def with_candidates(
             continue
         if diagnostic.get("code") == "F401" and module is not None:
             at = offset_of(text, diagnostic.get("location") or {}, module.starts)
-            removal = unused.get(at) or declared.get(at)
+            removal = unused.get(at)
             if removal is not None:
                 fixed.append(removal)
                 continue
