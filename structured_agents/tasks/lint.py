@@ -71,12 +71,7 @@ from structured_agents.tasks.lint_rewrites import with_candidates
 from structured_agents.tasks.lint_settings import LintSettings, lint_settings
 from structured_agents.tasks.lint_verdict import judge
 from structured_agents.tasks.protocol import Guidance, Outcome
-from structured_agents.tasks.ruff import (
-    ruff_diagnostics,
-    ruff_findings,
-    ruff_safe_fixes,
-    with_fixes_past_width,
-)
+from structured_agents.tasks.ruff import fixable_diagnostics, ruff_findings, ruff_safe_fixes
 from structured_agents.tasks.same_code import same_code
 
 __all__ = [
@@ -225,7 +220,7 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
             continue
         file_ruff = settings.file_options(root, path, source.text)
         fixed = ruff_safe_fixes(root, path, source.text, *file_ruff)
-        diagnostics = _diagnostics(root, path, fixed, file_ruff)
+        diagnostics = fixable_diagnostics(root, path, fixed, *file_ruff)
         offered = with_candidates(fixed, diagnostics, path, None if with_fixes else root, lowest)[0]
         if fixed == source.text and not offered:
             codes = sorted({str(item.get("code")) for item in diagnostics})
@@ -250,12 +245,6 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
             )
         )
     return jobs
-
-
-def _diagnostics(root: Path, path: str, text: str, options: Sequence[str]) -> list[dict[str, Any]]:
-    """Ruff's findings on ``text``, with the fixes it withholds on a guess at the line length
-    (:func:`~structured_agents.tasks.ruff.with_fixes_past_width`)."""
-    return with_fixes_past_width(root, path, text, ruff_diagnostics(root, path, text, *options), *options)
 
 
 def laid_out_fixes(
@@ -337,7 +326,7 @@ class LintTask:
                 f"ruff's safe fixes of {job.path} differ from those discovery saw (another ruff "
                 "version or configuration?): discover the jobs again"
             )
-        diagnostics = _diagnostics(root, job.path, by_ruff, file_ruff)
+        diagnostics = fixable_diagnostics(root, job.path, by_ruff, *file_ruff)
         offered, unfixable = with_candidates(
             by_ruff, diagnostics, job.path, root if check else None, settings.target.lowest
         )

@@ -22,7 +22,7 @@ from typing import Any
 from structured_agents.jobs.errors import DiscoveryError
 from structured_agents.tasks.errors import TaskError
 
-__all__ = ["ruff_codes", "ruff_diagnostics", "ruff_findings", "ruff_safe_fixes", "with_fixes_past_width"]
+__all__ = ["fixable_diagnostics", "ruff_codes", "ruff_diagnostics", "ruff_findings", "ruff_safe_fixes"]
 
 FILES_PER_RUN = 200
 """Paths passed to one ruff process (keeps the command line short)."""
@@ -116,14 +116,13 @@ _WIDEST = "320"
 """The longest line length ruff accepts."""
 
 
-def with_fixes_past_width(
-    root: Path, path: str, text: str, diagnostics: Sequence[dict[str, Any]], *options: str
-) -> list[dict[str, Any]]:
-    """``diagnostics`` (ruff's on ``text``, with ``options``) where a finding of
-    :data:`WITHHELD_FOR_WIDTH` without a fix takes the fix ruff writes at the widest line
-    length; whether its lines fit the project's is for the verdict to judge, as for any fix."""
+def fixable_diagnostics(root: Path, path: str, text: str, *options: str) -> list[dict[str, Any]]:
+    """:func:`ruff_diagnostics`, where a finding of :data:`WITHHELD_FOR_WIDTH` without a fix
+    takes the fix ruff writes at the widest line length; whether its lines fit the project's
+    is for the verdict to judge, as for any fix."""
+    diagnostics = ruff_diagnostics(root, path, text, *options)
     if not any(item.get("code") in WITHHELD_FOR_WIDTH and not item.get("fix") for item in diagnostics):
-        return list(diagnostics)
+        return diagnostics
 
     def key(item: dict[str, Any]) -> tuple[object, ...]:
         spans = (item.get("location") or {}, item.get("end_location") or {})

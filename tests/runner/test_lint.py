@@ -28,7 +28,7 @@ from structured_agents.tasks.lint_fixes import MAX_CANDIDATES, Change, fixes
 from structured_agents.tasks.lint_rewrites import with_candidates
 from structured_agents.tasks.lint_settings import lint_settings
 from structured_agents.tasks.lint_verdict import MAX_CHECK_RUNS, MAX_QUICK_RUNS, Verdict, judge
-from structured_agents.tasks.ruff import ruff_codes, ruff_diagnostics, ruff_safe_fixes, with_fixes_past_width
+from structured_agents.tasks.ruff import fixable_diagnostics, ruff_codes, ruff_diagnostics, ruff_safe_fixes
 from structured_agents.types import ToolCall
 
 CLASSIC_RULES = '[lint]\nselect = ["E4", "E7", "E9", "F"]\n'
@@ -287,7 +287,7 @@ def test_a_join_ruff_withholds_on_a_guess_at_the_width_is_kept_where_it_fits(
     found = ruff_diagnostics(root, "grammar.py", NESTED_IN_CLASS)
     assert [item["code"] for item in found] == ["SIM102"] and not found[0]["fix"]
 
-    widened = with_fixes_past_width(root, "grammar.py", NESTED_IN_CLASS, found)
+    widened = fixable_diagnostics(root, "grammar.py", NESTED_IN_CLASS)
     changes = fixes(NESTED_IN_CLASS, with_candidates(NESTED_IN_CLASS, widened, "grammar.py")[0])
     verdict = judge(root, "grammar.py", NESTED_IN_CLASS, NESTED_IN_CLASS, changes, None, lint_settings(root))
 
@@ -306,7 +306,7 @@ def test_the_widest_run_replaces_the_projects_line_length_option(tmp_path: Path)
     options = ("--select", "SIM102", "--line-length", "79")
     found = ruff_diagnostics(root, "grammar.py", NESTED_IN_CLASS, *options)
 
-    widened = with_fixes_past_width(root, "grammar.py", NESTED_IN_CLASS, found, *options)
+    widened = fixable_diagnostics(root, "grammar.py", NESTED_IN_CLASS, *options)
 
     assert not found[0]["fix"] and widened[0]["fix"]
 
