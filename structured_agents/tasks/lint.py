@@ -24,7 +24,9 @@ on its own line, nested ``if`` statements joined) is known to keep what the code
 fixes are proposed without a decision. For every other fix the agent accepts or rejects it
 (:func:`~structured_agents.tasks.lint_fixes.candidates`, one a turn, in order, each turn's
 grammar admitting only the next one: :func:`~structured_agents.tasks.lint_fixes.lint_tool_view`),
-and the verdict checks the accepted ones.
+and the verdict checks the accepted ones. Once a proposal holds, the fixes that keep its code
+and appear only once others are made (the inner pair of three nested ``if`` statements) are
+proposed on it, pass by pass (:func:`~structured_agents.tasks.lint_passes.more_of_the_same`).
 
 The job's inputs: ``path``, ``source`` (the text after ruff's safe fixes, which every line
 number and offset refers to), ``findings`` (the fixes offered) and ``fix_ids``. A file whose
@@ -67,6 +69,7 @@ from structured_agents.tasks.lint_fixes import (
     lint_tool_view,
 )
 from structured_agents.tasks.lint_layout import laid_out
+from structured_agents.tasks.lint_passes import more_of_the_same
 from structured_agents.tasks.lint_rewrites import with_candidates
 from structured_agents.tasks.lint_settings import LintSettings, lint_settings
 from structured_agents.tasks.lint_verdict import judge
@@ -345,7 +348,13 @@ class LintTask:
             changes, proposer = fixes(by_ruff, laid), "fixes tried"
         verdict = judge(root, job.path, original, by_ruff, changes, check, settings, rejected=rejected)
         verdict.unfixable = sorted(str(item.get("code") or "syntax-error") for item in unfixable)
-        summary = verdict.summary(len(changes), proposer)
+        proposed = len(changes)
+        if verdict.problem is None and verdict.kept:
+            more = more_of_the_same(root, job.path, original, verdict, settings, file_ruff)
+            if more:
+                proposed += more
+                proposer += f", then {more} that keep the code once those were made"
+        summary = verdict.summary(proposed, proposer)
         if verdict.problem is not None:
             error = f"rejected: {verdict.problem}"
             change = file_change(job.path, original, by_ruff)
