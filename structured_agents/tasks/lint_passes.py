@@ -8,7 +8,8 @@ statement after a semicolon on a line a join re-indents overlaps the join and wa
 again and proposes the fixes with which it compiles to the same bytecode
 (:func:`~structured_agents.tasks.same_code.same_code`), judged as the first were but without
 the check (the code is the code the check passed), until a pass keeps none or after
-:data:`PASSES`.
+:data:`PASSES`. The changes already made count among their families' (a pass's lone join is not
+the odd one out of a file whose other joins an earlier pass made).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def more_of_the_same(
         changes = same_code(text, fixes(text, offered))
         if not changes:
             break
-        further = judge(root, path, original, text, changes, None, settings)
+        further = judge(root, path, original, text, changes, None, settings, earlier=verdict.kept)
         if further.problem is not None or not further.kept:
             break
         kept += len(further.kept)

@@ -340,11 +340,13 @@ def judge(
     settings: LintSettings,
     *,
     rejected: Sequence[Change] = (),
+    earlier: Sequence[Change] = (),
 ) -> Verdict:
     """The proposal for ``path`` (see the module docstring); ``by_ruff`` is ``original`` with
     ruff's safe fixes (given ``settings``); ``rejected``: fixes offered and not proposed (the
     model's rejections, and the fixes past the most a job shows, which stay as they are too),
-    whose twins are dropped as the verdict's own drops' are. Raises
+    whose twins are dropped as the verdict's own drops' are; ``earlier``: changes an earlier
+    pass made to reach ``by_ruff``, which count among their families' changes that stand. Raises
     TaskError when the check fails on the unchanged codebase."""
     judge = _Judge(root, path, original, by_ruff, settings)
     before, ruff_left = judge.codes(original), judge.codes(by_ruff)
@@ -360,7 +362,7 @@ def judge(
     failed += rejected
     stray = twins_dropped(by_ruff, kept, failed)
     kept = [change for change in kept if change not in stray]
-    scarce = scarce_dropped(kept, [*failed, *stray])
+    scarce = scarce_dropped([*kept, *earlier], [*failed, *stray])
     kept = [change for change in kept if change not in scarce]
     verdict.dropped += [Dropped(change, "its twin stays") for change in stray]
     verdict.dropped += [Dropped(change, "most of its kind stay") for change in scarce]

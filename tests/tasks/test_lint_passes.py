@@ -67,6 +67,26 @@ def test_the_inner_pair_of_three_nested_ifs_is_joined_on_a_second_pass(tmp_path:
     compile(verdict.text, path, "exec")
 
 
+def test_a_later_join_counts_the_joins_an_earlier_pass_made(tmp_path: Path) -> None:
+    """ply 3.11's ``yacc.py``: the inner join alone stood against the file's two joins too long
+    to make, and was dropped as the odd one out, though the first pass had made others."""
+    nested = "def f(rows, a, b, c):\n    for r in rows:\n        if a:\n            if b:\n"
+    nested += "                if c:\n                    print(r)\n"
+    too_long = "def g{n}(x, y):\n    if x_value_here_too:\n        if y_value_here_too:\n"
+    too_long += "            return x\n"
+    short = "def h{n}(a, b):\n    if a:\n        if b:\n            return a\n"
+    parts = [nested, *(too_long.format(n=n) for n in (1, 2)), *(short.format(n=n) for n in (1, 2))]
+    text = "\n\n".join(parts)
+    root = _codebase(tmp_path, text, '"SIM102"')
+    (root / "ruff.toml").write_text('line-length = 40\n[lint]\nselect = ["SIM102"]\n')
+    path, verdict = _first_pass(root, "m")
+    assert len(verdict.kept) == 3 and sorted(verdict.left) == ["SIM102"] * 3
+
+    kept = more_of_the_same(root, path, text, verdict, lint_settings(root), ())
+
+    assert kept == 1 and "        if a and b and c:\n" in verdict.text
+
+
 def test_a_join_and_the_statements_it_overlapped_are_both_made_over_two_passes(tmp_path: Path) -> None:
     root = _codebase(tmp_path, JOINED_OVER_STATEMENTS, '"SIM102", "E702"')
     path, verdict = _first_pass(root, "m")
