@@ -353,7 +353,7 @@ class LintTask:
             more = more_of_the_same(root, job.path, original, verdict, settings, file_ruff)
             if more:
                 proposed += more
-                proposer += f", then {more} that keep the code once those were made"
+                proposer += f", then {more} more of the same bytecode once those were made"
         summary = verdict.summary(proposed, proposer)
         if verdict.problem is not None:
             error = f"rejected: {verdict.problem}"
