@@ -6,7 +6,8 @@ format of thirteen, pyparsing's unpacking with the concatenation it parallels on
 left as it was, ``Optional`` written for two of a signature's three ``= None`` parameters, one
 of pyparsing's two parallel ``if``/``else`` of ``__mul__`` made a conditional expression (the
 other would not fit), one of tomli's twin nested ``if`` statements joined, one of pexpect
-4.9.0's two ``type(fd) != type(0)`` three lines apart made ``is not``. For
+4.9.0's two ``type(fd) != type(0)`` three lines apart made ``is not``, one of xlrd 2.0.1's
+seven ``bop.kind == oERR or aop.kind == oERR`` made a membership test. For
 the rules of :data:`FAMILIES`, a fix is offered (:func:`together`) only when
 
 - every finding of its family in the same function can be fixed too (for ``RUF013``, every
@@ -49,6 +50,8 @@ FAMILIES = {
     "E701": "one-line block",
     "E702": "statements on one line",
     "E721": "type comparison",
+    "PLR1714": "membership test",
+    "SIM109": "membership test",
 }
 """The rules whose fixes change an idiom, and the idiom (``%`` and ``.format()`` formatting
 turn into f-strings alike)."""

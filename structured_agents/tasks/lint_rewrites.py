@@ -292,7 +292,9 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     (:func:`_compares_a_bool`), sorts an
     ``__all__`` its comments group (RUF022), unpacks a conditional or a slice
     (:func:`_unpacks_worse`), or renames a name on a line the next one aligns with
-    (:func:`_aligned_below`) or a name that already says it is unused (``dummy``)."""
+    (:func:`_aligned_below`) or a name that already says it is unused (``dummy``), renames or
+    removes a name a comment of its function names (:func:`_commented`), or merges comparisons
+    that share their right-hand side into a membership test (:func:`_reversed_membership`)."""
     code = str(diagnostic.get("code"))
     if code in DECLINED:
         return True
@@ -303,6 +305,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
         return True
     if code == "PLR5501":
         return _comment_leads_nested_if(module, row)
+    if _named_in_comments(diagnostic, module):
+        return True
     if code in _RENAMES:
         named = re.search(r"`([^`]+)`", str(diagnostic.get("message", "")))
         if named is not None and _SAYS_UNUSED.search(named.group(1)):
@@ -313,6 +317,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
         return repeated or _aligned_below(module, row, column)
     if code == "B006":
         return _shares_default(module, row)
+    if code == "PLR1714":
+        return _reversed_membership(module, row)
     if code == "E712":
         return not any(_compares_a_bool(node) for node in module.at(row, (ast.Compare,)))
     if code == "RUF022":
@@ -388,6 +394,44 @@ def _binops_at(module: Source, diagnostic: Mapping[str, Any]) -> list[ast.BinOp]
     at = offset_of(module.text, location, module.starts)
     row = int(location.get("row", 0))
     return [node for node in module.at(row, (ast.BinOp,)) if module.start(node) == at]
+
+
+_NAMED = frozenset({"B007", "RUF059", "F841"})
+"""Rules whose fix renames or removes the name their message quotes."""
+
+
+def _named_in_comments(diagnostic: Mapping[str, Any], module: Source) -> bool:
+    """Whether ``diagnostic`` renames or removes a name (:data:`_NAMED`) that a comment of its
+    function names (:func:`_commented`)."""
+    named = re.search(r"`([^`]+)`", str(diagnostic.get("message", "")))
+    row = int((diagnostic.get("location") or {}).get("row", 0))
+    return diagnostic.get("code") in _NAMED and named is not None and _commented(module, row, named.group(1))
+
+
+def _commented(module: Source, row: int, name: str) -> bool:
+    """Whether a comment in the function around line ``row`` (the module, outside one) names
+    ``name``: code commented out that uses it (xlrd 2.0.1's ``# print(obj_type, obj_id)`` under
+    the unpacking a rename made ``_obj_type, _obj_id``, a reviewer's REJECT), or a note about
+    it, which a rename or removal leaves stale."""
+    statement = next(module.at(row, (ast.stmt,)), None)
+    scope = module.scope_of(statement) if statement is not None else None
+    first = int(getattr(scope, "lineno", 1))
+    last = int(getattr(scope, "end_lineno", None) or len(module.lines))
+    word = re.compile(rf"#.*(?<![\w.]){re.escape(name)}\b")
+    return any(word.search(line) for line in module.lines[first - 1 : last])
+
+
+def _reversed_membership(module: Source, row: int) -> bool:
+    """Whether the comparisons PLR1714 merges share their right-hand side (``bop.kind == oERR or
+    aop.kind == oERR``): ``oERR in (bop.kind, aop.kind)`` turns the test around, which a
+    reviewer found harder to read (xlrd 2.0.1's ``formula.py``)."""
+    for node in module.at(row, (ast.BoolOp,)):
+        compared = [value for value in node.values if isinstance(value, ast.Compare) and len(value.ops) == 1]
+        rights = {ast.dump(value.comparators[0]) for value in compared}
+        lefts = {ast.dump(value.left) for value in compared}
+        if len(compared) > 1 and len(rights) == 1 and len(lefts) > 1:
+            return True
+    return False
 
 
 def _aligned_below(module: Source, row: int, column: int) -> bool:
@@ -590,7 +634,7 @@ def with_candidates(
             continue
         generator = _GENERATORS.get(str(diagnostic.get("code")))
         found: list[Candidate] = []
-        if generator is not None and module is not None:
+        if generator is not None and module is not None and not _named_in_comments(diagnostic, module):
             location, end = diagnostic.get("location") or {}, diagnostic.get("end_location") or {}
             row = int(location.get("row", 0))
             if 1 <= row <= len(module.lines):

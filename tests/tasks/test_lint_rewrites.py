@@ -230,6 +230,18 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
             "def f(a, es):\n    if a:\n        if any(\n            e\n            for e in es\n        ):\n"
             "            return 1\n",
         ),
+        # xlrd 2.0.1: the names an unpacking binds for a debug print commented out below it
+        ("RUF059", "def f(data):\n    kind, ident = data[0]\n    # print(kind, ident)\n    return data\n"),
+        ("F841", "def f(g):\n    result = g()\n    # result is ignored\n    return 1\n"),
+        ("B007", "def f(rows):\n    for row in rows:\n        print(rows)  # not row: the whole list\n"),
+        # xlrd 2.0.1: `oERR in (bop.kind, aop.kind)` turns the test around
+        ("PLR1714", "def f(a, b, k):\n    return a.kind == k or b.kind == k\n"),
+        # xlrd 2.0.1: the membership test would be the odd one out of its function
+        (
+            "PLR1714",
+            "def f(a, b, k, x):\n    if a.kind == k or b.kind == k:\n        return 1\n"
+            "    return x == 1 or x == 2\n",
+        ),
         # ply 3.11: `and v.__doc__:` tacked onto the second line of a two-line outer test
         (
             "SIM102",
