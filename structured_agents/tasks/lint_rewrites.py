@@ -417,6 +417,13 @@ def _commented(module: Source, row: int, name: str) -> bool:
     scope = module.scope_of(statement) if statement is not None else None
     first = int(getattr(scope, "lineno", 1))
     last = int(getattr(scope, "end_lineno", None) or len(module.lines))
+    if scope is not None:  # and the comments that end its block, after its last statement
+        indent = len(module.lines[first - 1]) - len(module.lines[first - 1].lstrip())
+        while last < len(module.lines) and (
+            not (below := module.lines[last]).strip()
+            or (below.lstrip().startswith("#") and len(below) - len(below.lstrip()) > indent)
+        ):
+            last += 1
     word = re.compile(rf"#.*(?<![\w.]){re.escape(name)}\b")
     return any(word.search(line) for line in module.lines[first - 1 : last])
 

@@ -232,6 +232,7 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
         ),
         # xlrd 2.0.1: the names an unpacking binds for a debug print commented out below it
         ("RUF059", "def f(data):\n    kind, ident = data[0]\n    # print(kind, ident)\n    return data\n"),
+        ("RUF059", "def f(data):\n    kind, ident = data[0]\n    # print(kind, ident)\n\n\nx = 1\n"),
         ("F841", "def f(g):\n    result = g()\n    # result is ignored\n    return 1\n"),
         ("B007", "def f(rows):\n    for row in rows:\n        print(rows)  # not row: the whole list\n"),
         # xlrd 2.0.1: `oERR in (bop.kind, aop.kind)` turns the test around
