@@ -294,7 +294,7 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     (:func:`_unpacks_worse`), or renames a name on a line the next one aligns with
     (:func:`_aligned_below`) or a name that already says it is unused (``dummy``), renames or
     removes a name a comment of its function names (:func:`_commented`), or merges comparisons
-    that share their right-hand side into a membership test (:func:`_reversed_membership`)."""
+    into a membership test that reads worse (:func:`_membership_reads_worse`)."""
     code = str(diagnostic.get("code"))
     if code in DECLINED:
         return True
@@ -318,7 +318,7 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     if code == "B006":
         return _shares_default(module, row)
     if code == "PLR1714":
-        return _reversed_membership(module, row)
+        return _membership_reads_worse(module, row)
     if code == "E712":
         return not any(_compares_a_bool(node) for node in module.at(row, (ast.Compare,)))
     if code == "RUF022":
@@ -428,15 +428,22 @@ def _commented(module: Source, row: int, name: str) -> bool:
     return any(word.search(line) for line in module.lines[first - 1 : last])
 
 
-def _reversed_membership(module: Source, row: int) -> bool:
-    """Whether the comparisons PLR1714 merges share their right-hand side (``bop.kind == oERR or
-    aop.kind == oERR``): ``oERR in (bop.kind, aop.kind)`` turns the test around, which a
-    reviewer found harder to read (xlrd 2.0.1's ``formula.py``)."""
+_DISPLAYS = (ast.Tuple, ast.List, ast.Set, ast.Dict)
+
+
+def _membership_reads_worse(module: Source, row: int) -> bool:
+    """Whether the membership test PLR1714 writes for the comparisons at ``row`` reads worse
+    than they do (reviewers of xlrd 2.0.1): they share their right-hand side (``bop.kind == oERR
+    or aop.kind == oERR`` as ``oERR in (bop.kind, aop.kind)`` turns the test around), or one
+    compares with a display (``self.countries in ((0, 0), countries)``, a tuple of tuples)."""
     for node in module.at(row, (ast.BoolOp,)):
         compared = [value for value in node.values if isinstance(value, ast.Compare) and len(value.ops) == 1]
         rights = {ast.dump(value.comparators[0]) for value in compared}
         lefts = {ast.dump(value.left) for value in compared}
-        if len(compared) > 1 and len(rights) == 1 and len(lefts) > 1:
+        sides = [side for value in compared for side in (value.left, *value.comparators)]
+        if (len(compared) > 1 and len(rights) == 1 and len(lefts) > 1) or any(
+            isinstance(side, _DISPLAYS) for side in sides
+        ):
             return True
     return False
 

@@ -237,6 +237,7 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
         ("B007", "def f(rows):\n    for row in rows:\n        print(rows)  # not row: the whole list\n"),
         # xlrd 2.0.1: `oERR in (bop.kind, aop.kind)` turns the test around
         ("PLR1714", "def f(a, b, k):\n    return a.kind == k or b.kind == k\n"),
+        ("PLR1714", "def f(self, c):\n    assert self.c == (0, 0) or self.c == c\n"),  # a tuple of tuples
         # xlrd 2.0.1: the membership test would be the odd one out of its function
         (
             "PLR1714",
