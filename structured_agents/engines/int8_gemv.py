@@ -42,7 +42,7 @@ import torch
 
 from structured_agents.paths import cache_dir
 
-__all__ = ["INT4_GROUP", "INT4_WIDTH", "SOURCE", "Native", "native"]
+__all__ = ["INT4_GROUP", "INT4_WIDTH", "SOURCE", "Native", "cpu_has", "native"]
 
 SOURCE = Path(__file__).with_name("int8_gemv.c")
 INT4_GROUP = 64
@@ -161,6 +161,11 @@ def _unusable(flags: str) -> str | None:
     if "OpenMP" not in torch.__config__.parallel_info():
         return "torch's threads are not OpenMP's"
     return None
+
+
+def cpu_has(*flags: str) -> bool:
+    """Whether this CPU has any of ``flags`` (``/proc/cpuinfo``'s names, ``avx512_vnni``)."""
+    return bool(set(flags) & set(_cpu_flags().split()))
 
 
 def _cpu_flags() -> str:

@@ -50,11 +50,11 @@ from typing import Any
 
 import torch
 
-from structured_agents.engines.int8_gemv import INT4_GROUP, INT4_WIDTH, Native, native
+from structured_agents.engines.int8_gemv import INT4_GROUP, INT4_WIDTH, Native, cpu_has, native
 from structured_agents.engines.int8_weights import Int8Linear, StepLinear
 from structured_agents.engines.vocab_rank import topk_rows
 
-__all__ = ["EXACT", "Estimate", "RescoredHead", "rescore_head"]
+__all__ = ["EXACT", "VNNI", "Estimate", "RescoredHead", "rescore_head"]
 
 Estimate = Callable[[torch.Tensor], torch.Tensor]
 """A decode step's estimated logits: ``[rows, in]`` activations to float32 ``[rows, vocab]``."""
@@ -62,6 +62,10 @@ Estimate = Callable[[torch.Tensor], torch.Tensor]
 EXACT = 64
 """How many of each row's best-estimated tokens get their logits from the bfloat16 weight."""
 _ENGINE = "onednn"
+VNNI = ("avx512_vnni", "avx_vnni", "amx_int8")
+"""The CPU instructions the oneDNN estimate was measured with: on an AVX2 AMD EPYC without them
+its estimate strayed past the bound the rescoring relies on (the engine tests' bound), so there
+the head decodes from its int8 copy."""
 _PACKING = threading.Lock()
 """torch's quantized engine is a process setting: one packing changes it at a time."""
 logger = logging.getLogger(__name__)
@@ -118,14 +122,14 @@ def rescore_head(model: Any) -> bool:
     """Make ``model``'s LM head, an :class:`~.int8_weights.Int8Linear`, a :class:`RescoredHead`
     over the same int8 values, whose estimate it prepares on a thread of its own; False (the
     head left as it is) where it is not one, or where neither this project's kernel nor torch's
-    oneDNN quantized engine is here to estimate it."""
+    oneDNN quantized engine on a CPU with :data:`VNNI` is here to estimate it."""
     head = model.get_output_embeddings()
     if not isinstance(head, Int8Linear):
         return False
     kernel = native()
     if kernel is not None and head.in_features % INT4_GROUP == 0 and head.in_features <= INT4_WIDTH:
         prepare: Callable[[], Estimate | None] = functools.partial(_int4, kernel, head)
-    elif _ENGINE in torch.backends.quantized.supported_engines:
+    elif _ENGINE in torch.backends.quantized.supported_engines and cpu_has(*VNNI):
         prepare = functools.partial(_onednn, _quantized(head))
     else:
         return False

@@ -11,12 +11,19 @@ import pytest
 import torch
 
 from structured_agents.engines import int8_gemv
-from structured_agents.engines.int8_gemv import INT4_GROUP, Native, native
+from structured_agents.engines.int8_gemv import INT4_GROUP, Native, cpu_has, native
 from structured_agents.engines.int8_weights import quantize_weight
+
+AVX512 = cpu_has("avx512f")
+needs_avx512 = pytest.mark.skipif(
+    not AVX512, reason="the CPU has no AVX-512: the kernel is not built here (see the test below)"
+)
 
 
 @pytest.fixture
 def kernel() -> Native:
+    if not AVX512:
+        pytest.skip("the CPU has no AVX-512: the kernel is not built here")
     built = native()
     assert built is not None, "the int8 kernel was not built: see the log of int8_gemv"
     return built
@@ -120,6 +127,18 @@ def test_the_4_bit_product_is_exact_on_each_rows_int8_activations(kernel: Native
         kernel.int4_product(_x(1, 8256), *wide)
 
 
+def test_the_kernel_is_built_exactly_where_the_cpu_runs_it(
+    fresh: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger=int8_gemv.__name__):
+        built = native()
+    if AVX512:
+        assert built is not None and built.path.parent == fresh
+    else:
+        assert built is None and "the CPU has no AVX-512" in caplog.text and "torch's kernel" in caplog.text
+
+
+@needs_avx512
 def test_the_kernel_is_built_once_into_the_cache_and_loaded_after(fresh: Path) -> None:
     fresh.mkdir()
     (fresh / "int8_gemv-0123456789abcdef.so").write_bytes(b"an older source's build")
@@ -140,6 +159,7 @@ def test_without_a_working_compiler_decode_steps_take_torchs_kernel(
     fresh: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, compiler: str, reason: str
 ) -> None:
     monkeypatch.setenv("CC", compiler)
+    monkeypatch.setattr(int8_gemv, "_cpu_flags", lambda: "avx512f")  # a CPU that could run it
     with caplog.at_level(logging.INFO, logger=int8_gemv.__name__):
         assert native() is None
     assert reason in caplog.text and "torch's kernel" in caplog.text

@@ -22,12 +22,13 @@ from torch import nn
 
 import structured_agents.engines.logits as logits_module
 from structured_agents.engines.bad_words import bad_word_ids, ban_bad_words
+from structured_agents.engines.int8_gemv import cpu_has, native
 from structured_agents.engines.int8_weights import CACHE_FILE, Int8Linear
 from structured_agents.engines.lean_step import LeanStep
 from structured_agents.engines.logits import NO_TOKEN, GrammarMasker, penalize, select_tokens
 from structured_agents.engines.model_store import ModelStore
 from structured_agents.engines.packed_attention import NAME as PACKED
-from structured_agents.engines.rescored_head import RescoredHead
+from structured_agents.engines.rescored_head import VNNI, RescoredHead
 from structured_agents.engines.rows import Row, find_stop
 from structured_agents.engines.transformers_engine import resolve_device, resolve_dtype
 from structured_agents.errors import ConfigError
@@ -379,7 +380,8 @@ def test_an_int8_engine_decodes_valid_calls_from_int8_copies_kept_beside_the_mod
         modules = list(int8.model.modules())
         wrapped = {id(m.linear) for m in modules if isinstance(m, Int8Linear | RescoredHead)}
         linears = {id(m) for m in modules if isinstance(m, nn.Linear) and m.in_features % 16 == 0}
-        rescored = "onednn" in torch.backends.quantized.supported_engines
+        onednn = "onednn" in torch.backends.quantized.supported_engines and cpu_has(*VNNI)
+        rescored = native() is not None or onednn
         assert isinstance(int8.model.get_output_embeddings(), RescoredHead if rescored else Int8Linear)
         assert wrapped == linears and len(wrapped) > 100
         if ModelStore.is_entry(engine.model_dir):
