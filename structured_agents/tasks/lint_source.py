@@ -25,6 +25,7 @@ __all__ = [
     "import_bound",
     "location_of",
     "offset_of",
+    "own_nodes",
     "reads_only",
     "unsafe_fix",
 ]
@@ -50,6 +51,17 @@ lookup, a regular expression match)."""
 def import_bound(node: ast.Import | ast.ImportFrom) -> set[str]:
     """The names an import statement binds (``import a.b`` binds ``a``)."""
     return {alias.asname or alias.name.split(".")[0] for alias in node.names}
+
+
+def own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes under ``scope`` that belong to its own scope: not those of the functions,
+    classes or lambdas nested in it, whose definitions (and their names) do belong to it."""
+    pending = list(ast.iter_child_nodes(scope))
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, SCOPES):
+            pending.extend(ast.iter_child_nodes(node))
 
 
 def reads_only(node: ast.AST, also: frozenset[str] = frozenset()) -> bool:

@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
 
 from structured_agents.tasks.lint_fixes import Edit
-from structured_agents.tasks.lint_source import NAME_READERS, SCOPES, Source
+from structured_agents.tasks.lint_source import NAME_READERS, SCOPES, Source, own_nodes
 
 __all__ = ["rebound_loop_name"]
 
@@ -44,17 +43,6 @@ def _binds(target: ast.AST, name: str) -> bool:
         isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
         for node in ast.walk(target)
     )
-
-
-def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of ``scope``'s body, not descending into nested functions, classes or
-    lambdas (which are yielded themselves)."""
-    pending: list[ast.AST] = list(getattr(scope, "body", []))
-    while pending:
-        node = pending.pop()
-        yield node
-        if not isinstance(node, SCOPES):
-            pending.extend(ast.iter_child_nodes(node))
 
 
 def _in_comprehension(comprehension: ast.AST, child: ast.AST, name: str) -> bool:
@@ -114,7 +102,7 @@ def _blocks(node: ast.AST, name: str) -> bool:
 
 def _dead(module: Source, function: ast.AST, loop: ast.AST, name: str) -> bool:
     """Whether nothing in ``function`` reads the value ``loop`` binds to ``name``."""
-    for node in _own_nodes(function):
+    for node in own_nodes(function):
         if _blocks(node, name):
             return False
         if not isinstance(node, ast.Name) or node.id != name:

@@ -28,7 +28,7 @@ import ast
 from collections.abc import Iterator
 
 from structured_agents.tasks.lint_fixes import Edit
-from structured_agents.tasks.lint_source import SCOPES, Source, import_bound
+from structured_agents.tasks.lint_source import SCOPES, Source, import_bound, own_nodes
 
 __all__ = ["repeated_import"]
 
@@ -42,17 +42,6 @@ def _form(node: _Import) -> tuple[object, ...]:
     if isinstance(node, ast.ImportFrom):
         return ("from", node.module, node.level, names)
     return ("import", names)
-
-
-def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of ``scope``'s body that belong to its own scope (not to nested functions,
-    classes or lambdas, whose definitions' names do belong to it)."""
-    pending = list(ast.iter_child_nodes(scope))
-    while pending:
-        node = pending.pop()
-        yield node
-        if not isinstance(node, SCOPES):
-            pending.extend(ast.iter_child_nodes(node))
 
 
 def _enclosing(module: Source, function: ast.AST) -> Iterator[ast.AST]:
@@ -69,7 +58,7 @@ def _module_nodes(statement: ast.stmt) -> Iterator[ast.AST]:
     """``statement`` and the nodes under it that bind in the module's scope."""
     yield statement
     if not isinstance(statement, SCOPES):
-        yield from _own_nodes(statement)
+        yield from own_nodes(statement)
 
 
 def _binds(node: ast.AST) -> set[str]:
@@ -127,10 +116,10 @@ def repeated_import(module: Source, row: int, at: int, _end: int) -> list[tuple[
     ]
     if any(names & _binds(node) for node in at_top):
         return []
-    others = [node for node in _own_nodes(function) if node is not inner]
+    others = [node for node in own_nodes(function) if node is not inner]
     if any(names & _binds(node) for node in others):  # its parameters among them
         return []
-    if any(names & _binds(node) for scope in _enclosing(module, function) for node in _own_nodes(scope)):
+    if any(names & _binds(node) for scope in _enclosing(module, function) for node in own_nodes(scope)):
         return []
     if any(isinstance(node, ast.Global) and names & set(node.names) for node in ast.walk(module.tree)):
         return []  # a function may rebind the global
