@@ -74,7 +74,7 @@ from structured_agents.tasks.lint_rewrites import with_candidates
 from structured_agents.tasks.lint_settings import LintSettings, lint_settings
 from structured_agents.tasks.lint_verdict import judge
 from structured_agents.tasks.protocol import Guidance, Outcome
-from structured_agents.tasks.ruff import fixable_diagnostics, ruff_findings, ruff_safe_fixes
+from structured_agents.tasks.ruff import codes_of, fixable_diagnostics, ruff_findings, ruff_safe_fixes
 from structured_agents.tasks.same_code import same_code
 
 __all__ = [
@@ -347,7 +347,7 @@ class LintTask:
             laid = laid_out_fixes(root, job.path, original, by_ruff, offered, settings)
             changes, proposer = fixes(by_ruff, laid), "fixes tried"
         verdict = judge(root, job.path, original, by_ruff, changes, check, settings, rejected=rejected)
-        verdict.unfixable = sorted(str(item.get("code") or "syntax-error") for item in unfixable)
+        verdict.unfixable = codes_of(unfixable)
         proposed = len(changes)
         if verdict.problem is None and verdict.kept:
             more = more_of_the_same(root, job.path, original, verdict, settings, file_ruff)

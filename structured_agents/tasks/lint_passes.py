@@ -21,7 +21,7 @@ from structured_agents.tasks.lint_fixes import fixes
 from structured_agents.tasks.lint_rewrites import with_candidates
 from structured_agents.tasks.lint_settings import LintSettings
 from structured_agents.tasks.lint_verdict import Verdict, judge
-from structured_agents.tasks.ruff import fixable_diagnostics
+from structured_agents.tasks.ruff import codes_of, fixable_diagnostics
 from structured_agents.tasks.same_code import same_code
 
 __all__ = ["PASSES", "more_of_the_same"]
@@ -43,7 +43,7 @@ def more_of_the_same(
         text = verdict.text
         diagnostics = fixable_diagnostics(root, path, text, *options)
         offered, unfixable = with_candidates(text, diagnostics, path, None, settings.target.lowest)
-        verdict.unfixable = sorted(str(item.get("code") or "syntax-error") for item in unfixable)
+        verdict.unfixable = codes_of(unfixable)
         changes = same_code(text, fixes(text, offered))
         if not changes:
             break

@@ -308,8 +308,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     if _named_in_comments(diagnostic, module):
         return True
     if code in _RENAMES:
-        named = re.search(r"`([^`]+)`", str(diagnostic.get("message", "")))
-        if named is not None and _SAYS_UNUSED.search(named.group(1)):
+        named = _quoted_name(diagnostic)
+        if named is not None and _SAYS_UNUSED.search(named):
             return True
         line = module.lines[row - 1].strip()
         column = int((diagnostic.get("location") or {}).get("column", 1))
@@ -400,12 +400,18 @@ _NAMED = frozenset({"B007", "RUF059", "F841"})
 """Rules whose fix renames or removes the name their message quotes."""
 
 
+def _quoted_name(diagnostic: Mapping[str, Any]) -> str | None:
+    """The name ``diagnostic``'s message quotes first (``Loop control variable `i` not used``)."""
+    named = re.search(r"`([^`]+)`", str(diagnostic.get("message", "")))
+    return named.group(1) if named is not None else None
+
+
 def _named_in_comments(diagnostic: Mapping[str, Any], module: Source) -> bool:
     """Whether ``diagnostic`` renames or removes a name (:data:`_NAMED`) that a comment of its
     function names (:func:`_commented`)."""
-    named = re.search(r"`([^`]+)`", str(diagnostic.get("message", "")))
+    named = _quoted_name(diagnostic)
     row = int((diagnostic.get("location") or {}).get("row", 0))
-    return diagnostic.get("code") in _NAMED and named is not None and _commented(module, row, named.group(1))
+    return diagnostic.get("code") in _NAMED and named is not None and _commented(module, row, named)
 
 
 def _commented(module: Source, row: int, name: str) -> bool:

@@ -15,14 +15,21 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from structured_agents.jobs.errors import DiscoveryError
 from structured_agents.tasks.errors import TaskError
 
-__all__ = ["fixable_diagnostics", "ruff_codes", "ruff_diagnostics", "ruff_findings", "ruff_safe_fixes"]
+__all__ = [
+    "codes_of",
+    "fixable_diagnostics",
+    "ruff_codes",
+    "ruff_diagnostics",
+    "ruff_findings",
+    "ruff_safe_fixes",
+]
 
 FILES_PER_RUN = 200
 """Paths passed to one ruff process (keeps the command line short)."""
@@ -145,8 +152,12 @@ def fixable_diagnostics(root: Path, path: str, text: str, *options: str) -> list
 
 def ruff_codes(root: Path, path: str, text: str, *options: str) -> list[str]:
     """The codes of ruff's findings on ``text`` as if it were ``root/path`` (with ``options``), sorted."""
-    found = ruff_diagnostics(root, path, text, *options)
-    return sorted(str(item.get("code") or "syntax-error") for item in found)
+    return codes_of(ruff_diagnostics(root, path, text, *options))
+
+
+def codes_of(findings: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The codes of ruff's ``findings`` (``syntax-error`` for one without), sorted."""
+    return sorted(str(item.get("code") or "syntax-error") for item in findings)
 
 
 def ruff_safe_fixes(root: Path, path: str, text: str, *options: str) -> str:
