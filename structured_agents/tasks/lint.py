@@ -350,7 +350,9 @@ class LintTask:
         verdict.unfixable = codes_of(unfixable)
         proposed = len(changes)
         if verdict.problem is None and verdict.kept:
-            more = more_of_the_same(root, job.path, original, verdict, settings, file_ruff)
+            more = more_of_the_same(
+                root, job.path, original, verdict, settings, file_ruff, root if check else None
+            )
             if more:
                 proposed += more
                 proposer += f", then {more} more of the same bytecode once those were made"

@@ -31,20 +31,28 @@ PASSES = 3
 
 
 def more_of_the_same(
-    root: Path, path: str, original: str, verdict: Verdict, settings: LintSettings, options: Sequence[str]
+    root: Path,
+    path: str,
+    original: str,
+    verdict: Verdict,
+    settings: LintSettings,
+    options: Sequence[str],
+    explicit: Path | None = None,
 ) -> int:
     """Add to ``verdict`` (on ``original``, the file ``root/path``, read by ruff with
     ``options``) the fixes that keep its proposal's code, pass by pass (see the module
     docstring); the number kept. Its text, kept changes, findings left and findings without a
-    fix are those after the last pass; what a later pass drops is not added (its twin of the
-    first pass, if any, is said there)."""
+    fix are those after the last pass (the candidates read as the first pass read them:
+    ``explicit`` is the root star imports are resolved under, where they are); what a later
+    pass drops is not added (its twin of the first pass, if any, is said there)."""
     kept = 0
-    for _ in range(PASSES):
+    for n in range(PASSES + 1):
         text = verdict.text
         diagnostics = fixable_diagnostics(root, path, text, *options)
-        offered, unfixable = with_candidates(text, diagnostics, path, None, settings.target.lowest)
-        verdict.unfixable = codes_of(unfixable)
-        changes = same_code(text, fixes(text, offered))
+        offered, unfixable = with_candidates(text, diagnostics, path, explicit, settings.target.lowest)
+        if kept:  # the first pass's text keeps the first pass's account
+            verdict.unfixable = codes_of(unfixable)
+        changes = same_code(text, fixes(text, offered)) if n < PASSES else []
         if not changes:
             break
         further = judge(root, path, original, text, changes, None, settings, earlier=verdict.kept)

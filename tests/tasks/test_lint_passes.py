@@ -103,8 +103,9 @@ def test_nothing_more_is_proposed_where_no_fix_keeps_the_code(tmp_path: Path) ->
     text = "def f(x):\n    if x == None:\n        return 1\n    return 2\n"
     root = _codebase(tmp_path, text, '"E711"')
     path, verdict = _first_pass(root, "m")  # E711's fix is not the same bytecode: nothing kept
+    verdict.unfixable = ["E711"]  # as the first pass's account may differ from a later reading
     before = (verdict.text, list(verdict.kept))
 
     kept = more_of_the_same(root, path, text, verdict, lint_settings(root), ())
 
-    assert kept == 0 and (verdict.text, verdict.kept) == before and verdict.unfixable == []
+    assert kept == 0 and (verdict.text, verdict.kept) == before and verdict.unfixable == ["E711"]
