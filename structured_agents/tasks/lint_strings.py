@@ -11,9 +11,20 @@ argument), :func:`split_strings` writes it as black's string processing and main
         f"{self._name2plugin}"
     )
 
+Where the literal is instead the whole value of a one-line assignment or ``return`` (schedule
+1.2.2's ``timestats = "(last run: %s, next run: %s)" % (...)``, an f-string of 102 columns once
+UP031 and UP032 are made), the value is put in parentheses on lines of its own first, as black's
+string processing writes it::
+
+    timestats = (
+        f"(last run: {format_time(self.last_run)}, "
+        f"next run: {format_time(self.next_run)})"
+    )
+
 It splits after a ``\\n`` where that makes every part fit, else after the last space that does;
 never inside an escape or a replacement field. A part without a replacement field loses the
-``f``. The split is kept only when the parsed string is the same as before.
+``f``. The split is kept only when the parsed string is the same as before, and only in two
+parts or more: a string that fits once parenthesized is left where it was, as black leaves it.
 """
 
 from __future__ import annotations
@@ -124,6 +135,28 @@ def _in_brackets(tree: ast.Module, row: int) -> ast.expr | None:
     return None
 
 
+_INDENT = "    "
+_VALUED = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
+"""The statements whose value a string may be, put in parentheses to be split."""
+
+
+def _parenthesized(tree: ast.Module, line: str, row: int, node: ast.expr) -> tuple[str, str, str] | None:
+    """``line`` (row ``row`` from 1), where the string ``node`` is the whole value of a one-line
+    assignment or ``return`` and ends the line, as its three lines with the value in parentheses:
+    the statement up to ``(``, the literal alone one indent deeper, and ``)``; None otherwise."""
+    text = line.rstrip("\r\n")
+    ending, encoded = line[len(text) :], text.encode("utf-8")
+    indent = text[: len(text) - len(text.lstrip(" "))]
+    if "\t" in indent or node.end_col_offset != len(encoded):
+        return None
+    statements = (statement for statement in ast.walk(tree) if isinstance(statement, _VALUED))
+    if not any(one.value is node and one.lineno == one.end_lineno == row for one in statements):
+        return None
+    head = encoded[: node.col_offset].decode("utf-8")
+    literal = text[len(head) :]
+    return f"{head}({ending}", f"{indent}{_INDENT}{literal}{ending}", f"{indent}){ending}"
+
+
 def split_strings(lines: list[str], first: int, last: int, width: int, known: set[str]) -> list[str]:
     """``lines`` with each line of ``[first, last)`` longer than ``width`` (and not in
     ``known``, the file's lines before the fix) that is a string literal inside brackets split
@@ -139,8 +172,14 @@ def split_strings(lines: list[str], first: int, last: int, width: int, known: se
         if len(line.rstrip("\r\n")) <= width or line.rstrip("\r\n") in known:
             continue
         node = _in_brackets(tree, row)
-        split = _split_line(line, width) if node is not None else None
-        if node is None or split is None:
+        if node is None:
+            return lines
+        split, opening, closing = _split_line(line, width), "", ""
+        wrapped = _parenthesized(tree, line, row, node) if split is None else None
+        if wrapped is not None and len(wrapped[0].rstrip("\r\n")) <= width:
+            opening, inner, closing = wrapped
+            split = _split_line(inner, width)
+        if split is None:
             return lines
         try:
             joined = syntax.parse(
@@ -150,5 +189,5 @@ def split_strings(lines: list[str], first: int, last: int, width: int, known: se
             return lines
         if ast.dump(joined.body) != ast.dump(node):
             return lines
-        result[row - 1 : row] = split
+        result[row - 1 : row] = [opening, *split, closing] if opening else split
     return result

@@ -241,3 +241,33 @@ def test_an_f_string_too_long_for_its_line_is_split_where_its_newline_is(tmp_pat
         '            f"{self._name2plugin}"',
         "        )",
     ]
+
+
+def test_an_assignment_whose_f_string_is_too_long_takes_parentheses_and_is_split(tmp_path: Path) -> None:
+    """schedule 1.2.2's ``Job.__repr__`` (black's, at 88): UP031 and UP032 made a one-line
+    f-string of 102 columns, dropped as too long with its two twins; it is offered in
+    parentheses, as two literals within the length."""
+    config = '[tool.ruff]\nline-length = 88\n[tool.ruff.lint]\nselect = ["UP"]\n'
+    (tmp_path / "pyproject.toml").write_text(config)
+    source = (
+        "class Job:\n"
+        "    def __repr__(self):\n"
+        '        timestats = "(last run: %s, next run: %s)" % (\n'
+        "            format_time(self.last_run),\n"
+        "            format_time(self.next_run),\n"
+        "        )\n"
+        "        return timestats\n"
+    )
+    (tmp_path / "m.py").write_text(source)
+
+    text, [offered] = _offered(tmp_path, "m.py")
+    new = apply_changes(text, fixes(text, [offered]))[0]
+    proposed = ruff_safe_fixes(tmp_path, "m.py", new, *lint_settings(tmp_path).ruff_options())
+
+    assert "wrapped at 88 columns" in offered["fix"]["message"]
+    assert proposed.splitlines()[2:6] == [
+        "        timestats = (",
+        '            f"(last run: {format_time(self.last_run)}, next run: "',
+        '            f"{format_time(self.next_run)})"',
+        "        )",
+    ]

@@ -71,3 +71,44 @@ def test_a_string_standing_as_a_statement_or_a_line_known_before_is_not_split() 
     assert split_strings(statement, 0, 2, 40, set()) == statement
     lines = _call(PLUGGY)
     assert split_strings(lines, 0, len(lines), 72, {PLUGGY.rstrip("\n")}) == lines
+
+
+SCHEDULE = (
+    '        timestats = f"(last run: {format_time(self.last_run)}, next run: {format_time(self.next_run)})"'
+    "\n"
+)
+
+
+@pytest.mark.parametrize("head", ["timestats = ", "timestats: str = ", "timestats += ", "return "])
+def test_the_whole_value_of_an_assignment_or_return_is_put_in_parentheses_and_split(head: str) -> None:
+    """schedule 1.2.2's ``Job.__repr__``: UP031 and then UP032 made a 102-column f-string."""
+    lines = ["def f(self):\n", "    if self:\n", SCHEDULE.replace("timestats = ", head)]
+
+    split = split_strings(lines, 0, len(lines), 88, set())
+
+    assert split[2:] == [
+        f"        {head}(\n",
+        '            f"(last run: {format_time(self.last_run)}, next run: "\n',
+        '            f"{format_time(self.next_run)})"\n',
+        "        )\n",
+    ]
+    before, after = ast.parse("".join(lines)), ast.parse("".join(split))
+    assert ast.dump(before) == ast.dump(after)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        SCHEDULE.replace('"\n', '" + suffix\n'),  # the string is not the whole value
+        SCHEDULE.replace('"\n', '"  # a comment\n'),  # it does not end the line
+        SCHEDULE.replace("timestats = ", "print("),  # a call's argument, not alone on its line
+        '        timestats = "a string that fits once it stands in parentheses alone"\n',
+        '        timestats = "a string with no place to split it:' + "x" * 60 + '"\n',
+    ],
+)
+def test_a_value_that_is_not_the_whole_string_or_fits_or_cannot_be_split_stays(line: str) -> None:
+    if line.startswith("        print("):
+        line = line.rstrip("\n") + ")\n"
+    lines = ["def f(self):\n", "    if self:\n", line]
+
+    assert split_strings(lines, 0, len(lines), 70, set()) == lines
