@@ -36,8 +36,6 @@ from __future__ import annotations
 import ast
 import difflib
 import functools
-import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -45,13 +43,13 @@ from typing import Any
 from structured_agents import syntax
 from structured_agents.jobs.source import split_lines
 from structured_agents.tasks.lint_fixes import apply_edits, fix_edits
-from structured_agents.tasks.lint_settings import WIDTHS, LintSettings
+from structured_agents.tasks.lint_settings import LintSettings
 from structured_agents.tasks.lint_strings import split_strings
 from structured_agents.tasks.ruff import ruff_safe_fixes
+from structured_agents.tasks.ruff_format import format_lines, formatted_at
 
 __all__ = ["laid_out"]
 
-_TIMEOUT_S = 30
 _Span = tuple[int, int, int, int]
 """``text`` lines ``[i1, i2)`` replaced by the new lines ``[j1, j2)``."""
 
@@ -72,38 +70,10 @@ def _changed(before: list[str], after: list[str]) -> _Span | None:
     return codes[0][1], codes[-1][2], codes[0][3], codes[-1][4]
 
 
-def _format_range(
-    root: Path, path: str, lines: list[str], first: int | None, last: int, width: int
-) -> str | None:
-    """``lines`` with their lines ``[first, last)`` formatted by ruff (all of them when
-    ``first`` is None); None when it fails."""
-    command = [sys.executable, "-m", "ruff", "format", "--no-cache"]
-    if first is not None:
-        command.append(f"--range={first + 1}:1-{last}:{len(lines[last - 1].rstrip(chr(13) + chr(10))) + 1}")
-    command += ["--line-length", str(width), "--config", "format.quote-style = 'preserve'"]
-    command += ["--stdin-filename", str(root.resolve() / path), "-"]
-    try:  # bytes both ways: a text-mode pipe would turn the file's \\r\\n into \\n
-        done = subprocess.run(
-            command,
-            cwd=root,
-            input="".join(lines).encode("utf-8"),
-            capture_output=True,
-            check=False,
-            timeout=_TIMEOUT_S,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.decode("utf-8") if done.returncode == 0 and done.stdout else None
-
-
 def _blank(lines: list[str]) -> bool:
     return all(not line.strip() for line in lines)
 
 
-_CORNER_CASES = 1000
-"""A file formatted but for one statement in this many lines is formatted:
-pyparsing 3.1.2's ``core.py`` is black's at 88 columns but for 4 statements in 6,087 lines,
-where black and ruff format lay out a call with a trailing comment differently."""
 _EDGE = 2
 """Lines either side of the formatted statements whose blank lines the formatter may change,
 in a file formatted throughout (black's two blank lines after a nested ``def``...)."""
@@ -142,7 +112,7 @@ def _formatted(
 ) -> list[str] | None:
     """``lines`` with the formatter's layout of their lines ``[first, last)`` (see
     :func:`_only_within`); None when it cannot be had."""
-    formatted = _format_range(root, path, lines, first, last, width)
+    formatted = format_lines(root, path, lines, first, last, width)
     return _only_within(lines, split_lines(formatted), first, last, edges) if formatted else None
 
 
@@ -175,22 +145,6 @@ def _whole_statements(text: str, first: int, last: int) -> tuple[int, int]:
     return first, last
 
 
-@functools.lru_cache(maxsize=16)
-def _formatted_at(root: Path, path: str, text: str, widths: tuple[int, ...]) -> int | None:
-    """The first of ``widths`` at which ruff format, in the file's quote style, leaves ``text``
-    as it is, save a few statements (:data:`_CORNER_CASES`: where black and ruff format part,
-    a trailing comment inside a call); None where there is none."""
-    lines = split_lines(text)
-    for width in widths if lines else ():
-        formatted = _format_range(root, path, lines, None, 0, width)
-        if formatted is None:
-            return None
-        matcher = difflib.SequenceMatcher(None, lines, split_lines(formatted), autojunk=False)
-        if sum(op != "equal" for op, *_ in matcher.get_opcodes()) <= len(lines) // _CORNER_CASES:
-            return width
-    return None
-
-
 def laid_out(
     root: Path, path: str, text: str, original: str, diagnostic: Mapping[str, Any], settings: LintSettings
 ) -> dict[str, Any]:
@@ -203,15 +157,12 @@ def laid_out(
     edits = fix_edits(text, diagnostic)
     if not edits:
         return dict(diagnostic)
-    width = settings.width_for(original)
+    width = settings.width_for(root, path, original)
     lines, applied = split_lines(text), apply_edits(text, edits)
     touched = _changed(lines, split_lines(applied))
     if touched is None:
         return dict(diagnostic)
-    widths = (width,) if settings.width is not None else tuple(w for w in WIDTHS if w <= width)
-    formatted_at = _formatted_at(root, path, original, widths)
-    throughout = formatted_at is not None
-    width = formatted_at or width
+    throughout = formatted_at(root, path, original, (width,)) is not None
     region = _whole_statements(text, touched[0], touched[1])
     if not throughout and (region[0] == region[1] or _formatted(root, path, lines, *region, width) != lines):
         return dict(diagnostic)  # the code around it is not in ruff format's style

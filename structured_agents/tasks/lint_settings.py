@@ -33,6 +33,7 @@ from structured_agents.tasks.flake8_config import Flake8Rules, flake8_rules
 from structured_agents.tasks.pytarget import RUFF_LOWEST, PythonTarget, python_target
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_safe_fixes
 from structured_agents.tasks.ruff_config import read_toml, ruff_config_file, ruff_settings
+from structured_agents.tasks.ruff_format import formatted_at
 from structured_agents.tasks.type_comments import imports_in_doctests, imports_in_type_comments
 
 __all__ = ["MIN_WIDTH", "WIDTHS", "LintSettings", "lint_settings"]
@@ -108,13 +109,22 @@ class LintSettings:
                 return (*options[:at], *options[at + 2 :])
         return options
 
-    def width_for(self, original: str) -> int:
-        """The longest line a change to ``original`` may write: the project's line length when
-        it sets one, else the one the file keeps to: the first of the usual limits (79, 88,
-        99...) that all but a few of its lines fit (a URL or two run over), else its longest
-        line. boltons sets none and wraps at 79, with a few lines up to 99."""
+    def width_for(self, root: Path, path: str, original: str) -> int:
+        """The longest line a change to ``original`` (the text of ``root/path``) may write: the
+        project's line length when it sets one, else the one the file keeps to:
+
+        - the first of the usual limits (79, 88, 99...) at which ruff format leaves the file as
+          it is (:func:`~structured_agents.tasks.ruff_format.formatted_at`). exceptiongroup
+          1.2.2 sets none and is black's at 88; its 55-line ``_suppress.py`` has one line over
+          79, and a fix of that line (RUF059) was dropped as too long;
+        - else the first of them that all but a few of its lines fit (a URL or two run over).
+          boltons sets none and wraps at 79, with a few lines up to 99;
+        - else its longest line."""
         if self.width is not None:
             return self.width
+        formatted = formatted_at(root, path, original, WIDTHS)
+        if formatted is not None:
+            return formatted
         lengths = [len(line.rstrip("\r\n")) for line in original.splitlines()]
         few = max(2, len(lengths) // 100)
         for limit in WIDTHS:

@@ -215,7 +215,7 @@ class _Judge:
         self.root, self.path, self.by_ruff = root, path, by_ruff
         self.options = settings.file_options(root, path, original)
         self.breaks = settings.target.checker(root, path, original)
-        self.width = settings.width_for(original)
+        self.width = settings.width_for(root, path, original)
         self.lines = {
             *original.splitlines(),
             *by_ruff.splitlines(),

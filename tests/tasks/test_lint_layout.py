@@ -212,7 +212,7 @@ def test_a_file_formatted_at_88_is_wrapped_at_88_whatever_its_docstrings_run_to(
 
     text, offered = _offered(tmp_path, "m.py")
 
-    assert lint_settings(tmp_path).width_for(text) > 88
+    assert lint_settings(tmp_path).width_for(tmp_path, "m.py", text) == 88  # its docstrings: 105
     assert offered and all("wrapped at 88 columns" in item["fix"]["message"] for item in offered)
 
 
@@ -271,3 +271,20 @@ def test_an_assignment_whose_f_string_is_too_long_takes_parentheses_and_is_split
         '            f"{format_time(self.next_run)})"',
         "        )",
     ]
+
+
+def test_a_small_file_formatted_at_88_keeps_to_88_though_one_line_only_passes_79(tmp_path: Path) -> None:
+    """exceptiongroup 1.2.2's ``_suppress.py`` (no line length set, black's at 88): one line of
+    83 columns, so 79 fit all but a few of its lines, and RUF059's ``_match`` (84 columns) was
+    dropped as too long. Ruff format leaves it as it is at 88, not at 79: it keeps to 88. A file
+    ruff format would change at every usual length keeps to the one all but a few lines fit."""
+    (tmp_path / "pyproject.toml").write_text('[tool.ruff.lint]\nselect = ["F"]\n')
+    line = "            match, rest = cast(BaseExceptionGroup, excinst).split(self._exceptions)\n"
+    source = f"class S:\n    def exit(self, excinst):\n        if excinst:\n{line}            return rest\n"
+    aligned = source.replace("excinst):", "excinst,\n             other):")  # not black's: 79
+
+    settings = lint_settings(tmp_path)
+
+    assert len(line.rstrip()) == 83
+    assert settings.width_for(tmp_path, "m.py", source) == 88
+    assert settings.width_for(tmp_path, "m.py", aligned) == 79
