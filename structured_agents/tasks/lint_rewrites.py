@@ -575,16 +575,25 @@ _LOGGING = frozenset({"debug", "info", "warning", "warn", "error", "exception", 
 """Logging methods, whose message takes its arguments lazily."""
 
 
+_BUSY_FIELDS = (ast.IfExp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+"""Values that read worse inside an f-string's field than as a format's argument."""
+
+
 def _format_reads_worse(module: Source, node: ast.BinOp) -> bool:
     """Whether the f-string UP031 leads to would read worse than the ``%`` format ``node``: its
     format holds a brace (the f-string doubles it: Markdown's ``rf'^(([ ]{{{self.tab_length}}})+)'``)
     or a backslash before a ``%`` (``rf'\\{value}'`` reads as an escaped brace), or it is a
     logging call's message (``logger.warning("...: %r", block)`` formats lazily; a reviewer asked
-    for that, not an f-string)."""
+    for that, not an f-string), or one of its values is a conditional expression, a lambda or a
+    comprehension (schedule 1.2.2's ``self.unit[:-1] if self.interval == 1 else self.unit``: a
+    field that holds a test reads worse than the argument it was)."""
     if not isinstance(node.op, ast.Mod):
         return False
     fmt = module.text[module.start(node.left) : module.end(node.left)]
     if "{" in fmt or "}" in fmt or "\\%" in fmt:
+        return True
+    values = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
+    if any(isinstance(value, _BUSY_FIELDS) for value in values):
         return True
     parent = module.parents.get(node)
     return (

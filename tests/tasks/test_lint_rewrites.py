@@ -199,6 +199,11 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
         ("UP031", "import re\n\n\ndef f(n):\n    return re.compile(r'^(([ ]{%s})+)' % (n,))\n"),
         ("UP031", "def f(value):\n    return r'\\%s' % (value,)\n"),
         ("UP031", "def f(logger, block):\n    logger.warning('a problem header: %r' % (block,))\n"),
+        # schedule 1.2.2: a conditional expression would stand inside the f-string's field
+        (
+            "UP031",
+            "def f(self):\n    return 'every %s %s' % (self.n, self.u[:-1] if self.n == 1 else self.u)\n",
+        ),
         # pyparsing 3.1.2: the calls share backup_stacks on purpose (a closure keeps it)
         ("B006", SHARED_DEFAULT),
         # pyparsing 3.1.2: its __all__ is grouped under comments
