@@ -99,6 +99,7 @@ async def _package(
         concurrency=setup.concurrency,
         check_tests=setup.check_tests,
         strict=setup.strict,
+        from_dir=setup.from_dir,
     )
 
 

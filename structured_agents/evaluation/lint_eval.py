@@ -25,6 +25,7 @@ from pathlib import Path
 from structured_agents.bundles import Bundle
 from structured_agents.engines import BatchingEngine
 from structured_agents.evaluation.agent import run_agent
+from structured_agents.evaluation.dependencies import install_dependencies
 from structured_agents.evaluation.errors import EvaluationError
 from structured_agents.evaluation.layout import has_ruff_config, indents_with_tabs, package_files
 from structured_agents.evaluation.package_tests import (
@@ -163,11 +164,15 @@ async def evaluate_lint(
     concurrency: int,
     check_tests: bool = False,
     strict: bool = False,
+    from_dir: Path | None = None,
 ) -> LintPackageResult:
     """Evaluate the lint bundle on the unpacked ``project`` in the scratch folder ``work``;
     with ``check_tests``, the package's tests are the lint task's check command (when they all
     pass as released), so a change that breaks them is dropped; ``strict``: under
-    :data:`STRICT_RULES` rather than the package's own selection."""
+    :data:`STRICT_RULES` rather than the package's own selection. The package's requirements
+    this interpreter lacks are installed for its tests into ``work/dependencies``
+    (:func:`~structured_agents.evaluation.dependencies.install_dependencies`; from ``from_dir``
+    only, when it is given)."""
     released = work / "released"
     shutil.copytree(project, released)
     config = "own" if has_ruff_config(released) else "flake8" if flake8_rules(released) else "fixed"
@@ -186,7 +191,8 @@ async def evaluate_lint(
     shutil.copytree(released, by_ruff)
     shutil.copytree(released, by_agent)
     ruff_fix(by_ruff, files)
-    tests_before = run_package_tests(released)
+    dependencies = install_dependencies(released, work / "dependencies", from_dir)
+    tests_before = run_package_tests(released, dependencies=dependencies)
     usable = tests_before.usable
     check = None
     if check_tests and usable and tests_before.failed == 0:

@@ -15,7 +15,10 @@ own test command is unittest's (``-m unittest`` in its ``tox.ini``, ``setup.cfg`
 ``pyproject.toml``, ``Makefile``/``makefile`` or CI workflows: Markdown 3.6's 961 tests, whose
 ``TestSuite`` class pytest refuses to collect), unittest's discovery runs them instead, from
 the tests folder; where the tests folder is a module that runs them (a ``tests/__main__.py``
-calling unittest: lark 1.1.9's 1,101 tests, ``python -m tests``), that module runs them. Test
+calling unittest: lark 1.1.9's 1,101 tests, ``python -m tests``), that module runs them. The
+package's own requirements this interpreter lacks are installed beside it first, on
+``PYTHONPATH`` after it (:mod:`~structured_agents.evaluation.dependencies`: jsonpatch 1.33's
+tests need ``jsonpointer``). Test
 modules pytest cannot collect only because they import a package not installed here (pyparsing
 3.1.2's ``test_diagram.py`` needs ``railroad``) are left out (``--ignore``), and so are tests
 that fail as released, in either of two runs (``--deselect``: pyparsing's 7, six's one,
@@ -84,6 +87,9 @@ class TestsOutcome:
     deselected: tuple[str, ...] = ()
     """Tests left out because they fail as released (here: another Python, a missing
     program...), so they can tell nothing of a change."""
+    dependencies: tuple[str, ...] = ()
+    """Folders on ``PYTHONPATH`` after the package's own: its requirements this interpreter
+    lacks, installed there (:func:`~structured_agents.evaluation.dependencies.install_dependencies`)."""
     named: tuple[str, ...] = ()
     """Test modules pytest was given by name (``tests.py`` modules, which its default
     patterns do not collect); empty: pytest collected the project itself. For ``scripts``: the
@@ -227,6 +233,11 @@ def _args(
     return ["-m", "unittest", "discover", *(["-f"] if first_failure else []), *folder]
 
 
+def _path(source: str, like: TestsOutcome | None) -> str:
+    """The check's ``PYTHONPATH``: the project's folder, then ``like``'s dependencies."""
+    return shlex.quote(os.pathsep.join([source, *(like.dependencies if like is not None else ())]))
+
+
 def check_command(root: Path, like: TestsOutcome | None = None) -> str:
     """The project's tests as the lint task's check command (``sa eval lint --check-tests``):
     run as they ran for ``like`` (its runner, without the modules it left out and the tests it
@@ -238,11 +249,11 @@ def check_command(root: Path, like: TestsOutcome | None = None) -> str:
         for script, tests in _script_runs(like.named):
             folder, name = posixpath.split(script)
             path = posixpath.relpath(source, folder or ".")
-            variables = f"PYTHONPATH={shlex.quote(path)} PYTHONDONTWRITEBYTECODE=1"
+            variables = f"PYTHONPATH={_path(path, like)} PYTHONDONTWRITEBYTECODE=1"
             run = shlex.join([sys.executable, name, "-f", *tests])
             commands.append(f"(cd {shlex.quote(folder or '.')} && {variables} {run})")
         return " && ".join(commands)
-    variables = f"PYTHONPATH={shlex.quote(source)} PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 PYTHONDONTWRITEBYTECODE=1"
+    variables = f"PYTHONPATH={_path(source, like)} PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 PYTHONDONTWRITEBYTECODE=1"
     args = _args(like.runner if like is not None else "pytest", root, like, first_failure=True)
     return f"{variables} {shlex.join([sys.executable, *args])}"
 
@@ -275,23 +286,23 @@ def _unittest_outcome(output: str, returncode: int, seconds: float) -> TestsOutc
     )
 
 
-def _env(root: Path) -> dict[str, str]:
-    path = [str(source_root(root)), os.environ.get("PYTHONPATH", "")]
+def _env(root: Path, dependencies: Sequence[str]) -> dict[str, str]:
+    path = [str(source_root(root)), *dependencies, os.environ.get("PYTHONPATH", "")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p)}
     return env | {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def _timed(
-    command: list[str], cwd: Path, root: Path
+    command: list[str], cwd: Path, root: Path, dependencies: Sequence[str]
 ) -> tuple[subprocess.CompletedProcess[str] | None, float]:
-    """``command`` run in ``cwd`` on the project at ``root`` (:func:`_env`), and its seconds;
-    None for a run over :data:`TESTS_TIMEOUT_S`."""
+    """``command`` run in ``cwd`` on the project at ``root`` (:func:`_env`, with the folders of
+    ``dependencies``), and its seconds; None for a run over :data:`TESTS_TIMEOUT_S`."""
     started = time.monotonic()
     try:
         done = subprocess.run(
             command,
             cwd=cwd,
-            env=_env(root),
+            env=_env(root, dependencies),
             capture_output=True,
             text=True,
             timeout=TESTS_TIMEOUT_S,
@@ -310,7 +321,10 @@ def _scripts_attempt(root: Path, like: TestsOutcome) -> tuple[TestsOutcome, list
     seconds = 0.0
     for script, tests in _script_runs(like.named):
         done, took = _timed(
-            [sys.executable, Path(script).name, "-v", *tests], root / Path(script).parent, root
+            [sys.executable, Path(script).name, "-v", *tests],
+            root / Path(script).parent,
+            root,
+            like.dependencies,
         )
         if done is None:
             detail = f"{script}: over {TESTS_TIMEOUT_S} s"
@@ -335,9 +349,10 @@ def _scripts_attempt(root: Path, like: TestsOutcome) -> tuple[TestsOutcome, list
     return replace(outcome, deselected=like.deselected, named=like.named), outputs
 
 
-def _scripts_outcome(root: Path, scripts: tuple[str, ...]) -> TestsOutcome:
+def _scripts_outcome(root: Path, scripts: tuple[str, ...], dependencies: tuple[str, ...]) -> TestsOutcome:
     """The scripts' tests, then, where some fail as released, the others by name."""
-    outcome, outputs = _scripts_attempt(root, TestsOutcome("ran", named=scripts, runner="scripts"))
+    start = TestsOutcome("ran", named=scripts, runner="scripts", dependencies=dependencies)
+    outcome, outputs = _scripts_attempt(root, start)
     if outcome.status != "ran" or not (outcome.failed or outcome.errors):
         return outcome
     named: list[str] = []
@@ -357,12 +372,18 @@ def _scripts_outcome(root: Path, scripts: tuple[str, ...]) -> TestsOutcome:
     return _scripts_attempt(root, replace(outcome, named=tuple(named), deselected=tuple(failing)))[0]
 
 
-def _attempt(root: Path, runner: Runner, like: TestsOutcome | None = None) -> tuple[TestsOutcome, str]:
-    """One run by ``runner`` as ``like`` ran (see :func:`_args`): its outcome and its output."""
+def _attempt(root: Path, runner: Runner, like: TestsOutcome) -> tuple[TestsOutcome, str]:
+    """One run by ``runner`` as ``like`` ran (see :func:`_args`), with its dependencies: its
+    outcome (carrying them) and its output."""
+    outcome, output = _attempt_once(root, runner, like)
+    return replace(outcome, dependencies=like.dependencies), output
+
+
+def _attempt_once(root: Path, runner: Runner, like: TestsOutcome) -> tuple[TestsOutcome, str]:
     if runner == "scripts":
-        outcome, outputs = _scripts_attempt(root, like or TestsOutcome("ran", runner="scripts"))
+        outcome, outputs = _scripts_attempt(root, like)
         return outcome, "\n".join(output for _, output in outputs)
-    done, seconds = _timed([sys.executable, *_args(runner, root, like)], root, root)
+    done, seconds = _timed([sys.executable, *_args(runner, root, like)], root, root, like.dependencies)
     if done is None:
         detail = f"over {TESTS_TIMEOUT_S} s"
         return TestsOutcome("timed out", detail=detail, seconds=TESTS_TIMEOUT_S, runner=runner), ""
@@ -438,7 +459,9 @@ def _tests_modules(root: Path) -> tuple[str, ...]:
     )
 
 
-def run_package_tests(root: Path, like: TestsOutcome | None = None) -> TestsOutcome:
+def run_package_tests(
+    root: Path, like: TestsOutcome | None = None, dependencies: tuple[str, ...] = ()
+) -> TestsOutcome:
     """Run the tests of the project at ``root`` as they ran for ``like`` (its runner, without
     the modules it left out and the tests it deselected), or, when it is None, as the module
     docstring says: pytest (given the project's ``tests.py``/``test.py`` modules by name where
@@ -446,10 +469,12 @@ def run_package_tests(root: Path, like: TestsOutcome | None = None) -> TestsOutc
     installed here, again without the tests that failed or errored, and once more, leaving
     out what fails that time too (chardet 5.2.0 has a test that fails now and then); then
     unittest where pytest cannot use them and the project declares unittest; then the tests
-    folder's scripts (:func:`_test_scripts`)."""
+    folder's scripts (:func:`_test_scripts`). ``dependencies``: folders on ``PYTHONPATH`` after
+    the project's (``like``'s when it is given)."""
     if like is not None:
         return _attempt(root, like.runner, like)[0]
-    outcome, output = _attempt(root, "pytest")
+    start = TestsOutcome("ran", dependencies=dependencies)
+    outcome, output = _attempt(root, "pytest", start)
     if outcome.status == "no tests" and (named := _tests_modules(root)):
         outcome, output = _attempt(root, "pytest", replace(outcome, named=named))
     if outcome.errors and (missing := _missing_imports(output)):
@@ -466,9 +491,9 @@ def run_package_tests(root: Path, like: TestsOutcome | None = None) -> TestsOutc
             outcome = _attempt(root, "pytest", replace(outcome, deselected=(*outcome.deselected, *flaky)))[0]
     if outcome.usable or outcome.status == "timed out":
         return outcome
-    if _declares_unittest(root) and (fallback := _attempt(root, "unittest")[0]).usable:
+    if _declares_unittest(root) and (fallback := _attempt(root, "unittest", start)[0]).usable:
         return fallback
     if scripts := _test_scripts(root):
-        fallback = _scripts_outcome(root, scripts)
+        fallback = _scripts_outcome(root, scripts, dependencies)
         return fallback if fallback.usable else outcome
     return outcome

@@ -1,0 +1,84 @@
+"""The packages a package's tests import that this interpreter lacks, installed beside it.
+
+A package's tests import the package, and the package imports what it requires: jsonpatch
+1.33's ``tests.py`` needs ``jsonpointer``. Without it the tests cannot be collected, no check
+runs, and every unsafe fix is the model's vote. So the requirements its metadata declares
+(``Requires-Dist`` in ``PKG-INFO``, for no extra, where their markers hold for this
+interpreter) that this interpreter does not have in a version they accept are installed by pip
+into a folder of the scratch copy, which goes on ``PYTHONPATH`` after the package's own folder
+(:class:`~structured_agents.evaluation.package_tests.TestsOutcome`'s ``dependencies``). Nothing
+is installed into this interpreter. With ``--from-dir`` pip looks in that folder only (no
+network); where pip fails, the tests run without them, as before, and the outcome says which
+were missing.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import importlib.metadata
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+__all__ = ["install_dependencies", "missing_requirements"]
+
+logger = logging.getLogger(__name__)
+
+_TIMEOUT_S = 300
+"""Longest pip may take to install a package's requirements."""
+
+
+def _installed(requirement: Requirement) -> bool:
+    try:
+        version = importlib.metadata.version(requirement.name)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return requirement.specifier.contains(version, prereleases=True)
+
+
+def missing_requirements(root: Path) -> list[str]:
+    """The requirements the project at ``root`` declares in its ``PKG-INFO`` for no extra,
+    whose markers hold here, that this interpreter does not satisfy (see the module docstring)."""
+    info = root / "PKG-INFO"
+    if not info.is_file():
+        return []
+    metadata = email.parser.Parser().parsestr(info.read_text(encoding="utf-8", errors="replace"))
+    missing = []
+    for line in metadata.get_all("Requires-Dist") or []:
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        if not _installed(requirement):
+            missing.append(str(requirement))
+    return missing
+
+
+def install_dependencies(root: Path, folder: Path, from_dir: Path | None = None) -> tuple[str, ...]:
+    """The project at ``root``'s :func:`missing_requirements` installed by pip into ``folder``:
+    ``(folder,)`` when there were some and pip installed them, else empty (none missing, or pip
+    failed: logged). ``from_dir``: pip looks there only."""
+    missing = missing_requirements(root)
+    if not missing:
+        return ()
+    command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    command += ["--no-input", "--target", str(folder)]
+    if from_dir is not None:
+        command += ["--no-index", "--find-links", str(from_dir)]
+    try:
+        done = subprocess.run(
+            [*command, *missing], capture_output=True, text=True, timeout=_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        logger.warning("could not install %s for the tests of %s: %s", ", ".join(missing), root.name, error)
+        return ()
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["pip failed"])[-1]
+        logger.warning("could not install %s for the tests of %s: %s", ", ".join(missing), root.name, last)
+        return ()
+    return (str(folder),)
