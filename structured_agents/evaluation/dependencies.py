@@ -3,13 +3,14 @@
 A package's tests import the package, and the package imports what it requires: jsonpatch
 1.33's ``tests.py`` needs ``jsonpointer``. Without it the tests cannot be collected, no check
 runs, and every unsafe fix is the model's vote. So the requirements its metadata declares
-(``Requires-Dist`` in ``PKG-INFO``, for no extra, where their markers hold for this
-interpreter) that this interpreter does not have in a version they accept are installed by pip
-into a folder of the scratch copy, which goes on ``PYTHONPATH`` after the package's own folder
-(:class:`~structured_agents.evaluation.package_tests.TestsOutcome`'s ``dependencies``). Nothing
-is installed into this interpreter. With ``--from-dir`` pip looks in that folder only (no
-network); where pip fails, the tests run without them, as before, and the outcome says which
-were missing.
+(``Requires-Dist`` in ``PKG-INFO``, else setuptools' ``*.egg-info/requires.txt``; for no
+extra, where their markers hold for this interpreter) that this interpreter does not have in
+a version they accept are installed by pip into a folder of the scratch copy. That folder goes
+on ``PYTHONPATH`` after the package's own, in every run of its tests and in the check
+(:class:`~structured_agents.evaluation.package_tests.TestsOutcome`'s ``dependencies``).
+Nothing is installed into this interpreter. With ``--from-dir``, pip looks in that folder
+only (no network). Where pip fails, a warning names what was missing, and the tests run
+without it, as before (the modules that need it left out).
 """
 
 from __future__ import annotations
@@ -39,15 +40,43 @@ def _installed(requirement: Requirement) -> bool:
     return requirement.specifier.contains(version, prereleases=True)
 
 
-def missing_requirements(root: Path) -> list[str]:
-    """The requirements the project at ``root`` declares in its ``PKG-INFO`` for no extra,
-    whose markers hold here, that this interpreter does not satisfy (see the module docstring)."""
+def _egg_requires(text: str) -> list[str]:
+    """The requirements of a setuptools ``requires.txt`` for no extra: the lines before any
+    section, and those of a ``[:marker]`` section with its marker."""
+    found: list[str] = []
+    marker: str | None = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("[") and line.endswith("]"):
+            extra, _, condition = line[1:-1].partition(":")
+            marker = condition.strip() if not extra.strip() else None
+        elif line and not line.startswith("#") and marker is not None:
+            found.append(f"{line}; {marker}" if marker else line)
+    return found
+
+
+def _declared(root: Path) -> list[str]:
+    """What the project at ``root`` requires: ``Requires-Dist`` in its ``PKG-INFO``, else its
+    ``*.egg-info/requires.txt`` (jsonpatch 1.33's ``PKG-INFO`` names none; setuptools wrote
+    ``jsonpointer>=1.9`` there)."""
     info = root / "PKG-INFO"
-    if not info.is_file():
-        return []
-    metadata = email.parser.Parser().parsestr(info.read_text(encoding="utf-8", errors="replace"))
+    if info.is_file():
+        metadata = email.parser.Parser().parsestr(info.read_text(encoding="utf-8", errors="replace"))
+        declared = metadata.get_all("Requires-Dist") or []
+        if declared:
+            return [str(line) for line in declared]
+    for requires in sorted(root.glob("*.egg-info/requires.txt")) + sorted(
+        root.glob("src/*.egg-info/requires.txt")
+    ):
+        return _egg_requires(requires.read_text(encoding="utf-8", errors="replace"))
+    return []
+
+
+def missing_requirements(root: Path) -> list[str]:
+    """The requirements the project at ``root`` declares (:func:`_declared`) for no extra,
+    whose markers hold here, that this interpreter does not satisfy (see the module docstring)."""
     missing = []
-    for line in metadata.get_all("Requires-Dist") or []:
+    for line in _declared(root):
         try:
             requirement = Requirement(line)
         except InvalidRequirement:

@@ -86,3 +86,15 @@ def test_a_requirement_pip_cannot_find_leaves_the_tests_as_they_were(tmp_path: P
     )
     assert install_dependencies(_project(tmp_path / "plain"), tmp_path / "unused") == ()
     assert not (tmp_path / "unused").exists()
+
+
+def test_an_egg_info_requires_txt_is_read_where_pkg_info_names_none(tmp_path: Path) -> None:
+    """jsonpatch 1.33: ``jsonpointer>=1.9`` is only in ``jsonpatch.egg-info/requires.txt``."""
+    root = _project(tmp_path)
+    (root / "pkg.egg-info").mkdir()
+    (root / "pkg.egg-info" / "requires.txt").write_text(
+        f"{NAME}>=1.0\n\n[:sys_platform == 'win32']\npywin32\n\n[test]\npytest-cov\n\n"
+        f"[:python_version >= '3']\n{NAME}-py3\n"
+    )
+
+    assert missing_requirements(root) == [f"{NAME}>=1.0", f'{NAME}-py3; python_version >= "3"']
