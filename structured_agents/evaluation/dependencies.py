@@ -4,8 +4,9 @@ A package's tests import the package, and the package imports what it requires: 
 1.33's ``tests.py`` needs ``jsonpointer``. Without it the tests cannot be collected, no check
 runs, and every unsafe fix is the model's vote. So the requirements its metadata declares
 (``Requires-Dist`` in ``PKG-INFO``, else setuptools' ``*.egg-info/requires.txt``; for no
-extra, where their markers hold for this interpreter) that this interpreter does not have in
-a version they accept are installed by pip into a folder of the scratch copy. That folder goes
+extra, where their markers hold for this interpreter), and those of its tests' requirements
+file but pytest and its plugins, that this interpreter does not have in a version they
+accept are installed by pip into a folder of the scratch copy. That folder goes
 on ``PYTHONPATH`` after the package's own, in every run of its tests and in the check
 (:class:`~structured_agents.evaluation.package_tests.TestsOutcome`'s ``dependencies``).
 Nothing is installed into this interpreter. With ``--from-dir``, pip looks in that folder
@@ -18,6 +19,7 @@ from __future__ import annotations
 import email.parser
 import importlib.metadata
 import logging
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -55,21 +57,46 @@ def _egg_requires(text: str) -> list[str]:
     return found
 
 
+_TEST_FILES = (
+    "requirements-test.txt",
+    "requirements-tests.txt",
+    "requirements_test.txt",
+    "test-requirements.txt",
+    "test_requirements.txt",
+    "requirements/test.txt",
+    "requirements/tests.txt",
+)
+"""Where projects list what their tests need beyond the package (humanfriendly 10.0's
+``requirements-tests.txt``: ``capturer``, ``coloredlogs``)."""
+_RUNNER = re.compile(r"^(pytest|coverage)([-_.\[\s;<>=!~]|$)", re.IGNORECASE)
+"""pytest and its plugins: the tests run under this interpreter's pytest, plugins not loaded."""
+
+
+def _requirement_lines(text: str) -> list[str]:
+    """The requirements of a pip requirements file (no options, includes or comments)."""
+    lines = (line.split(" #", 1)[0].strip() for line in text.splitlines())
+    return [line for line in lines if line and not line.startswith(("#", "-"))]
+
+
 def _declared(root: Path) -> list[str]:
-    """What the project at ``root`` requires: ``Requires-Dist`` in its ``PKG-INFO``, else its
-    ``*.egg-info/requires.txt`` (jsonpatch 1.33's ``PKG-INFO`` names none; setuptools wrote
-    ``jsonpointer>=1.9`` there)."""
+    """What the project at ``root`` and its tests require: ``Requires-Dist`` in its
+    ``PKG-INFO``, else its ``*.egg-info/requires.txt`` (jsonpatch 1.33's ``PKG-INFO`` names
+    none; setuptools wrote ``jsonpointer>=1.9`` there), and its tests' requirements file
+    (:data:`_TEST_FILES`), but for pytest and its plugins."""
+    declared: list[str] = []
     info = root / "PKG-INFO"
     if info.is_file():
         metadata = email.parser.Parser().parsestr(info.read_text(encoding="utf-8", errors="replace"))
-        declared = metadata.get_all("Requires-Dist") or []
-        if declared:
-            return [str(line) for line in declared]
-    for requires in sorted(root.glob("*.egg-info/requires.txt")) + sorted(
-        root.glob("src/*.egg-info/requires.txt")
-    ):
-        return _egg_requires(requires.read_text(encoding="utf-8", errors="replace"))
-    return []
+        declared = [str(line) for line in metadata.get_all("Requires-Dist") or []]
+    eggs = [*sorted(root.glob("*.egg-info/requires.txt")), *sorted(root.glob("src/*.egg-info/requires.txt"))]
+    if not declared and eggs:
+        declared = _egg_requires(eggs[0].read_text(encoding="utf-8", errors="replace"))
+    for name in _TEST_FILES:
+        tests = root / name
+        if tests.is_file():
+            text = tests.read_text(encoding="utf-8", errors="replace")
+            declared += [line for line in _requirement_lines(text) if not _RUNNER.match(line)]
+    return declared
 
 
 def missing_requirements(root: Path) -> list[str]:

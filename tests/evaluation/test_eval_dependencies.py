@@ -98,3 +98,15 @@ def test_an_egg_info_requires_txt_is_read_where_pkg_info_names_none(tmp_path: Pa
     )
 
     assert missing_requirements(root) == [f"{NAME}>=1.0", f'{NAME}-py3; python_version >= "3"']
+
+
+def test_the_tests_requirements_file_is_read_but_for_pytest_and_its_plugins(tmp_path: Path) -> None:
+    """humanfriendly 10.0's tests need ``capturer`` and ``coloredlogs``, listed only in its
+    ``requirements-tests.txt``; its ``pytest`` and ``pytest-cov`` are not installed again."""
+    root = _project(tmp_path, f"{NAME}>=1")
+    (root / "requirements-tests.txt").write_text(
+        f"# Test suite requirements.\n-r requirements.txt\n{NAME}-capturer >= 2.1  # output\n"
+        "pytest >= 3.0.7\npytest-cov >= 2.4.0\ncoverage\n"
+    )
+
+    assert missing_requirements(root) == [f"{NAME}>=1", f"{NAME}-capturer>=2.1"]
