@@ -131,10 +131,10 @@ def install_dependencies(root: Path, folder: Path, from_dir: Path | None = None)
             [*command, *missing], capture_output=True, text=True, timeout=_TIMEOUT_S, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as error:
-        logger.warning("could not install %s for the tests of %s: %s", ", ".join(missing), root.name, error)
+        logger.warning("could not install %s for the tests in %s: %s", ", ".join(missing), root, error)
         return ()
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["pip failed"])[-1]
-        logger.warning("could not install %s for the tests of %s: %s", ", ".join(missing), root.name, last)
+        logger.warning("could not install %s for the tests in %s: %s", ", ".join(missing), root, last)
         return ()
     return (str(folder),)
