@@ -137,6 +137,8 @@ def is_generated(text: str) -> bool:
 _VENDORED_NAMES = frozenset({"ez_setup.py", "distribute_setup.py", "versioneer.py"})
 """Scripts projects copy in from another project, whose copies are meant to match it."""
 _ELSEWHERE = re.compile(r"\b(vendored|copied|taken verbatim) from\b", re.IGNORECASE)
+_VENDOR_FOLDERS = frozenset({"_vendor", "vendor", "_vendored", "vendored", "third_party", "_third_party"})
+"""Folders projects keep other projects' copies in (pip's and tablib's ``_vendor``)."""
 
 
 def is_vendored(path: str, tree: ast.Module) -> bool:
@@ -144,9 +146,12 @@ def is_vendored(path: str, tree: ast.Module) -> bool:
     script projects copy in (xmltodict 0.13.0's ``ez_setup.py``, "Maintained at
     https://github.com/pypa/setuptools/tree/bootstrap"; ``versioneer.py``), or one whose module
     docstring says it is vendored or copied from elsewhere (not merely "maintained at" a URL,
-    which a project's own modules say too). A strict reviewer sent back a rename in
-    ``ez_setup.py``: the copy should not drift from its upstream for a lint finding."""
-    if PurePosixPath(path).name in _VENDORED_NAMES:
+    which a project's own modules say too), or one in a folder named for such copies
+    (:data:`_VENDOR_FOLDERS`: tablib 3.6.1's ``_vendor/dbfpy``, which says so nowhere else). A
+    strict reviewer sent back a rename in ``ez_setup.py``: the copy should not drift from its
+    upstream for a lint finding."""
+    where = PurePosixPath(path)
+    if where.name in _VENDORED_NAMES or _VENDOR_FOLDERS.intersection(where.parts[:-1]):
         return True
     return _ELSEWHERE.search(ast.get_docstring(tree) or "") is not None
 

@@ -110,8 +110,11 @@ def test_a_copy_of_another_projects_file_is_left_alone(tmp_path: Path) -> None:
     )
     (tmp_path / "versioneer.py").write_text("import os\n")
     (tmp_path / "code.py").write_text('"""Maintained at https://github.com/us/code."""\nimport os\n')
+    (tmp_path / "_vendor" / "dbfpy").mkdir(parents=True)  # tablib 3.6.1's: it says so nowhere else
+    (tmp_path / "_vendor" / "dbfpy" / "dbf.py").write_text("import os\n")
+    (tmp_path / "vendors.py").write_text("import os\n")  # a module's name says nothing
 
-    assert [job.path for job in discover_lint_jobs(tmp_path)] == ["code.py"]
+    assert [job.path for job in discover_lint_jobs(tmp_path)] == ["code.py", "vendors.py"]
 
 
 def test_a_package_of_another_project_copied_inside_is_left_alone(tmp_path: Path) -> None:
