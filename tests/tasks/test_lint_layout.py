@@ -32,6 +32,15 @@ def _offered(root: Path, path: str) -> tuple[str, list[dict[str, Any]]]:
     return text, laid_out_fixes(root, path, text, text, with_candidates(text, diagnostics, path)[0], settings)
 
 
+def _proposed(root: Path, source: str) -> tuple[dict[str, Any], str]:
+    """``source`` as ``root/m.py``: the one fix offered on it, and the file once that fix and
+    ruff's safe fixes on top are made, as the verdict judges it."""
+    (root / "m.py").write_text(source)
+    text, [offered] = _offered(root, "m.py")
+    new = apply_changes(text, fixes(text, [offered]))[0]
+    return offered, ruff_safe_fixes(root, "m.py", new, *lint_settings(root).ruff_options())
+
+
 def test_a_fix_that_writes_a_long_line_is_offered_laid_out(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(CONFIG)
     (tmp_path / "m.py").write_text(SOURCE)
@@ -228,11 +237,7 @@ def test_an_f_string_too_long_for_its_line_is_split_where_its_newline_is(tmp_pat
         "            % (plugin_name, plugin, self._name2plugin)\n"
         "        )\n"
     )
-    (tmp_path / "m.py").write_text(source)
-
-    text, [offered] = _offered(tmp_path, "m.py")
-    new = apply_changes(text, fixes(text, [offered]))[0]
-    proposed = ruff_safe_fixes(tmp_path, "m.py", new, *lint_settings(tmp_path).ruff_options())
+    offered, proposed = _proposed(tmp_path, source)
 
     assert "wrapped" in offered["fix"]["message"]
     assert proposed.splitlines()[2:6] == [
@@ -258,11 +263,7 @@ def test_an_assignment_whose_f_string_is_too_long_takes_parentheses_and_is_split
         "        )\n"
         "        return timestats\n"
     )
-    (tmp_path / "m.py").write_text(source)
-
-    text, [offered] = _offered(tmp_path, "m.py")
-    new = apply_changes(text, fixes(text, [offered]))[0]
-    proposed = ruff_safe_fixes(tmp_path, "m.py", new, *lint_settings(tmp_path).ruff_options())
+    offered, proposed = _proposed(tmp_path, source)
 
     assert "wrapped at 88 columns" in offered["fix"]["message"]
     assert proposed.splitlines()[2:6] == [
