@@ -333,6 +333,7 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
             (isinstance(node.test, ast.Name) and node.test.id == "__debug__")
             or _acts_in_nested_test(node)
             or _long_nested_test(node)
+            or _alternatives_joined(node)
             for node in module.at(row, (ast.If,))
         )
     if code == "SIM108":
@@ -385,6 +386,15 @@ def _long_nested_test(node: ast.If) -> bool:
     tacked onto its second line, a reviewer's REJECT)."""
     inner = node.body[0] if len(node.body) == 1 else None
     return isinstance(inner, ast.If) and (_spans_lines(node.test) or _spans_lines(inner.test))
+
+
+def _alternatives_joined(node: ast.If) -> bool:
+    """Whether ``node``'s test and the test of the ``if`` nested alone in it are both ``or``s:
+    joined, each takes parentheses (tablib 3.6.1's ``(self.headers or other.headers) and (not
+    self.headers or not other.headers)``, which a reviewer found worse than the nested form)."""
+    inner = node.body[0] if len(node.body) == 1 else None
+    tests = (node.test, inner.test) if isinstance(inner, ast.If) else ()
+    return bool(tests) and all(isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) for test in tests)
 
 
 def _binops_at(module: Source, diagnostic: Mapping[str, Any]) -> list[ast.BinOp]:
@@ -679,4 +689,46 @@ def with_candidates(
         ]
         if not found:
             left.append(dict(diagnostic))
-    return together(module, fixed, left)
+    return together(module, _defaults_together(fixed), left)
+
+
+def _insertion(diagnostic: Mapping[str, Any]) -> tuple[int, int] | None:
+    """Where ``diagnostic``'s fix inserts text (the row and column of its one edit that
+    replaces nothing), when it has exactly one such edit."""
+    edits = (diagnostic.get("fix") or {}).get("edits") or ()
+    places = [
+        (int(edit["location"]["row"]), int(edit["location"]["column"]))
+        for edit in edits
+        if edit.get("location") == edit.get("end_location") and edit.get("location")
+    ]
+    return places[0] if len(places) == 1 else None
+
+
+def _defaults_together(fixed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``fixed`` with the B006 fixes of one function made one fix, shared by their findings.
+    Each of ruff's inserts its ``if x is None:`` at the same place, the top of the body, so all
+    but the first overlapped and were dropped: humanfriendly 10.0's ``man_role`` got
+    ``options=None`` beside ``content=[]``, half a change a reviewer sent back."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    for index, diagnostic in enumerate(fixed):
+        place = _insertion(diagnostic) if diagnostic.get("code") == "B006" else None
+        if place is not None:
+            groups.setdefault(place, []).append(index)
+    result = list(fixed)
+    for (row, column), members in groups.items():
+        if len(members) < 2:
+            continue
+        ordered = sorted(members, key=lambda i: (fixed[i]["location"]["row"], fixed[i]["location"]["column"]))
+        edits: list[dict[str, Any]] = []
+        inserted = ""
+        for index in ordered:
+            for edit in fixed[index]["fix"]["edits"]:
+                if edit.get("location") == edit.get("end_location"):
+                    inserted += str(edit.get("content") or "")
+                else:
+                    edits.append(edit)
+        location = {"row": row, "column": column}
+        edits.append({"content": inserted, "location": location, "end_location": location})
+        for index in members:
+            result[index] = {**fixed[index], "fix": {**fixed[index]["fix"], "edits": edits}}
+    return result

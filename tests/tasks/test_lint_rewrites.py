@@ -192,6 +192,8 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
             "SIM102",
             "def f(p, b):\n    if p.test(b):\n        if p.run(b) is not False:\n            return 1\n",
         ),
+        # tablib 3.6.1: both tests alternatives, joined into (a or b) and (not a or not b)
+        ("SIM102", "def f(a, b):\n    if a or b:\n        if not a or not b:\n            raise E\n"),
         # Markdown 3.6: a 90-column conditional expression
         ("SIM108", NESTED_TERNARY),
         # Markdown 3.6: braces doubled in a regular expression's f-string, a backslash before a
@@ -751,3 +753,31 @@ def test_a_fix_importing_a_module_the_lowest_python_lacks_is_not_offered(tmp_pat
     assert found == [] and [item["code"] for item in left] == ["B004"]
     found, left = with_candidates(text, diagnostics, "m.py", lowest=(3, 7))
     assert [item["code"] for item in found] == ["B004"] and left == []
+
+
+def test_the_mutable_defaults_of_one_function_are_made_none_by_one_fix(tmp_path: Path) -> None:
+    """humanfriendly 10.0's ``man_role(..., options={}, content=[])``: ruff's two B006 fixes
+    each insert their ``if ... is None:`` at the top of the body, so the second overlapped the
+    first and was dropped, and ``options=None`` stood beside ``content=[]`` (a reviewer's EDIT).
+    They are one fix now, shared by both findings; another function's stays its own."""
+    text = (
+        'def role(name, options={}, content=[]):\n    """Doc."""\n    return len(options) + len(content)\n'
+        "\n\n"
+        "def other(items=[]):\n    return len(items)\n"
+    )
+    found, _ = with_candidates(text, ruff_json(tmp_path, "m.py", text, "B006"), "m.py")
+
+    changes = fixes(text, found)
+
+    assert [change.label for change in changes] == ["B006 line 1", "B006 line 6"]
+    fixed = apply_changes(text, changes)[0]
+    assert fixed.splitlines()[:7] == [
+        "def role(name, options=None, content=None):",
+        '    """Doc."""',
+        "    if options is None:",
+        "        options = {}",
+        "    if content is None:",
+        "        content = []",
+        "    return len(options) + len(content)",
+    ]
+    assert ruff_json(tmp_path, "m.py", fixed, "B006") == []
