@@ -19,6 +19,9 @@ the rules of :data:`FAMILIES`, a fix is offered (:func:`together`) only when
 
 A ``%`` format left because it reads better so (a regular expression's ``{n}``, a logging
 call's arguments) is not a twin left behind: the same reviewer called that split sensible.
+A ``%`` format with a mapping that ruff does not report is one (``fmt % dict(...)``), and so
+is one whose value is a conditional expression: two reviewers sent back schedule 1.2.2's
+``Job.__repr__`` with two of its four formats made f-strings.
 A fix whose twin the verdict drops (an f-string ruff could not finish writing), or the model
 rejected, is dropped with it (:func:`twins_dropped`), and so is a format with the same format
 string as a dropped one anywhere in the file, or a concatenation onto the same sequence (tinydb
@@ -106,6 +109,28 @@ def _unflagged_ternaries(module: Source, flagged: set[int]) -> list[int]:
     return found
 
 
+def _unflagged_formats(module: Source, flagged: set[int]) -> list[int]:
+    """The lines of the ``%`` formats with a mapping (``fmt % dict(...)``, ``fmt % {...}``)
+    where no UP031 finding (starting at an offset of ``flagged``) is: ruff reports none whose
+    format is not a literal, and converts none, so such a format stays in the old idiom
+    (schedule 1.2.2's ``Job.__repr__`` builds ``fmt`` from ``%(interval)s`` parts)."""
+    return [
+        node.lineno
+        for node in ast.walk(module.tree)
+        if isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Mod)
+        and (
+            isinstance(node.right, ast.Dict)
+            or (
+                isinstance(node.right, ast.Call)
+                and isinstance(node.right.func, ast.Name)
+                and node.right.func.id == "dict"
+            )
+        )
+        and module.start(node) not in flagged
+    ]
+
+
 def _unflagged_optionals(module: Source, functions: Sequence[Function], flagged: set[int]) -> set[int]:
     """The functions (by first line) with a parameter that defaults to ``None`` under an
     annotation not admitting it, which no ``RUF013`` finding (starting at an offset of
@@ -166,6 +191,7 @@ def together(
     unflagged = [
         *(("optional", line) for line in _unflagged_optionals(module, functions, flagged("RUF013"))),
         *(("ternary", line) for line in _unflagged_ternaries(module, flagged("SIM108"))),
+        *(("format", line) for line in _unflagged_formats(module, flagged("UP031"))),
     ]
     staying |= {(family, _scope(functions, line)) for family, line in unflagged}
 

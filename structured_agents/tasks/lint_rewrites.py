@@ -50,7 +50,14 @@ from typing import Any
 from structured_agents.tasks.lint_fixes import Edit
 from structured_agents.tasks.lint_idioms import together
 from structured_agents.tasks.lint_refine import refine
-from structured_agents.tasks.lint_source import SCOPES, Source, offset_of, reads_only, unsafe_fix
+from structured_agents.tasks.lint_source import (
+    NAME_READERS,
+    SCOPES,
+    Source,
+    offset_of,
+    reads_only,
+    unsafe_fix,
+)
 from structured_agents.tasks.one_line_blocks import one_line_block, statements_apart
 from structured_agents.tasks.rebound_loops import rebound_loop_name
 from structured_agents.tasks.repeated_imports import repeated_import
@@ -589,21 +596,30 @@ _BUSY_FIELDS = (ast.IfExp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, 
 """Values that read worse inside an f-string's field than as a format's argument."""
 
 
+def _busy_format(module: Source, diagnostic: Mapping[str, Any]) -> bool:
+    """Whether the ``%`` format of a UP031 finding has a value that is a conditional expression,
+    a lambda or a comprehension (schedule 1.2.2's ``self.unit[:-1] if self.interval == 1 else
+    self.unit``): as a field of an f-string it reads worse than the argument it was. The format
+    stays with no fix, and so, as its twins (:mod:`~structured_agents.tasks.lint_idioms`), do the
+    other ``%`` formats of its function: two reviewers sent back ``Job.__repr__`` with two of its
+    four formats made f-strings."""
+    for node in _binops_at(module, diagnostic):
+        values = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
+        if isinstance(node.op, ast.Mod) and any(isinstance(value, _BUSY_FIELDS) for value in values):
+            return True
+    return False
+
+
 def _format_reads_worse(module: Source, node: ast.BinOp) -> bool:
     """Whether the f-string UP031 leads to would read worse than the ``%`` format ``node``: its
     format holds a brace (the f-string doubles it: Markdown's ``rf'^(([ ]{{{self.tab_length}}})+)'``)
     or a backslash before a ``%`` (``rf'\\{value}'`` reads as an escaped brace), or it is a
     logging call's message (``logger.warning("...: %r", block)`` formats lazily; a reviewer asked
-    for that, not an f-string), or one of its values is a conditional expression, a lambda or a
-    comprehension (schedule 1.2.2's ``self.unit[:-1] if self.interval == 1 else self.unit``: a
-    field that holds a test reads worse than the argument it was)."""
+    for that, not an f-string)."""
     if not isinstance(node.op, ast.Mod):
         return False
     fmt = module.text[module.start(node.left) : module.end(node.left)]
     if "{" in fmt or "}" in fmt or "\\%" in fmt:
-        return True
-    values = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
-    if any(isinstance(value, _BUSY_FIELDS) for value in values):
         return True
     parent = module.parents.get(node)
     return (
@@ -661,6 +677,9 @@ def with_candidates(
             if removal is not None:
                 fixed.append(removal)
                 continue
+        if diagnostic.get("code") == "UP031" and module is not None and _busy_format(module, diagnostic):
+            left.append({**diagnostic, "fix": None})
+            continue
         if (
             _has_fix(diagnostic)
             and not _declined(diagnostic, module)
@@ -689,7 +708,7 @@ def with_candidates(
         ]
         if not found:
             left.append(dict(diagnostic))
-    return together(module, _defaults_together(fixed), left)
+    return together(module, _defaults_together(module, fixed), left)
 
 
 def _insertion(diagnostic: Mapping[str, Any]) -> tuple[int, int] | None:
@@ -704,11 +723,35 @@ def _insertion(diagnostic: Mapping[str, Any]) -> tuple[int, int] | None:
     return places[0] if len(places) == 1 else None
 
 
-def _defaults_together(fixed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+_GUARD = re.compile(r"^\s*if (\w+) is None:")
+"""The guard ruff's B006 fix inserts, and the parameter it guards."""
+
+
+def _unread(module: Source | None, diagnostic: Mapping[str, Any], guard: str) -> bool:
+    """Whether the parameter ``guard`` (the text B006's fix inserts) sets is never read in the
+    body of the function ``diagnostic``'s default belongs to: the guard would be dead code
+    (humanfriendly 10.0's ``content=[]`` of a Sphinx role, which a reviewer asked to drop)."""
+    named = _GUARD.match(guard)
+    if module is None or named is None:
+        return False
+    name, row = named.group(1), int((diagnostic.get("location") or {}).get("row", 0))
+    for function in ast.walk(module.tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) or not function.body:
+            continue
+        if not function.lineno <= row < function.body[0].lineno:
+            continue
+        nodes = (node for statement in function.body for node in ast.walk(statement))
+        names = {node.id for node in nodes if isinstance(node, ast.Name)}
+        return name not in names and not names & NAME_READERS
+    return False
+
+
+def _defaults_together(module: Source | None, fixed: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``fixed`` with the B006 fixes of one function made one fix, shared by their findings.
     Each of ruff's inserts its ``if x is None:`` at the same place, the top of the body, so all
     but the first overlapped and were dropped: humanfriendly 10.0's ``man_role`` got
-    ``options=None`` beside ``content=[]``, half a change a reviewer sent back."""
+    ``options=None`` beside ``content=[]``, half a change a reviewer sent back. A parameter the
+    body never reads gets its ``None`` and no guard (:func:`_unread`)."""
     groups: dict[tuple[int, int], list[int]] = {}
     for index, diagnostic in enumerate(fixed):
         place = _insertion(diagnostic) if diagnostic.get("code") == "B006" else None
@@ -716,19 +759,19 @@ def _defaults_together(fixed: list[dict[str, Any]]) -> list[dict[str, Any]]:
             groups.setdefault(place, []).append(index)
     result = list(fixed)
     for (row, column), members in groups.items():
-        if len(members) < 2:
-            continue
         ordered = sorted(members, key=lambda i: (fixed[i]["location"]["row"], fixed[i]["location"]["column"]))
         edits: list[dict[str, Any]] = []
         inserted = ""
         for index in ordered:
             for edit in fixed[index]["fix"]["edits"]:
-                if edit.get("location") == edit.get("end_location"):
-                    inserted += str(edit.get("content") or "")
-                else:
+                content = str(edit.get("content") or "")
+                if edit.get("location") != edit.get("end_location"):
                     edits.append(edit)
+                elif not _unread(module, fixed[index], content):
+                    inserted += content
         location = {"row": row, "column": column}
-        edits.append({"content": inserted, "location": location, "end_location": location})
+        if inserted:
+            edits.append({"content": inserted, "location": location, "end_location": location})
         for index in members:
             result[index] = {**fixed[index], "fix": {**fixed[index]["fix"], "edits": edits}}
     return result

@@ -21,7 +21,9 @@ string processing writes it::
         f"next run: {format_time(self.next_run)})"
     )
 
-It splits after a ``\\n`` where that makes every part fit, else after the last space that does;
+It splits after a ``\\n`` where that makes every part fit, else after the end of a clause
+(``, ``, ``; ``: schedule's ``"(last run: {...}, "`` and ``"next run: {...})"``, not ``"next
+run: "`` apart from its value, which a reviewer sent back), else after the last space that does;
 never inside an escape or a replacement field. A part without a replacement field loses the
 ``f``. The split is kept only when the parsed string is the same as before, and only in two
 parts or more: a string that fits once parenthesized is left where it was, as black leaves it.
@@ -43,11 +45,15 @@ _LITERAL = re.compile(
 """A line holding one single-quoted (not triple-quoted) string literal and an optional comma."""
 
 
-def _breaks(body: str, quote: str, formatted: bool, raw: bool) -> tuple[list[int], list[int]] | None:
+def _breaks(
+    body: str, quote: str, formatted: bool, raw: bool
+) -> tuple[list[int], list[int], list[int]] | None:
     """The offsets of ``body`` after which it may be split (after a ``\\n`` escape, after a
-    space), outside escapes and replacement fields; None when the body holds its quote
-    unescaped or a field does not close (it is not one literal)."""
+    space that ends a clause: ``, `` or ``; ``, after any space), outside escapes and
+    replacement fields; None when the body holds its quote unescaped or a field does not close
+    (it is not one literal)."""
     newlines: list[int] = []
+    clauses: list[int] = []
     spaces: list[int] = []
     depth = index = 0
     while index < len(body):
@@ -68,8 +74,10 @@ def _breaks(body: str, quote: str, formatted: bool, raw: bool) -> tuple[list[int
                 return None
         elif char == " " and depth == 0:
             spaces.append(index + 1)
+            if body[index - 1 : index] in (",", ";"):
+                clauses.append(index + 1)
         index += 1
-    return (newlines, spaces) if depth == 0 else None
+    return (newlines, clauses, spaces) if depth == 0 else None
 
 
 def _parts(body: str, points: Sequence[int], room: int) -> list[str] | None:
@@ -111,8 +119,9 @@ def _split_line(line: str, width: int) -> list[str] | None:
     if found is None:
         return None
     room = width - len(indent) - len(prefix) - 2 - len(comma)
-    newlines, spaces = found
+    newlines, clauses, spaces = found
     parts = _parts(body, newlines, room) if newlines else None
+    parts = parts or (_parts(body, sorted({*newlines, *clauses}), room) if clauses else None)
     parts = parts or _parts(body, sorted({*newlines, *spaces}), room)
     if parts is None or len(parts) < 2:
         return None

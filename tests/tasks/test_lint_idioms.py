@@ -61,6 +61,40 @@ def test_a_format_left_because_it_reads_better_is_no_twin_left_behind(tmp_path: 
     assert _offered(tmp_path, text, "UP031") == ([3], [2])
 
 
+SCHEDULE_REPR = (
+    "class Job:\n"
+    "    def __repr__(self):\n"
+    "        stats = '(last: %s)' % (self.last,)\n"
+    "        if self.at:\n"
+    "            return 'Every %s %s' % (self.n, self.unit[:-1] if self.n == 1 else self.unit)\n"
+    "        fmt = 'Every %(n)s ' + '%(stats)s'\n"
+    "        return fmt % dict(n=self.n, stats=stats)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (SCHEDULE_REPR, ([], [3, 5])),  # both hold it back
+        (SCHEDULE_REPR.replace("self.unit[:-1] if self.n == 1 else self.unit", "self.unit"), ([], [3, 5])),
+        (SCHEDULE_REPR.replace("fmt % dict(n=self.n, stats=stats)", "fmt"), ([], [3, 5])),
+        (
+            SCHEDULE_REPR.replace("self.unit[:-1] if self.n == 1 else self.unit", "self.unit").replace(
+                "fmt % dict(n=self.n, stats=stats)", "fmt"
+            ),
+            ([3, 5], []),
+        ),
+    ],
+)
+def test_a_format_with_a_conditional_value_or_a_mapping_ruff_skips_holds_its_twins_back(
+    tmp_path: Path, text: str, expected: tuple[list[int], list[int]]
+) -> None:
+    """schedule 1.2.2's ``Job.__repr__``: two of its four ``%`` formats were made f-strings, and
+    two reviewers sent it back. The one whose value is a conditional expression stays (no fix),
+    and ruff reports no ``fmt % dict(...)``: each is a twin left in the old idiom."""
+    assert _offered(tmp_path, text, "UP031") == expected
+
+
 def test_a_conditional_expression_is_not_written_beside_an_if_that_stays(tmp_path: Path) -> None:
     """pyparsing's ``__mul__``: of two parallel ``if``/``else``, one could not follow (here its
     test is an ``or``, which is declined)."""

@@ -268,8 +268,8 @@ def test_an_assignment_whose_f_string_is_too_long_takes_parentheses_and_is_split
     assert "wrapped at 88 columns" in offered["fix"]["message"]
     assert proposed.splitlines()[2:6] == [
         "        timestats = (",
-        '            f"(last run: {format_time(self.last_run)}, next run: "',
-        '            f"{format_time(self.next_run)})"',
+        '            f"(last run: {format_time(self.last_run)}, "',
+        '            f"next run: {format_time(self.next_run)})"',
         "        )",
     ]
 

@@ -781,3 +781,20 @@ def test_the_mutable_defaults_of_one_function_are_made_none_by_one_fix(tmp_path:
         "    return len(options) + len(content)",
     ]
     assert ruff_json(tmp_path, "m.py", fixed, "B006") == []
+
+
+def test_a_mutable_default_the_body_never_reads_becomes_none_with_no_guard(tmp_path: Path) -> None:
+    """humanfriendly 10.0's Sphinx roles never read ``content=[]``: its guard was dead code, which
+    a reviewer asked to drop; ``options``, which the body reads, keeps its guard."""
+    text = 'def role(name, options={}, content=[]):\n    """Doc."""\n    return name, len(options)\n'
+    found, _ = with_candidates(text, ruff_json(tmp_path, "m.py", text, "B006"), "m.py")
+
+    fixed = apply_changes(text, fixes(text, found))[0]
+
+    assert fixed.splitlines() == [
+        "def role(name, options=None, content=None):",
+        '    """Doc."""',
+        "    if options is None:",
+        "        options = {}",
+        "    return name, len(options)",
+    ]

@@ -88,8 +88,8 @@ def test_the_whole_value_of_an_assignment_or_return_is_put_in_parentheses_and_sp
 
     assert split[2:] == [
         f"        {head}(\n",
-        '            f"(last run: {format_time(self.last_run)}, next run: "\n',
-        '            f"{format_time(self.next_run)})"\n',
+        '            f"(last run: {format_time(self.last_run)}, "\n',
+        '            f"next run: {format_time(self.next_run)})"\n',
         "        )\n",
     ]
     before, after = ast.parse("".join(lines)), ast.parse("".join(split))
