@@ -21,7 +21,9 @@ A ``%`` format left because it reads better so (a regular expression's ``{n}``, 
 call's arguments) is not a twin left behind: the same reviewer called that split sensible.
 A ``%`` format with a mapping that ruff does not report is one (``fmt % dict(...)``), and so
 is one whose value is a conditional expression: two reviewers sent back schedule 1.2.2's
-``Job.__repr__`` with two of its four formats made f-strings.
+``Job.__repr__`` with two of its four formats made f-strings. So is a concatenation with a
+display that ruff does not report (tablib 3.6.1's ``[self.headers[0]] + self[...]`` beside the
+``[column, *self.get_col(index)]`` a reviewer sent back).
 A fix whose twin the verdict drops (an f-string ruff could not finish writing), or the model
 rejected, is dropped with it (:func:`twins_dropped`), and so is a format with the same format
 string as a dropped one anywhere in the file, or a concatenation onto the same sequence (tinydb
@@ -131,6 +133,21 @@ def _unflagged_formats(module: Source, flagged: set[int]) -> list[int]:
     ]
 
 
+def _unflagged_concatenations(module: Source, flagged: set[int]) -> list[int]:
+    """The lines of the concatenations with a list or tuple display (``[x] + y``) where no
+    RUF005 finding (starting at an offset of ``flagged``) is: ruff does not report one whose
+    other side it cannot tell is a sequence (tablib 3.6.1's ``[self.headers[0]] +
+    self[self.headers[0]]``, three lines above the ``[column] + self.get_col(index)`` it did)."""
+    return [
+        node.lineno
+        for node in ast.walk(module.tree)
+        if isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Add)
+        and any(isinstance(side, ast.List | ast.Tuple) for side in (node.left, node.right))
+        and module.start(node) not in flagged
+    ]
+
+
 def _unflagged_optionals(module: Source, functions: Sequence[Function], flagged: set[int]) -> set[int]:
     """The functions (by first line) with a parameter that defaults to ``None`` under an
     annotation not admitting it, which no ``RUF013`` finding (starting at an offset of
@@ -192,6 +209,7 @@ def together(
         *(("optional", line) for line in _unflagged_optionals(module, functions, flagged("RUF013"))),
         *(("ternary", line) for line in _unflagged_ternaries(module, flagged("SIM108"))),
         *(("format", line) for line in _unflagged_formats(module, flagged("UP031"))),
+        *(("unpacking", line) for line in _unflagged_concatenations(module, flagged("RUF005"))),
     ]
     staying |= {(family, _scope(functions, line)) for family, line in unflagged}
 

@@ -95,6 +95,21 @@ def test_a_format_with_a_conditional_value_or_a_mapping_ruff_skips_holds_its_twi
     assert _offered(tmp_path, text, "UP031") == expected
 
 
+def test_a_concatenation_ruff_does_not_report_is_a_twin_of_an_unpacking(tmp_path: Path) -> None:
+    """tablib 3.6.1's ``Dataset.transpose``: ruff reports ``[column] + self.get_col(index)`` but
+    not ``[self.headers[0]] + self[self.headers[0]]`` three lines above it, and a reviewer sent
+    back the one made an unpacking: change both or neither."""
+    text = (
+        "class D:\n"
+        "    def transpose(self, index, column):\n"
+        "        new_headers = [self.headers[0]] + self[self.headers[0]]\n"
+        "        return new_headers, [column] + self.get_col(index)\n"
+    )
+    assert _offered(tmp_path, text, "RUF005") == ([], [4])
+    alone = text.replace("[self.headers[0]] + self[self.headers[0]]", "self.headers")
+    assert _offered(tmp_path, alone, "RUF005") == ([4], [])
+
+
 def test_a_conditional_expression_is_not_written_beside_an_if_that_stays(tmp_path: Path) -> None:
     """pyparsing's ``__mul__``: of two parallel ``if``/``else``, one could not follow (here its
     test is an ``or``, which is declined)."""
