@@ -495,5 +495,5 @@ def run_package_tests(
         return fallback
     if scripts := _test_scripts(root):
         fallback = _scripts_outcome(root, scripts, dependencies)
-        return fallback if fallback.usable else outcome
+        return replace(fallback, dependencies=dependencies) if fallback.usable else outcome
     return outcome

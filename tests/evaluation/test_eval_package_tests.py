@@ -315,14 +315,16 @@ def test_scripts_that_run_their_own_tests_run_from_their_folder_without_what_fai
     (project / "test").mkdir()
     (project / "test" / "testtwo.py").write_text(_SCRIPT)
     (project / "test" / "testhelper.py").write_text("import six\n")  # not installed: never run
+    dependencies = (str(tmp_path / "dependencies"),)  # carried to every stage and the check
 
-    outcome = run_package_tests(project)
+    outcome = run_package_tests(project, dependencies=dependencies)
 
-    assert outcome.runner == "scripts" and outcome.usable
+    assert outcome.runner == "scripts" and outcome.usable and outcome.dependencies == dependencies
     assert (outcome.passed, outcome.failed, outcome.errors) == (1, 0, 0)
     assert outcome.deselected == ("test/testtwo.py::TwoTests.test_not_here",)
     assert outcome.named == ("test/testtwo.py::TwoTests.test_two",)
     command = check_command(project, outcome)
+    assert dependencies[0] in command
     copy = shutil.copytree(project, tmp_path / "copy")
     assert (
         subprocess.run(["/bin/sh", "-c", command], cwd=copy, capture_output=True, check=False).returncode == 0
