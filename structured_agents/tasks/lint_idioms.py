@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from structured_agents.tasks.lint_fixes import Change
@@ -111,41 +111,32 @@ def _unflagged_ternaries(module: Source, flagged: set[int]) -> list[int]:
     return found
 
 
-def _unflagged_formats(module: Source, flagged: set[int]) -> list[int]:
-    """The lines of the ``%`` formats with a mapping (``fmt % dict(...)``, ``fmt % {...}``)
-    where no UP031 finding (starting at an offset of ``flagged``) is: ruff reports none whose
-    format is not a literal, and converts none, so such a format stays in the old idiom
+def _unflagged_binops(module: Source, flagged: set[int], wanted: Callable[[ast.BinOp], bool]) -> list[int]:
+    """The lines of the binary operations ``wanted`` picks where no finding (starting at an
+    offset of ``flagged``) is."""
+    return [
+        node.lineno
+        for node in ast.walk(module.tree)
+        if isinstance(node, ast.BinOp) and wanted(node) and module.start(node) not in flagged
+    ]
+
+
+def _mapping_format(node: ast.BinOp) -> bool:
+    """A ``%`` format with a mapping (``fmt % dict(...)``, ``fmt % {...}``): ruff reports none
+    whose format is not a literal, and converts none, so such a format stays in the old idiom
     (schedule 1.2.2's ``Job.__repr__`` builds ``fmt`` from ``%(interval)s`` parts)."""
-    return [
-        node.lineno
-        for node in ast.walk(module.tree)
-        if isinstance(node, ast.BinOp)
-        and isinstance(node.op, ast.Mod)
-        and (
-            isinstance(node.right, ast.Dict)
-            or (
-                isinstance(node.right, ast.Call)
-                and isinstance(node.right.func, ast.Name)
-                and node.right.func.id == "dict"
-            )
-        )
-        and module.start(node) not in flagged
-    ]
+    right = node.right
+    called = isinstance(right, ast.Call) and isinstance(right.func, ast.Name) and right.func.id == "dict"
+    return isinstance(node.op, ast.Mod) and (isinstance(right, ast.Dict) or called)
 
 
-def _unflagged_concatenations(module: Source, flagged: set[int]) -> list[int]:
-    """The lines of the concatenations with a list or tuple display (``[x] + y``) where no
-    RUF005 finding (starting at an offset of ``flagged``) is: ruff does not report one whose
-    other side it cannot tell is a sequence (tablib 3.6.1's ``[self.headers[0]] +
+def _display_concatenation(node: ast.BinOp) -> bool:
+    """A concatenation with a list or tuple display (``[x] + y``): ruff does not report one
+    whose other side it cannot tell is a sequence (tablib 3.6.1's ``[self.headers[0]] +
     self[self.headers[0]]``, three lines above the ``[column] + self.get_col(index)`` it did)."""
-    return [
-        node.lineno
-        for node in ast.walk(module.tree)
-        if isinstance(node, ast.BinOp)
-        and isinstance(node.op, ast.Add)
-        and any(isinstance(side, ast.List | ast.Tuple) for side in (node.left, node.right))
-        and module.start(node) not in flagged
-    ]
+    return isinstance(node.op, ast.Add) and any(
+        isinstance(side, ast.List | ast.Tuple) for side in (node.left, node.right)
+    )
 
 
 def _unflagged_optionals(module: Source, functions: Sequence[Function], flagged: set[int]) -> set[int]:
@@ -208,8 +199,11 @@ def together(
     unflagged = [
         *(("optional", line) for line in _unflagged_optionals(module, functions, flagged("RUF013"))),
         *(("ternary", line) for line in _unflagged_ternaries(module, flagged("SIM108"))),
-        *(("format", line) for line in _unflagged_formats(module, flagged("UP031"))),
-        *(("unpacking", line) for line in _unflagged_concatenations(module, flagged("RUF005"))),
+        *(("format", line) for line in _unflagged_binops(module, flagged("UP031"), _mapping_format)),
+        *(
+            ("unpacking", line)
+            for line in _unflagged_binops(module, flagged("RUF005"), _display_concatenation)
+        ),
     ]
     staying |= {(family, _scope(functions, line)) for family, line in unflagged}
 

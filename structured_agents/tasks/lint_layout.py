@@ -43,7 +43,7 @@ from typing import Any
 from structured_agents import syntax
 from structured_agents.jobs.source import split_lines
 from structured_agents.tasks.lint_fixes import apply_edits, fix_edits
-from structured_agents.tasks.lint_settings import LintSettings
+from structured_agents.tasks.lint_settings import WIDTHS, LintSettings
 from structured_agents.tasks.lint_strings import split_strings
 from structured_agents.tasks.ruff import ruff_safe_fixes
 from structured_agents.tasks.ruff_format import format_lines, formatted_at
@@ -162,7 +162,8 @@ def laid_out(
     touched = _changed(lines, split_lines(applied))
     if touched is None:
         return dict(diagnostic)
-    throughout = formatted_at(root, path, original, (width,)) is not None
+    asked = (width,) if settings.width is not None else WIDTHS  # else width_for's own (cached) question
+    throughout = formatted_at(root, path, original, asked) == width
     region = _whole_statements(text, touched[0], touched[1])
     if not throughout and (region[0] == region[1] or _formatted(root, path, lines, *region, width) != lines):
         return dict(diagnostic)  # the code around it is not in ruff format's style

@@ -387,20 +387,26 @@ def _spans_lines(test: ast.expr) -> bool:
     return (test.end_lineno or test.lineno) > test.lineno
 
 
+def _nested_if(node: ast.If) -> ast.If | None:
+    """The ``if`` nested alone in ``node``'s body (what SIM102 joins it with), if any."""
+    inner = node.body[0] if len(node.body) == 1 else None
+    return inner if isinstance(inner, ast.If) else None
+
+
 def _long_nested_test(node: ast.If) -> bool:
     """Whether ``node`` or the ``if`` nested alone in it has a test that spans lines: joined,
     they make one condition of many lines (ply 3.11's two-line ``or`` with ``and v.__doc__:``
     tacked onto its second line, a reviewer's REJECT)."""
-    inner = node.body[0] if len(node.body) == 1 else None
-    return isinstance(inner, ast.If) and (_spans_lines(node.test) or _spans_lines(inner.test))
+    inner = _nested_if(node)
+    return inner is not None and (_spans_lines(node.test) or _spans_lines(inner.test))
 
 
 def _alternatives_joined(node: ast.If) -> bool:
     """Whether ``node``'s test and the test of the ``if`` nested alone in it are both ``or``s:
     joined, each takes parentheses (tablib 3.6.1's ``(self.headers or other.headers) and (not
     self.headers or not other.headers)``, which a reviewer found worse than the nested form)."""
-    inner = node.body[0] if len(node.body) == 1 else None
-    tests = (node.test, inner.test) if isinstance(inner, ast.If) else ()
+    inner = _nested_if(node)
+    tests = (node.test, inner.test) if inner is not None else ()
     return bool(tests) and all(isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) for test in tests)
 
 
@@ -566,10 +572,8 @@ def _acts_in_nested_test(node: ast.If) -> bool:
     """Whether the ``if`` nested in ``node`` tests by calling something that acts (Markdown's
     ``if processor.test(...):`` / ``if processor.run(...) is not False:``): SIM102 would bury
     the action in the outer test, which a strict reviewer sent back."""
-    nested = node.body[0] if len(node.body) == 1 and isinstance(node.body[0], ast.If) else None
-    if nested is None:
-        return False
-    return not reads_only(nested.test)
+    nested = _nested_if(node)
+    return nested is not None and not reads_only(nested.test)
 
 
 _TERNARY_WIDTH = 79

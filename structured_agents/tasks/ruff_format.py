@@ -16,10 +16,10 @@ from pathlib import Path
 
 from structured_agents.jobs.source import split_lines
 
-__all__ = ["CORNER_CASES", "format_lines", "formatted_at"]
+__all__ = ["format_lines", "formatted_at"]
 
 _TIMEOUT_S = 30
-CORNER_CASES = 1000
+_CORNER_CASES = 1000
 """A file formatted but for one statement in this many lines is formatted:
 pyparsing 3.1.2's ``core.py`` is black's at 88 columns but for 4 statements in 6,087 lines,
 where black and ruff format lay out a call with a trailing comment differently."""
@@ -52,7 +52,7 @@ def format_lines(
 @functools.lru_cache(maxsize=16)
 def formatted_at(root: Path, path: str, text: str, widths: tuple[int, ...]) -> int | None:
     """The first of ``widths`` at which ruff format, in the file's quote style, leaves ``text``
-    as it is, save a few statements (:data:`CORNER_CASES`: where black and ruff format part,
+    as it is, save a few statements (:data:`_CORNER_CASES`: where black and ruff format part,
     a trailing comment inside a call); None where there is none."""
     lines = split_lines(text)
     for width in widths if lines else ():
@@ -60,6 +60,6 @@ def formatted_at(root: Path, path: str, text: str, widths: tuple[int, ...]) -> i
         if formatted is None:
             return None
         matcher = difflib.SequenceMatcher(None, lines, split_lines(formatted), autojunk=False)
-        if sum(op != "equal" for op, *_ in matcher.get_opcodes()) <= len(lines) // CORNER_CASES:
+        if sum(op != "equal" for op, *_ in matcher.get_opcodes()) <= len(lines) // _CORNER_CASES:
             return width
     return None
