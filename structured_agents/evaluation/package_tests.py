@@ -26,13 +26,15 @@ chardet's one that fails now and then), or error in their set-up (filelock 3.13.
 ask for pytest-mock's ``mocker``), which can tell nothing of a change; the outcome names them,
 and the rest run. Where pytest finds no tests and the project has modules named ``tests.py`` or
 ``test.py``, which pytest's default patterns do not collect (webencodings 0.5.1 keeps its tests
-in ``webencodings/tests.py``, decorator 5.1.1 in ``src/tests/test.py``), pytest is given them
-by name. Where neither runner can use them and the tests folder holds scripts that run their own
-tests (``test*.py`` calling ``unittest.main()`` as they load, which neither runner can import:
-ply 3.11's ``python testlex.py``, run from ``test/`` as its README says), each script runs from
-that folder, and where some of a script's tests fail as released, it is given the others by
-name. A package whose tests need more than that shows up as ``cannot run`` with the runner's
-last words, never as a pass."""
+in ``webencodings/tests.py``, decorator 5.1.1 in ``src/tests/test.py``), or modules of a tests
+folder named as nose and unittest's discovery find them (pytimeparse 1.1.8's
+``tests/testtimeparse.py``), pytest is given them by name. Where neither runner can use them
+and the tests folder holds scripts that run their own tests (``test*.py`` calling
+``unittest.main()`` as they load, which neither runner can import: ply 3.11's ``python
+testlex.py``, run from ``test/`` as its README says), each script runs from that folder, and
+where some of a script's tests fail as released, it is given the others by name. A package
+whose tests need more than that shows up as ``cannot run`` with the runner's last words, never
+as a pass."""
 
 from __future__ import annotations
 
@@ -45,7 +47,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Literal
 
 from structured_agents.evaluation.layout import source_root
@@ -449,14 +451,28 @@ _TESTS_MODULES = frozenset({"tests.py", "test.py"})
 """Names of modules that hold a project's tests but that pytest's default patterns miss."""
 
 
+def _holds_tests(path: PurePath, root: Path) -> bool:
+    """Whether the module at ``path`` (relative to ``root``) holds tests pytest's default
+    patterns miss: it is named as :data:`_TESTS_MODULES`, or it stands in a tests folder and
+    is named as nose and unittest's discovery find it, ``test*.py`` (pytimeparse 1.1.8's
+    ``pytimeparse/tests/testtimeparse.py``), and does not run its tests as it loads
+    (:data:`_CALLS_MAIN`: ply's scripts, which :func:`_test_scripts` runs)."""
+    if any(part.startswith(".") for part in path.parts):
+        return False
+    if path.name in _TESTS_MODULES:
+        return True
+    if not (path.name.startswith("test") and path.parent.name in _TESTS_FOLDERS):
+        return False
+    try:
+        return not _CALLS_MAIN.search((root / path).read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return False
+
+
 def _tests_modules(root: Path) -> tuple[str, ...]:
-    """The project's modules named as :data:`_TESTS_MODULES` (outside hidden folders),
-    relative to ``root``."""
-    return tuple(
-        path.as_posix()
-        for path in iter_source_files(root)
-        if path.name in _TESTS_MODULES and not any(part.startswith(".") for part in path.parts)
-    )
+    """The project's modules that hold tests pytest's default patterns miss
+    (:func:`_holds_tests`), relative to ``root``."""
+    return tuple(path.as_posix() for path in iter_source_files(root) if _holds_tests(path, root))
 
 
 def run_package_tests(

@@ -126,7 +126,8 @@ def test_a_project_without_tests_says_so(tmp_path: Path) -> None:
 
 def test_tests_in_a_tests_module_are_given_to_pytest_by_name(tmp_path: Path) -> None:
     """webencodings 0.5.1 keeps its tests in ``webencodings/tests.py``, which pytest's default
-    patterns do not collect: they ran as "no tests" until pytest was given the module."""
+    patterns do not collect: they ran as "no tests" until pytest was given the module; so did
+    pytimeparse 1.1.8's unittest cases in ``pytimeparse/tests/testtimeparse.py``."""
     released = tmp_path / "released"
     (released / "pkg").mkdir(parents=True)
     (released / "pkg" / "__init__.py").write_text("def two():\n    return 2\n")
@@ -134,19 +135,26 @@ def test_tests_in_a_tests_module_are_given_to_pytest_by_name(tmp_path: Path) -> 
     (released / "pkg" / "tests.py").write_text(test)
     (released / "src" / "tests").mkdir(parents=True)  # decorator 5.1.1's src/tests/test.py
     (released / "src" / "tests" / "test.py").write_text(test.replace("test_ok", "test_also"))
+    (released / "pkg" / "tests").mkdir()  # pytimeparse 1.1.8's pytimeparse/tests/testtimeparse.py
+    unittest_case = "import unittest\nfrom pkg import two\n\nclass T(unittest.TestCase):\n"
+    unittest_case += "    def test_two(self):\n        self.assertEqual(two(), 2)\n"
+    (released / "pkg" / "tests" / "testtwo.py").write_text(unittest_case)
+    (released / "pkg" / "tests" / "testscript.py").write_text(f"{unittest_case}\nunittest.main()\n")
+    (released / "pkg" / "helpers").mkdir()  # not a tests folder
+    (released / "pkg" / "helpers" / "testing.py").write_text("def test_not_a_test():\n    assert False\n")
     (released / ".hidden").mkdir()
     (released / ".hidden" / "tests.py").write_text("def test_not_ours():\n    assert False\n")
 
     outcome = run_package_tests(released)
 
-    assert (outcome.status, outcome.passed, outcome.failed) == ("ran", 2, 0) and outcome.usable
-    assert sorted(outcome.named) == ["pkg/tests.py", "src/tests/test.py"]
+    assert (outcome.status, outcome.passed, outcome.failed) == ("ran", 3, 0) and outcome.usable
+    assert sorted(outcome.named) == ["pkg/tests.py", "pkg/tests/testtwo.py", "src/tests/test.py"]
     copy = shutil.copytree(released, tmp_path / "copy")
     command = ["/bin/sh", "-c", check_command(released, outcome)]
     assert subprocess.run(command, cwd=copy, capture_output=True, check=False).returncode == 0
     (copy / "pkg" / "__init__.py").write_text("def two():\n    return 3\n")
     assert subprocess.run(command, cwd=copy, capture_output=True, check=False).returncode != 0
-    assert run_package_tests(copy, outcome).failed == 2
+    assert run_package_tests(copy, outcome).failed == 3
 
 
 def test_the_tests_as_a_check_command_run_in_any_copy_of_the_project(tmp_path: Path) -> None:
