@@ -7,7 +7,8 @@ of ruff's or a candidate) is kept only when, with ruff's safe fixes applied on t
    that the original did not (:meth:`~structured_agents.tasks.pytarget.PythonTarget.breaks`),
    writes no new line longer than the project's line length
    (:attr:`~structured_agents.tasks.lint_settings.LintSettings.width`, else the file's own
-   longest line) and no ``.format()`` call (ruff converts ``%`` formatting to
+   longest line; a line already past it may grow a little, as a rename of humanfriendly
+   10.0's 114-column ``h, w, hp, wp = ...`` does) and no ``.format()`` call (ruff converts ``%`` formatting to
    ``.format()`` and, where it can, on to an f-string: what stays ``.format()`` a strict
    reviewer rejected as churn), no number spelled as the file spells none (ruff writes
    ``0x05F3`` back as ``1523``), deletes no comment (ruff's ``else: if`` to ``elif`` does),
@@ -44,6 +45,7 @@ either: the job is rejected with the reason.
 
 from __future__ import annotations
 
+import difflib
 import io
 import tokenize
 from collections import Counter
@@ -169,6 +171,9 @@ _REASONS = (
 """Why a change is dropped, in the order a summary lists them."""
 _DETAILED = frozenset({"failed the check", "did not compile", "breaks the lowest Python"})
 """Reasons a summary quotes the message of."""
+_GROWTH = 10
+"""Columns a change may add to a line already past the width: a rename's underscores, a
+``from err``."""
 _SHORT = 100
 """Characters of a message a summary quotes."""
 
@@ -243,6 +248,24 @@ class _Judge:
         text = line.strip()
         return not any(text in old and len(line) <= len(old) for old in self.long)
 
+    def lengthened(self, text: str) -> set[int]:
+        """The lines of ``text`` (numbered from 1) that stand one for one where a line of ruff's
+        fixed text stood that was past the width already, and are at most :data:`_GROWTH`
+        columns longer: a change that lengthens a line the project keeps long a little
+        (humanfriendly 10.0's 114-column ``h, w, hp, wp = struct.unpack(...)``, whose unused
+        names RUF059 renames ``_hp, _wp``) does not make it too long."""
+        old, new = self.by_ruff.splitlines(), text.splitlines()
+        found: set[int] = set()
+        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "replace" and i2 - i1 == j2 - j1:
+                found.update(
+                    j + 1
+                    for j, before in zip(range(j1, j2), old[i1:i2], strict=True)
+                    if len(before) > self.width and len(new[j]) <= len(before) + _GROWTH
+                )
+        return found
+
     def problem(self, text: str, limit: int) -> tuple[str, str] | None:
         """Why ``text`` cannot be proposed: it does not compile, uses what the lowest Python
         lacks, or leaves ``limit`` findings or more."""
@@ -259,12 +282,10 @@ class _Judge:
             return "respelled a number", f"{sorted(numbers - self.numbers)[0]} is written nowhere in the file"
         if comments < self.comments:
             return "deleted a comment", f"{self.comments - comments} fewer"
-        long = next(
-            (n for n, line in enumerate(text.splitlines(), 1) if len(line) > self.width and self.new(line)),
-            None,
-        )
-        if long is not None:
-            return "made a line too long", f"line {long} over {self.width}"
+        long = [n for n, line in enumerate(text.splitlines(), 1) if len(line) > self.width and self.new(line)]
+        past = [n for n in long if n not in self.lengthened(text)] if long else []
+        if past:
+            return "made a line too long", f"line {past[0]} over {self.width}"
         left = len(self.codes(text))
         if left >= limit:
             return "left as many findings", f"{left} left, ruff's fixes alone {limit}"

@@ -263,6 +263,27 @@ def test_a_long_line_given_its_own_line_shorter_is_not_made_too_long(tmp_path: P
     assert len(text.splitlines()[1]) > 88 and verdict.kept == [change] and verdict.dropped == []
 
 
+def test_a_line_past_the_width_already_may_grow_a_little(tmp_path: Path) -> None:
+    """humanfriendly 10.0's 114-column ``h, w, hp, wp = struct.unpack(...)`` in a file kept to
+    79 elsewhere: RUF059's ``_hp, _wp`` make it two columns longer, which is not what made it
+    too long; a change that adds more than a few columns to it still is."""
+    packed = "struct.pack('HHHH', 0, 0, 0, 0)"
+    text = "import struct\n\n\ndef size(stream, fcntl, termios):\n    h, w, hp, wp = struct.unpack("
+    text += f"'HHHH', fcntl.ioctl(stream, termios.TIOCGWINSZ, {packed}))\n    return h, w\n"
+    root = _codebase(tmp_path / "code", size=text)
+    (root / "ruff.toml").write_text('line-length = 79\n[lint]\nselect = ["RUF059"]\n')
+    renames = fixes(text, ruff_diagnostics(root, "size.py", text))
+    at = text.index("hp, wp")
+    longer = Change("RUF059 line 5", ((at, at + 2, "height_in_pixels"),))
+
+    verdict = judge(root, "size.py", text, text, renames, None, lint_settings(root))
+    too_long = judge(root, "size.py", text, text, [longer], None, lint_settings(root))
+
+    assert len(renames) == 2 and len(text.splitlines()[4]) > 79
+    assert verdict.kept == renames and "h, w, _hp, _wp = struct.unpack(" in verdict.text
+    assert too_long.kept == [] and [dropped.why for dropped in too_long.dropped] == ["made a line too long"]
+
+
 NESTED_IN_CLASS = """class Grammar:
     def transitions(self, states, trans):
         for stateno, state in enumerate(states):
