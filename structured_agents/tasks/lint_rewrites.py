@@ -7,7 +7,9 @@ that does what the rule asks and nothing else:
 - ``E721`` (``type(x) == list``): ``type(x) is list`` (``!=``: ``is not``), in a comparison of
   one operator; types compare by identity;
 - ``F401`` in an ``__init__.py``, on a name imported from ``typing`` (no package re-exports
-  ``Optional``): the import removed (:mod:`~structured_agents.tasks.typing_imports`);
+  ``Optional``), or in a file where ruff's fix is withheld because its type comments or doctest
+  examples use an import, on a name neither uses: the import removed
+  (:mod:`~structured_agents.tasks.unused_imports`);
 - ``B904`` (``raise`` in an ``except`` without ``from``): ``from`` the handled exception (bound
   as ``err`` when the handler binds none); where the handler catches only a lookup miss
   (``KeyError``, ``IndexError``, ``StopIteration``...) or a failed ``assert`` used as a check,
@@ -62,7 +64,7 @@ from structured_agents.tasks.one_line_blocks import one_line_block, statements_a
 from structured_agents.tasks.rebound_loops import rebound_loop_name
 from structured_agents.tasks.repeated_imports import repeated_import
 from structured_agents.tasks.star_imports import explicit_imports
-from structured_agents.tasks.typing_imports import unused_typing_imports
+from structured_agents.tasks.unused_imports import unused_imports
 
 __all__ = ["CANDIDATE_RULES", "DECLINED", "with_candidates"]
 
@@ -652,9 +654,9 @@ def with_candidates(
     codebase's ``root``, a star import (F403) gets an explicit import as its candidate
     (:func:`~structured_agents.tasks.star_imports.explicit_imports`): the lint task gives it
     only where a check runs, since other modules may import from this one what the star bound
-    and it does not use, which only running them shows. An unused ``typing`` import of an
-    ``__init__.py`` (F401, which ruff does not fix there) gets its removal
-    (:func:`~structured_agents.tasks.typing_imports.unused_typing_imports`)."""
+    and it does not use, which only running them shows. An unused import ruff gives no fix
+    (F401) gets its removal where nothing could read it
+    (:func:`~structured_agents.tasks.unused_imports.unused_imports`)."""
     try:
         module: Source | None = Source(text)
     except (SyntaxError, ValueError):
@@ -666,7 +668,7 @@ def with_candidates(
         int((found.get("location") or {}).get("row", 0)): found
         for found in (explicit_imports(root, path, module, diagnostics) if root and module else ())
     }
-    unused = unused_typing_imports(path, module, diagnostics) if module is not None else {}
+    unused = unused_imports(path, module, diagnostics) if module is not None else {}
     for diagnostic in diagnostics:
         row = int((diagnostic.get("location") or {}).get("row", 0))
         if row in copied:

@@ -24,7 +24,7 @@ from collections.abc import Set
 from structured_agents import syntax
 from structured_agents.tasks.lint_source import import_bound
 
-__all__ = ["imports_in_doctests", "imports_in_type_comments", "type_comment_names"]
+__all__ = ["doctest_names", "imports_in_doctests", "imports_in_type_comments", "type_comment_names"]
 
 _TYPE_COMMENT = re.compile(r"#\s*type:\s*(?!ignore\b)(.+)")
 """A type comment (not ``# type: ignore``), and what it says."""
@@ -50,19 +50,27 @@ _EXAMPLE = re.compile(r"^\s*(?:>>>|\.\.\.)\s(.*)$", re.M)
 
 
 @functools.lru_cache(maxsize=64)
-def imports_in_doctests(text: str) -> bool:
-    """Whether a doctest example in a string of ``text`` uses a name one of its imports binds."""
+def doctest_names(text: str) -> frozenset[str]:
+    """Each name the doctest examples in the strings of ``text`` use; empty where it does not
+    parse."""
     tree = _tree(text) if ">>>" in text else None
     if tree is None:
-        return False
-    names = {
+        return frozenset()
+    return frozenset(
         name
         for node in ast.walk(tree)
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and ">>>" in node.value
         for line in _EXAMPLE.findall(node.value)
         for name in _NAME.findall(line)
-    }
-    return _imports_one_of(tree, names)
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def imports_in_doctests(text: str) -> bool:
+    """Whether a doctest example in a string of ``text`` uses a name one of its imports binds."""
+    names = doctest_names(text)
+    tree = _tree(text) if names else None
+    return tree is not None and _imports_one_of(tree, names)
 
 
 @functools.lru_cache(maxsize=64)

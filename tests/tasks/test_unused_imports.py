@@ -1,5 +1,6 @@
-"""Unused ``typing`` imports of an ``__init__.py`` are removed (ruff offers no fix there);
-re-exports and other files' imports are not touched by this candidate."""
+"""Unused imports ruff gives no fix are removed where nothing could read them: an
+``__init__.py``'s ``typing`` imports, and any import of a file whose type comments or doctest
+examples use another; re-exports, probes in a ``try`` and what those comments use are left."""
 
 from __future__ import annotations
 
@@ -122,3 +123,51 @@ def test_ruff_removes_no_import_in_a_file_whose_doctest_examples_use_one(
     fixed = ruff_safe_fixes(tmp_path, "m.py", text, "--select", "F401", *options)
 
     assert (fixed == text) is unfixable
+
+
+UNIDIFF = (
+    "import codecs\nimport sys\n\ntry:\n    import win32api\nexcept ImportError:\n    win32api = None\n"
+    "from typing import Iterable, Optional, Union\n\n\ndef lines(patch):\n"
+    "    # type: (str) -> Iterable[str]\n    return patch.splitlines()\n"
+)
+"""unidiff 0.7.5's ``patch.py``: its type comments use ``Iterable``, so ruff's F401 fix is
+withheld in the file, and ``codecs``, which nothing uses, stayed with it."""
+
+
+PPRINT = 'from pprint import pformat, pprint\n\n\ndef f(v):\n    """\n    >>> pprint(f(1))\n    1\n    """\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            UNIDIFF,
+            UNIDIFF.replace("import codecs\nimport sys\n", "").replace(
+                "Iterable, Optional, Union", "Iterable"
+            ),
+        ),
+        (PPRINT, PPRINT.replace("pformat, ", "")),  # the doctest example's name stays
+    ],
+)
+def test_where_type_comments_or_doctests_withhold_ruffs_fix_the_other_unused_imports_go(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    options = lint_settings(tmp_path).file_options(tmp_path, "m.py", text)
+    found = ruff_json(tmp_path, "m.py", text, "F401", *options)
+    assert found and not any(item.get("fix") for item in found)  # ruff's own fix is withheld
+
+    removed = apply_changes(text, fixes(text, with_candidates(text, found, "m.py")[0]))[0]
+
+    assert removed == expected  # the probe in a ``try`` (``win32api``) is left too
+    compile(removed, "m.py", "exec")
+
+
+def test_a_package_init_keeps_its_other_imports_where_type_comments_use_one(tmp_path: Path) -> None:
+    """A name an ``__init__.py`` imports may be a re-export, whatever its type comments say."""
+    text = "from .core import helper\nfrom typing import List\n\nx = []  # type: List[int]\n"
+    options = lint_settings(tmp_path).file_options(tmp_path, "pkg/__init__.py", text)
+    found, left = with_candidates(
+        text, ruff_json(tmp_path, "pkg/__init__.py", text, "F401", *options), "pkg/__init__.py"
+    )
+
+    assert found == [] and [item["code"] for item in left] == ["F401", "F401"]
