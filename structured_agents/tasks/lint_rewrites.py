@@ -4,6 +4,9 @@ For a few common rules a finding without a fix gets one or more candidates, each
 that does what the rule asks and nothing else:
 
 - ``E722`` (bare ``except:``): ``except Exception:``;
+- ``E741`` (``l``, which reads as ``1``) bound by a comprehension: the singular of what it
+  iterates, ``[line.rstrip() for line in lines]``, where that is the word ``l`` abbreviates
+  (:mod:`~structured_agents.tasks.ambiguous_names`);
 - ``E721`` (``type(x) == list``): ``type(x) is list`` (``!=``: ``is not``), in a comparison of
   one operator; types compare by identity;
 - ``F401`` in an ``__init__.py``, on a name imported from ``typing`` (no package re-exports
@@ -49,6 +52,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from structured_agents.tasks.ambiguous_names import comprehension_name
 from structured_agents.tasks.lint_fixes import Edit
 from structured_agents.tasks.lint_idioms import together
 from structured_agents.tasks.lint_refine import refine
@@ -171,6 +175,7 @@ _GENERATORS: dict[str, Callable[[Source, int, int, int], list[Candidate]]] = {
     "B007": rebound_loop_name,
     "B904": _b904,
     "E721": _e721,
+    "E741": comprehension_name,
     "E701": one_line_block,
     "E702": statements_apart,
     "E722": _e722,
