@@ -16,11 +16,13 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
 - ``PLR1714`` and ``SIM109`` (the same rewrite): a membership test that replaced an ``or``
   grouped inside an ``and`` takes the grouping parentheses' place
   (``row_type in (list, str) and (...)``).
-- ``RUF005`` and ``UP031``: a fix that becomes an atom (a tuple display, a ``str.format`` call)
+- ``RUF005``, ``UP031`` and ``SIM101``: a fix that becomes an atom (a tuple display, a call)
   inside parentheses that only grouped the expression it replaces takes their place, so
   ``(operDef + (None,))[:4]`` becomes ``(*operDef, None)[:4]``, not ``((*operDef, None))[:4]``,
-  and ``return ('%s on %s' % (a, b))`` becomes ``return '{} on {}'.format(a, b)`` (then ruff's
-  f-string). A tuple display unpacked where it stands (``cls(*(args + (d,)), **kwargs)``)
+  ``return ('%s on %s' % (a, b))`` becomes ``return '{} on {}'.format(a, b)`` (then ruff's
+  f-string), and ``not (isinstance(d, list) or isinstance(d, dict))`` becomes ``not
+  isinstance(d, (list, dict))`` (a reviewer sent back jsonpath-ng 1.6.1's ``not
+  (isinstance(...))``). A tuple display unpacked where it stands (``cls(*(args + (d,)), **kwargs)``)
   gives its elements to the call or display instead, ``cls(*args, d, **kwargs)``: the reviewer
   sent back ``cls(*(*args, d), **kwargs)``, which builds a tuple only to unpack it (and lark
   1.1.9's ``TransformerChain(*(*self.transformers, other))``, for ``*self.transformers +
@@ -462,6 +464,7 @@ _RESHAPED: dict[str, Callable[[Mapping[str, Any], Source], dict[str, Any] | None
     "UP031": _ungrouped,
     "PLR1714": _ungrouped,
     "SIM109": _ungrouped,
+    "SIM101": _ungrouped,
     "F841": _unused,
     "RUF059": _unused_unpacked,
     "B007": _unused_loop_name,

@@ -192,6 +192,13 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
             "SIM102",
             "def f(p, b):\n    if p.test(b):\n        if p.run(b) is not False:\n            return 1\n",
         ),
+        # glob2 0.7's copy of functools._make_key: its defaults are bound once, for speed
+        ("B006", "def key(args, fast={int, str}, len=len):\n    return len(args) == 1 and args[0] in fast\n"),
+        # glob2 0.7's copy of functools.lru_cache: the name keeps the old value alive
+        (
+            "F841",
+            "def evict(root, cache):\n    old = root[1]\n    root[0] = root[1] = None\n    cache.clear()\n",
+        ),
         # tablib 3.6.1: both tests alternatives, joined into (a or b) and (not a or not b)
         ("SIM102", "def f(a, b):\n    if a or b:\n        if not a or not b:\n            raise E\n"),
         # Markdown 3.6: a 90-column conditional expression
