@@ -301,7 +301,9 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     ``"" if not (unit or ordinal_) or unit in (...) else " "``), folds a nested test into an ``if``
     where either test spans lines (pyparsing's eleven-line condition), turns into an f-string a ``%``
     format that reads better as it is (:func:`_format_reads_worse`), gives each call its own
-    default where the calls share it on purpose (:func:`_shares_default`), makes a comparison
+    default where the calls share it on purpose or bind names once for speed (``len=len``:
+    :func:`_shares_default`), deletes an unused name that keeps an overwritten value alive
+    (:func:`_keeps_alive`), makes a comparison
     to ``True`` or ``False`` a truth test where the operand may be other than a bool
     (:func:`_compares_a_bool`), sorts an
     ``__all__`` its comments group (RUF022), unpacks a conditional or a slice
@@ -331,6 +333,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
         return repeated or _aligned_below(module, row, column)
     if code == "B006":
         return _shares_default(module, row)
+    if code == "F841":
+        return _keeps_alive(module, row)
     if code == "PLR1714":
         return _membership_reads_worse(module, row)
     if code == "E712":
@@ -521,7 +525,10 @@ def _shares_default(module: Source, row: int) -> bool:
     """Whether a mutable default on line ``row`` is state its function's calls share on
     purpose: the body changes it, hands it to a nested function, or returns it (pyparsing's
     ``indentedBlock(..., backup_stacks=[])`` keeps its stacks across calls). B006's ``None``
-    would then give each call its own, and change what the code does."""
+    would then give each call its own, and change what the code does. So is one of a function
+    whose defaults bind names once, for speed (``tuple=tuple, len=len``: glob2 0.7's copy of
+    ``functools._make_key``, whose ``fasttypes=set(...)`` a reviewer would not have rebuilt
+    on every call)."""
     for function in ast.walk(module.tree):
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
@@ -536,6 +543,30 @@ def _shares_default(module: Source, row: int) -> bool:
         names = {arg.arg for arg, default in pairs if default.lineno == row}
         if names and any(_changes(node, names) for node in ast.walk(function) if node is not function):
             return True
+        if names and any(isinstance(default, ast.Name) and default.id == arg.arg for arg, default in pairs):
+            return True  # ``len=len``: its defaults are bound once on purpose, for speed
+    return False
+
+
+def _keeps_alive(module: Source, row: int) -> bool:
+    """Whether the unused assignment on line ``row`` holds the value of an item or attribute its
+    function then overwrites or deletes (glob2 0.7's copy of ``functools.lru_cache``:
+    ``oldvalue = root[RESULT]`` before ``root[KEY] = root[RESULT] = None``). The name keeps the
+    old value alive until the function returns, so its ``__del__`` cannot run, and re-enter the
+    cache, halfway through the update: a reviewer rejected the deletion."""
+    for assign in module.at(row, (ast.Assign,)):
+        if not isinstance(assign.value, (ast.Subscript, ast.Attribute)):
+            continue
+        held = ast.unparse(assign.value)
+        scope = module.scope_of(assign) or module.tree
+        for node in ast.walk(scope):
+            if (
+                isinstance(node, (ast.Subscript, ast.Attribute))
+                and isinstance(node.ctx, (ast.Store, ast.Del))
+                and node.lineno >= assign.end_lineno
+                and ast.unparse(node) == held
+            ):
+                return True
     return False
 
 

@@ -434,6 +434,16 @@ COPY = "def f(index_v, rows):\n    return [index_v] + list(rows)\n"
             "def f(t):\n    return not (t == 3 or t == 4)\n",
             "def f(t):\n    return not (t in (3, 4))\n",
         ),  # no and around it: the grouping stays, as ruff writes it
+        (
+            "SIM101",
+            "def f(d):\n    if not (isinstance(d, list) or isinstance(d, dict)):\n        return d\n",
+            "def f(d):\n    if not isinstance(d, (list, dict)):\n        return d\n",
+        ),  # jsonpath-ng 1.6.1: the parentheses that grouped the or go with it
+        (
+            "SIM101",
+            "def f(d):\n    return g(isinstance(d, list) or isinstance(d, dict))\n",
+            "def f(d):\n    return g(isinstance(d, (list, dict)))\n",
+        ),  # a call's own parentheses stay
     ],
 )
 def test_fixes_are_written_as_the_reviewer_asked(tmp_path: Path, rule: str, text: str, expected: str) -> None:
