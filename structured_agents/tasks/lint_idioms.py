@@ -10,7 +10,8 @@ other would not fit), one of tomli's twin nested ``if`` statements joined, one o
 seven ``bop.kind == oERR or aop.kind == oERR`` made a membership test. For
 the rules of :data:`FAMILIES`, a fix is offered (:func:`together`) only when
 
-- every finding of its family in the same function can be fixed too (for ``RUF013``, every
+- every finding of its family in the same function (a class's ``__str__`` and ``__repr__`` count
+  as one) can be fixed too (for ``RUF013``, every
   parameter of the signature that defaults to ``None`` is annotated as optional or is itself a
   finding: ruff does not flag ``lookup: ConverterState = None``; for ``SIM108``, every
   ``if``/``else`` assigning one name is a finding: ruff does not report one whose conditional
@@ -81,10 +82,25 @@ def _functions(module: Source) -> list[Function]:
     return [node for node in ast.walk(module.tree) if isinstance(node, Function)]
 
 
-def _scope(scopes: Sequence[Function], row: int) -> int:
-    """The first line of the innermost function holding line ``row`` (0: none does)."""
-    holding = [node.lineno for node in scopes if node.lineno <= row <= (node.end_lineno or node.lineno)]
-    return max(holding, default=0)
+_TEXT_METHODS = frozenset({"__str__", "__repr__"})
+"""Methods that spell their object as text: a class's pair of them is one function here (two
+reviewers sent back jsonpath-ng 1.6.1's ``__str__`` made an f-string under a ``__repr__`` left
+in ``%``)."""
+
+
+def _scope(module: Source, scopes: Sequence[Function], row: int) -> int:
+    """The first line of the innermost function holding line ``row`` (0: none does), or of
+    its class's first :data:`_TEXT_METHODS` where it is one of them."""
+    holding = [node for node in scopes if node.lineno <= row <= (node.end_lineno or node.lineno)]
+    if not holding:
+        return 0
+    inner = max(holding, key=lambda node: node.lineno)
+    owner = module.parents.get(inner)
+    if inner.name in _TEXT_METHODS and isinstance(owner, ast.ClassDef):
+        return min(
+            node.lineno for node in owner.body if isinstance(node, Function) and node.name in _TEXT_METHODS
+        )
+    return inner.lineno
 
 
 def _unflagged_ternaries(module: Source, flagged: set[int]) -> list[int]:
@@ -191,7 +207,9 @@ def together(
     functions = _functions(module)
     chained = _chained_ifs(module, fixed)
     twins = [finding for finding in left if _stays(finding) and _row(finding) not in chained]
-    staying = {(FAMILIES[str(finding.get("code"))], _scope(functions, _row(finding))) for finding in twins}
+    staying = {
+        (FAMILIES[str(finding.get("code"))], _scope(module, functions, _row(finding))) for finding in twins
+    }
 
     def flagged(code: str) -> set[int]:
         return set(findings_at(module, [*fixed, *left], code))
@@ -205,11 +223,11 @@ def together(
             for line in _unflagged_binops(module, flagged("RUF005"), _display_concatenation)
         ),
     ]
-    staying |= {(family, _scope(functions, line)) for family, line in unflagged}
+    staying |= {(family, _scope(module, functions, line)) for family, line in unflagged}
 
     def apart(finding: Finding) -> bool:
         family = FAMILIES.get(str(finding.get("code")))
-        return family is not None and (family, _scope(functions, _row(finding))) in staying
+        return family is not None and (family, _scope(module, functions, _row(finding))) in staying
 
     def families(findings: Sequence[Finding]) -> Counter[str]:
         return Counter(FAMILIES[code] for f in findings if (code := str(f.get("code"))) in FAMILIES)
@@ -274,7 +292,7 @@ def twins_dropped(text: str, kept: Sequence[Change], dropped: Sequence[Change]) 
     def where(change: Change) -> tuple[str, int] | None:
         code, line = _code_and_line(change)
         family = FAMILIES.get(code)
-        return None if family is None else (family, _scope(functions, line))
+        return None if family is None else (family, _scope(module, functions, line))
 
     def spelled(change: Change) -> tuple[str, str] | None:
         code, line = _code_and_line(change)

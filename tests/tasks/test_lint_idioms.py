@@ -9,7 +9,7 @@ import pytest
 from tasks.ruff_json import ruff_json
 
 from structured_agents.tasks.lint_fixes import Change
-from structured_agents.tasks.lint_idioms import FAMILIES, scarce_dropped
+from structured_agents.tasks.lint_idioms import FAMILIES, scarce_dropped, twins_dropped
 from structured_agents.tasks.lint_rewrites import with_candidates
 
 
@@ -45,6 +45,32 @@ OPTIONAL = (
 def test_a_fix_whose_twin_in_the_same_function_stays_is_not_offered(tmp_path: Path) -> None:
     offered, left = _offered(tmp_path, REPR, "UP031")
     assert left == [4, 5] and offered == []
+
+
+# jsonpath-ng 1.6.1's Filter: __str__ made an f-string under a __repr__ left in %
+TEXT_PAIR = (
+    "class Filter:\n"
+    "    def __repr__(self):\n"
+    "        return '<Filter %d>' % self.n\n"
+    "\n"
+    "    def __str__(self):\n"
+    "        return '[?%s]' % (self.expressions,)\n"
+    "\n"
+    "    def show(self):\n"
+    "        return '%s!' % (self.n,)\n"
+    "\n"
+    "    def ask(self):\n"
+    "        return '%s?' % (self.n,)\n"
+)
+
+
+def test_a_classs_str_is_not_made_an_f_string_while_its_repr_stays(tmp_path: Path) -> None:
+    """Two reviewers sent back ``__str__`` in an f-string beside ``__repr__`` in ``%``: the pair
+    counts as one function; other methods are on their own."""
+    offered, left = _offered(tmp_path, TEXT_PAIR, "UP031")
+    assert (offered, left) == ([9, 12], [3, 6])
+    kept, dropped = [Change("UP031 line 6", ()), Change("UP031 line 9", ())], [Change("UP031 line 3", ())]
+    assert twins_dropped(TEXT_PAIR, kept, dropped) == [kept[0]]
 
 
 def test_twins_in_other_functions_do_not_hold_a_fix_back_while_most_are_fixed(tmp_path: Path) -> None:
