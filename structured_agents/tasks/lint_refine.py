@@ -56,6 +56,9 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
   Python has f-strings (3.6). ``str.format`` and an
   f-string format each value the same way (``format(value, spec)``), and each of the
   ``{}`` fields takes one argument, in order, so each is evaluated once, in the same order.
+- ``UP031``: ``'%s' % value``, a format of one field and nothing else, becomes ``str(value)``,
+  not ``f'{value}'``: a reviewer sent back jsonpath-ng 1.6.1's ``f'{self.target}'``. Not in a
+  file that binds the name ``str``.
 - ``UP031``: an argument that only calls ``repr`` (or ``ascii``, ``str``) on a value becomes the
   field's conversion, ``'<{!r}>'.format(x)``, so ruff's f-string reads ``f'<{x!r}>'`` rather than
   ``f'<{repr(x)}>'``, the spelling ruff's own RUF010 sends back (h11 0.14.0's
@@ -656,10 +659,39 @@ def _converted(content: str, text: str, _lowest: Version | None) -> str:
     return _respaced(content, f"{prefix}{quote}{''.join(written)}{quote}.format({', '.join(arguments)})")
 
 
+_BARE_FIELDS = frozenset({"{}", "{0}", "{!s}"})
+"""Format strings that are one field of ``str()`` and nothing else."""
+
+
+def _bare_str(content: str, text: str) -> str:
+    """UP031's ``'{}'.format(value)`` (for ``'%s' % value``) as ``str(value)``: a reviewer sent
+    back jsonpath-ng 1.6.1's ``f'{self.target}'`` (ruff's f-string of it), a format with nothing
+    around its one field. Not in a file that binds the name ``str``."""
+    try:
+        node = syntax.parse(content, mode="eval").body
+    except (SyntaxError, ValueError):
+        return content
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+        and isinstance(node.func.value, ast.Constant)
+        and node.func.value.value in _BARE_FIELDS
+        and len(node.args) == 1
+        and not isinstance(node.args[0], ast.Starred)
+        and not node.keywords
+        and not _rebinds(text, "str")
+    ):
+        return content
+    return f"str({ast.get_source_segment(content, node.args[0])})"
+
+
 def _up031(content: str, text: str, lowest: Version | None) -> str:
-    """UP031's ``.format()`` call with its conversions (:func:`_converted`), then as an f-string
-    where ruff's UP032 would not write one (:func:`_fstring`)."""
-    return _fstring(_converted(content, text, lowest), text, lowest)
+    """UP031's ``.format()`` call as ``str()`` where it is nothing else (:func:`_bare_str`), else
+    with its conversions (:func:`_converted`), then as an f-string where ruff's UP032 would not
+    write one (:func:`_fstring`)."""
+    bare = _bare_str(content, text)
+    return bare if bare != content else _fstring(_converted(content, text, lowest), text, lowest)
 
 
 REFINED: dict[str, Callable[[str, str, Version | None], str]] = {

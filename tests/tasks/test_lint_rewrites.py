@@ -435,6 +435,11 @@ COPY = "def f(index_v, rows):\n    return [index_v] + list(rows)\n"
             "def f(t):\n    return not (t in (3, 4))\n",
         ),  # no and around it: the grouping stays, as ruff writes it
         (
+            "UP031",
+            "def f(t):\n    return '%s' % t.target\n",
+            "def f(t):\n    return str(t.target)\n",
+        ),  # jsonpath-ng 1.6.1: a format with nothing around its field, not f'{t.target}'
+        (
             "SIM101",
             "def f(d):\n    if not (isinstance(d, list) or isinstance(d, dict)):\n        return d\n",
             "def f(d):\n    if not isinstance(d, (list, dict)):\n        return d\n",
