@@ -136,24 +136,39 @@ def is_generated(text: str) -> bool:
 
 _VENDORED_NAMES = frozenset({"ez_setup.py", "distribute_setup.py", "versioneer.py"})
 """Scripts projects copy in from another project, whose copies are meant to match it."""
-_ELSEWHERE = re.compile(r"\b(vendored|copied|taken verbatim) from\b", re.IGNORECASE)
+_ELSEWHERE = re.compile(
+    r"\b(vendored|copied|taken verbatim) from\b|\bback-?port(ed|s)?\b|\bactivestate\.com/recipes\b",
+    re.IGNORECASE,
+)
+"""What a module's docstring or opening comments say when it is another project's code: copied,
+a backport of the standard library's, a published recipe."""
 _VENDOR_FOLDERS = frozenset({"_vendor", "vendor", "_vendored", "vendored", "third_party", "_third_party"})
 """Folders projects keep other projects' copies in (pip's and tablib's ``_vendor``)."""
 
 
-def is_vendored(path: str, tree: ast.Module) -> bool:
-    """Whether the file ``path`` (parsed as ``tree``) is another project's copy: a bootstrap
-    script projects copy in (xmltodict 0.13.0's ``ez_setup.py``, "Maintained at
+def _opening(text: str, tree: ast.Module) -> str:
+    """The comments a module's text opens with, before its first statement, and its docstring."""
+    first = tree.body[0].lineno if tree.body else len(text.splitlines()) + 1
+    comments = [line for line in text.splitlines()[: first - 1] if line.lstrip().startswith("#")]
+    return "\n".join([*comments, ast.get_docstring(tree) or ""])
+
+
+def is_vendored(path: str, text: str, tree: ast.Module) -> bool:
+    """Whether the file ``path`` (``text``, parsed as ``tree``) is another project's copy: a
+    bootstrap script projects copy in (xmltodict 0.13.0's ``ez_setup.py``, "Maintained at
     https://github.com/pypa/setuptools/tree/bootstrap"; ``versioneer.py``), or one whose module
-    docstring says it is vendored or copied from elsewhere (not merely "maintained at" a URL,
-    which a project's own modules say too), or one in a folder named for such copies
+    docstring or opening comments say it is vendored or copied from elsewhere, a backport or a
+    published recipe (glob2 0.7's ``compat.py``: "Back-port functools.lru_cache to Python 2",
+    from an ActiveState recipe, whose cache two fixes a reviewer rejected would have broken; not
+    merely "maintained at" a URL, which a project's own modules say too), or one in a folder
+    named for such copies
     (:data:`_VENDOR_FOLDERS`: tablib 3.6.1's ``_vendor/dbfpy``, which says so nowhere else). A
     strict reviewer sent back a rename in ``ez_setup.py``: the copy should not drift from its
     upstream for a lint finding."""
     where = PurePosixPath(path)
     if where.name in _VENDORED_NAMES or _VENDOR_FOLDERS.intersection(where.parts[:-1]):
         return True
-    return _ELSEWHERE.search(ast.get_docstring(tree) or "") is not None
+    return _ELSEWHERE.search(_opening(text, tree)) is not None
 
 
 def _own_version(init: Path) -> str | None:
@@ -209,7 +224,7 @@ def lintable_source(root: Path, path: str) -> SourceFile | None:
     except (SyntaxError, ValueError) as exc:
         logger.warning("skipping %s: does not parse: %s", path, exc)
         return None
-    if is_vendored(path, tree) or in_vendored_package(root, path):
+    if is_vendored(path, source.text, tree) or in_vendored_package(root, path):
         logger.info("skipping %s: a copy of another project's file", path)
         return None
     return source

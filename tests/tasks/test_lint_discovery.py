@@ -113,8 +113,13 @@ def test_a_copy_of_another_projects_file_is_left_alone(tmp_path: Path) -> None:
     (tmp_path / "_vendor" / "dbfpy").mkdir(parents=True)  # tablib 3.6.1's: it says so nowhere else
     (tmp_path / "_vendor" / "dbfpy" / "dbf.py").write_text("import os\n")
     (tmp_path / "vendors.py").write_text("import os\n")  # a module's name says nothing
+    # glob2 0.7's compat.py: two of its cache's fixes a reviewer rejected as breaking it
+    backport = "# Back-port functools.lru_cache to Python 2 (and <= 3.2)\n"
+    backport += "# {{{ http://code.activestate.com/recipes/578078/ (r6)\n\nimport os\n"
+    (tmp_path / "compat.py").write_text(backport)
+    (tmp_path / "later.py").write_text("import os\n\n# a backport of this lives elsewhere\nimport re\n")
 
-    assert [job.path for job in discover_lint_jobs(tmp_path)] == ["code.py", "vendors.py"]
+    assert [job.path for job in discover_lint_jobs(tmp_path)] == ["code.py", "later.py", "vendors.py"]
 
 
 def test_a_package_of_another_project_copied_inside_is_left_alone(tmp_path: Path) -> None:
