@@ -9,9 +9,10 @@
   black's ``line-length`` (``[tool.black]`` in ``pyproject.toml``); None when the project sets
   none.
 - The rules left unfixed in one file (:meth:`LintSettings.file_options`): isort's (I001) where
-  the file has a star import, since there the order of the imports decides which module's name
-  wins and which module is initialized first (pyparsing 3.1.2's ``__init__.py``, sorted, fails
-  with a circular import); and, in a codebase whose lowest Python is older than ruff's lowest
+  the file has a star import and the fix would move an import statement (not only blank lines,
+  or the names inside one statement), since there the order of the imports decides which
+  module's name wins and which module is initialized first (pyparsing 3.1.2's ``__init__.py``,
+  sorted, fails with a circular import); and, in a codebase whose lowest Python is older than ruff's lowest
   target, the rules whose safe fixes break that Python in the file (six 1.16.0's B009 writes
   ``moves.builtins.exec``, a syntax error on Python 2.7), so the file's other fixes stand
   instead of the whole file being rejected; and F401's where a type comment or a doctest
@@ -90,7 +91,7 @@ class LintSettings:
         """:meth:`ruff_options` for ruff's calls on ``root/path``, whose text is ``original``,
         with ``--unfixable`` for the rules left unfixed there (see the module docstring)."""
         options = self.ruff_options()
-        if _has_star_import(original):
+        if _has_star_import(original) and _sorting_moves_imports(root, path, original, options):
             options = (*options, *_STAR_ORDER)
         if imports_in_type_comments(original) or imports_in_doctests(original):
             options = (*options, *_UNREAD_IMPORTS)
@@ -136,6 +137,37 @@ class LintSettings:
         """Whose rules ruff checks: ``flake8's in setup.cfg: select ...``, or empty for ruff's
         own configuration (the codebase's, or ruff's defaults)."""
         return self.flake8.describe() if self.flake8 is not None else ""
+
+
+def _imports_in_order(text: str) -> list[tuple[object, ...]] | None:
+    """The import statements of ``text`` in their order, each as what it imports (its names in
+    sorted order); None where the text does not parse."""
+    try:
+        tree = syntax.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    statements = sorted(
+        (node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)),
+        key=lambda node: (node.lineno, node.col_offset),
+    )
+    return [
+        (
+            getattr(node, "module", None),
+            getattr(node, "level", None),
+            tuple(sorted((alias.name, alias.asname or "") for alias in node.names)),
+        )
+        for node in statements
+    ]
+
+
+@functools.lru_cache(maxsize=64)
+def _sorting_moves_imports(root: Path, path: str, original: str, options: tuple[str, ...]) -> bool:
+    """Whether isort's fix (I001) of ``original`` moves an import statement, rather than only
+    its blank lines or the order of one statement's names (glob2 0.7's ``__init__.py``, whose
+    star import after ``from __future__ import absolute_import`` only wants a blank line)."""
+    ordered = ruff_safe_fixes(root, path, original, *options, "--fixable", "I001")
+    before = _imports_in_order(original)
+    return before is None or _imports_in_order(ordered) != before
 
 
 @functools.lru_cache(maxsize=64)

@@ -571,6 +571,19 @@ def test_imports_whose_order_matters_are_not_sorted(tmp_path: Path) -> None:
     assert ruff_safe_fixes(tmp_path, "pkg/__init__.py", shown, *shown_options) != shown  # an example: sorted
 
 
+def test_a_star_imports_file_takes_isorts_blank_lines_where_no_import_moves(tmp_path: Path) -> None:
+    """glob2 0.7's ``__init__.py``: isort only wants a blank line after the ``__future__``
+    import, which moves nothing; a blind reviewer sent back the file without it."""
+    (tmp_path / "ruff.toml").write_text('[lint]\nselect = ["I001"]\n')
+    text = "from __future__ import absolute_import\nfrom .impl import *\n\n\n__version__ = (0, 7)\n"
+    options = lint_settings(tmp_path).file_options(tmp_path, "pkg/__init__.py", text)
+
+    by_ruff = ruff_safe_fixes(tmp_path, "pkg/__init__.py", text, *options)
+
+    assert by_ruff == text.replace("absolute_import\n", "absolute_import\n\n").replace("\n\n\n__v", "\n\n__v")
+    assert ruff_diagnostics(tmp_path, "pkg/__init__.py", by_ruff, *options) == []
+
+
 def test_no_cause_is_given_to_the_caught_exception_raised_again() -> None:
     """pyparsing 3.1.2 re-raises the caught exception with its traceback cleared; ``from exc``
     would make it its own cause."""
