@@ -286,7 +286,7 @@ def apply(
     try:
         with open_store(db, existing=True) as store:
             batch_id, results = _results(store, batch, writes=True)
-            pending = [r for r in results if r.status == "proposed"]
+            pending = [r for r in results if r.status == "proposed" and r.diff]  # not a no-change job's
             proposed = [r for r in pending if include_flagged or not r.flagged]
             left = len(pending) - len(proposed)
             record = store.get_batch(batch_id)

@@ -324,12 +324,15 @@ def apply_patches(
 ) -> ApplyReport:
     """Apply ``patches`` under ``root``; patches of one file are applied together, in the given order.
 
-    ``record(report)`` is called after each file, before the next one is touched: the place to
-    store its outcome, so that an apply killed at any point loses nothing (see the module doc).
+    A patch with no diff (the result of a job that ended changing nothing, stored with its
+    summary) has nothing to apply, and no outcome. ``record(report)`` is called after each
+    file, before the next one is touched: the place to store its outcome, so that an apply
+    killed at any point loses nothing (see the module doc).
     """
     by_file: dict[str, list[ProposedPatch]] = {}
     for patch in patches:
-        by_file.setdefault(patch.target_path, []).append(patch)
+        if patch.diff:
+            by_file.setdefault(patch.target_path, []).append(patch)
     reports: list[FileReport] = []
     with _root_lock(root):
         for path, items in sorted(by_file.items()):

@@ -264,3 +264,17 @@ def test_a_files_patches_combine_into_the_one_diff_apply_would_write(project: Pa
     )
     assert patched.returncode == 0 and (project.parent / "fresh" / path).read_text() == written
     assert combined_diff(project, path, list(patches)) is None  # the file moved: no combined diff
+
+
+def test_a_result_that_changes_nothing_has_nothing_to_apply(project: Path) -> None:
+    """A lint job that ends with nothing to change stores its summary with no diff (commonmark
+    0.9.1's ``render/html.py``): it was reported an invalid patch, and ``sa apply`` rejected it."""
+    path = "geometry/shapes.py"
+    original = (project / path).read_text()
+    empty = Patch("run-0", path, source_hash(original.encode()), "")
+    change = doc_patch(project, path, "Circle", "A circle.", "run-1")
+
+    report = apply_patches(project, [empty, change])
+
+    assert report.run_ids("applied") == ["run-1"] and "run-0" not in report.result_statuses()
+    assert apply_patches(project, [empty]).files == ()
