@@ -27,9 +27,9 @@ ask for pytest-mock's ``mocker``), which can tell nothing of a change; the outco
 and the rest run. Where pytest finds no tests and the project has modules named ``tests.py`` or
 ``test.py``, which pytest's default patterns do not collect (webencodings 0.5.1 keeps its tests
 in ``webencodings/tests.py``, decorator 5.1.1 in ``src/tests/test.py``), or modules of a tests
-folder named as nose and unittest's discovery find them (pytimeparse 1.1.8's
-``tests/testtimeparse.py``), pytest is given them by name. Where neither runner can use them
-and the tests folder holds scripts that run their own tests (``test*.py`` calling
+folder named ``test*.py`` or ``*_tests.py`` (pytimeparse 1.1.8's ``tests/testtimeparse.py``,
+commonmark 0.9.1's ``tests/unit_tests.py``), pytest is given them by name. Where neither runner
+can use them and the tests folder holds scripts that run their own tests (``test*.py`` calling
 ``unittest.main()`` as they load, which neither runner can import: ply 3.11's ``python
 testlex.py``, run from ``test/`` as its README says), each script runs from that folder, and
 where some of a script's tests fail as released, it is given the others by name. A package
@@ -455,13 +455,15 @@ def _holds_tests(path: PurePath, root: Path) -> bool:
     """Whether the module at ``path`` (relative to ``root``) holds tests pytest's default
     patterns miss: it is named as :data:`_TESTS_MODULES`, or it stands in a tests folder and
     is named as nose and unittest's discovery find it, ``test*.py`` (pytimeparse 1.1.8's
-    ``pytimeparse/tests/testtimeparse.py``), and does not run its tests as it loads
+    ``pytimeparse/tests/testtimeparse.py``), or ``*_tests.py`` (commonmark 0.9.1's
+    ``commonmark/tests/unit_tests.py``), and does not run its tests as it loads
     (:data:`_CALLS_MAIN`: ply's scripts, which :func:`_test_scripts` runs)."""
     if any(part.startswith(".") for part in path.parts):
         return False
     if path.name in _TESTS_MODULES:
         return True
-    if not (path.name.startswith("test") and path.parent.name in _TESTS_FOLDERS):
+    named = path.name.startswith("test") or path.stem.endswith("_tests")
+    if not (named and path.parent.name in _TESTS_FOLDERS):
         return False
     try:
         return not _CALLS_MAIN.search((root / path).read_text(encoding="utf-8", errors="replace"))

@@ -139,6 +139,7 @@ def test_tests_in_a_tests_module_are_given_to_pytest_by_name(tmp_path: Path) -> 
     unittest_case = "import unittest\nfrom pkg import two\n\nclass T(unittest.TestCase):\n"
     unittest_case += "    def test_two(self):\n        self.assertEqual(two(), 2)\n"
     (released / "pkg" / "tests" / "testtwo.py").write_text(unittest_case)
+    (released / "pkg" / "tests" / "unit_tests.py").write_text(unittest_case)  # commonmark 0.9.1's
     (released / "pkg" / "tests" / "testscript.py").write_text(f"{unittest_case}\nunittest.main()\n")
     (released / "pkg" / "helpers").mkdir()  # not a tests folder
     (released / "pkg" / "helpers" / "testing.py").write_text("def test_not_a_test():\n    assert False\n")
@@ -147,14 +148,15 @@ def test_tests_in_a_tests_module_are_given_to_pytest_by_name(tmp_path: Path) -> 
 
     outcome = run_package_tests(released)
 
-    assert (outcome.status, outcome.passed, outcome.failed) == ("ran", 3, 0) and outcome.usable
-    assert sorted(outcome.named) == ["pkg/tests.py", "pkg/tests/testtwo.py", "src/tests/test.py"]
+    assert (outcome.status, outcome.passed, outcome.failed) == ("ran", 4, 0) and outcome.usable
+    named = ["pkg/tests.py", "pkg/tests/testtwo.py", "pkg/tests/unit_tests.py", "src/tests/test.py"]
+    assert sorted(outcome.named) == named
     copy = shutil.copytree(released, tmp_path / "copy")
     command = ["/bin/sh", "-c", check_command(released, outcome)]
     assert subprocess.run(command, cwd=copy, capture_output=True, check=False).returncode == 0
     (copy / "pkg" / "__init__.py").write_text("def two():\n    return 3\n")
     assert subprocess.run(command, cwd=copy, capture_output=True, check=False).returncode != 0
-    assert run_package_tests(copy, outcome).failed == 3
+    assert run_package_tests(copy, outcome).failed == 4
 
 
 def test_the_tests_as_a_check_command_run_in_any_copy_of_the_project(tmp_path: Path) -> None:
