@@ -91,21 +91,45 @@ class Flake8Rules:
 
 
 @functools.cache
-def _ruff_selectors() -> frozenset[str]:
-    """Every rule code the running ruff knows (preview rules included), and every prefix of one."""
+def _ruff_codes() -> frozenset[str]:
+    """Every rule code the running ruff knows (preview rules included)."""
     command = [sys.executable, "-m", "ruff", "rule", "--all", "--output-format", "json"]
     try:
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         rules = json.loads(done.stdout or "[]")
     except (OSError, ValueError):
         return frozenset()
-    codes = [str(rule.get("code")) for rule in rules if isinstance(rule, dict)]
-    return frozenset(code[:end] for code in codes for end in range(1, len(code) + 1))
+    return frozenset(str(rule.get("code")) for rule in rules if isinstance(rule, dict))
+
+
+@functools.cache
+def _ruff_selectors() -> frozenset[str]:
+    """Every rule code the running ruff knows, and every prefix of one."""
+    return frozenset(code[:end] for code in _ruff_codes() for end in range(1, len(code) + 1))
+
+
+@functools.lru_cache(maxsize=256)
+def _ruff_accepts(selector: str) -> bool:
+    """Whether ruff takes ``selector`` in ``--select``: not every prefix of a code is a
+    selector (``L`` of ``LOG001`` is none; hyperlink 21.0.0 selects ``A`` to ``Z``, and ruff
+    refused the whole run)."""
+    command = [sys.executable, "-m", "ruff", "check", "--isolated", "--select", selector]
+    command += ["--no-cache", "--exit-zero", "--stdin-filename", "selector.py", "-"]
+    try:
+        done = subprocess.run(command, input="", capture_output=True, text=True, check=False)
+    except OSError:
+        return False
+    return done.returncode == 0
 
 
 def _known(code: str) -> bool:
-    """Whether ruff accepts ``code`` as a rule selector (a code or a prefix of one)."""
-    return _SELECTOR.fullmatch(code) is not None and code in _ruff_selectors()
+    """Whether ruff accepts ``code`` as a rule selector (a code or a prefix of one that ruff
+    takes as a selector)."""
+    return (
+        _SELECTOR.fullmatch(code) is not None
+        and code in _ruff_selectors()
+        and (code in _ruff_codes() or _ruff_accepts(code))
+    )
 
 
 def _items(value: str) -> list[str]:

@@ -97,6 +97,19 @@ def test_ruff_checks_what_flake8_would(tmp_path: Path) -> None:
     assert _codes(tmp_path, "m.py", "pkg/__init__.py") == {"m.py": ["E731"], "pkg/__init__.py": ["E731"]}
 
 
+def test_a_letter_that_only_begins_a_code_is_no_selector(tmp_path: Path) -> None:
+    """hyperlink 21.0.0 selects every letter, ``A`` to ``Z`` ("BRING THE PAIN"): ruff refused
+    the whole run over ``L`` (which only begins ``LOG001``), and the evaluation stopped."""
+    letters = ", ".join(chr(code) for code in range(ord("A"), ord("Z") + 1))
+    (tmp_path / "tox.ini").write_text(f"[flake8]\nselect = {letters}\nignore = W503\n")
+    (tmp_path / "m.py").write_text(LAMBDA_AND_IMPORT)
+
+    rules = flake8_rules(tmp_path)
+
+    assert rules is not None and {"L", "O", "Z"} <= set(rules.unknown) and "E" not in rules.unknown
+    assert _codes(tmp_path, "m.py") == {"m.py": ["D100", "E731", "F401"]}  # ruff runs, D too
+
+
 def test_a_lint_job_says_whose_rules_and_skips_what_flake8_ignores(tmp_path: Path) -> None:
     (tmp_path / "setup.cfg").write_text("[flake8]\nignore = E731, F401\n")
     (tmp_path / "quiet.py").write_text(LAMBDA_AND_IMPORT)
