@@ -12,13 +12,13 @@
   the file has a star import and the fix would move an import statement (not only blank lines,
   or the names inside one statement), since there the order of the imports decides which
   module's name wins and which module is initialized first (pyparsing 3.1.2's ``__init__.py``,
-  sorted, fails with a circular import); and, in a codebase whose lowest Python is older than ruff's lowest
-  target, the rules whose safe fixes break that Python in the file (six 1.16.0's B009 writes
-  ``moves.builtins.exec``, a syntax error on Python 2.7), so the file's other fixes stand
-  instead of the whole file being rejected; and F401's where a type comment or a doctest
-  example uses a name the file imports, since ruff reads neither and would remove the import
-  it needs (:mod:`~structured_agents.tasks.type_comments`). The findings stay, with no fix to apply or
-  offer.
+  sorted, fails with a circular import); and, in a codebase whose lowest Python is older than
+  ruff's lowest target, the rules whose safe fixes break that Python in the file (six 1.16.0's
+  B009 writes ``moves.builtins.exec``, a syntax error on Python 2.7), so the file's other fixes
+  stand instead of the whole file being rejected; and F401's where a type comment or a doctest
+  example uses a name the file imports, since ruff reads neither and would remove the import it
+  needs (:mod:`~structured_agents.tasks.type_comments`). The findings stay, with no fix to
+  apply or offer.
 """
 
 from __future__ import annotations

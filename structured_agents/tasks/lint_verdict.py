@@ -7,12 +7,12 @@ of ruff's or a candidate) is kept only when, with ruff's safe fixes applied on t
    that the original did not (:meth:`~structured_agents.tasks.pytarget.PythonTarget.breaks`),
    writes no new line longer than the project's line length
    (:attr:`~structured_agents.tasks.lint_settings.LintSettings.width`, else the file's own
-   longest line; a line already past it may grow a little, as a rename of humanfriendly
-   10.0's 114-column ``h, w, hp, wp = ...`` does) and no ``.format()`` call (ruff converts ``%`` formatting to
-   ``.format()`` and, where it can, on to an f-string: what stays ``.format()`` a strict
-   reviewer rejected as churn), no number spelled as the file spells none (ruff writes
-   ``0x05F3`` back as ``1523``), deletes no comment (ruff's ``else: if`` to ``elif`` does),
-   and ruff finds fewer findings than with ruff's fixes alone;
+   longest line; a line already past it may grow a little, as a rename of humanfriendly 10.0's
+   114-column ``h, w, hp, wp = ...`` does) and no ``.format()`` call (ruff converts ``%``
+   formatting to ``.format()`` and, where it can, on to an f-string: what stays ``.format()`` a
+   strict reviewer rejected as churn), no number spelled as the file spells none (ruff writes
+   ``0x05F3`` back as ``1523``), deletes no comment (ruff's ``else: if`` to ``elif`` does), and
+   ruff finds fewer findings than with ruff's fixes alone;
 2. with the other kept changes, it overlaps none of them, and together they still compile and
    leave fewer findings (otherwise the changes are added one at a time, each kept only when
    the file still compiles and ruff finds fewer findings than without it). When all the
@@ -283,7 +283,8 @@ class _Judge:
         if comments < self.comments:
             return "deleted a comment", f"{self.comments - comments} fewer"
         long = [n for n, line in enumerate(text.splitlines(), 1) if len(line) > self.width and self.new(line)]
-        past = [n for n in long if n not in self.lengthened(text)] if long else []
+        lengthened = self.lengthened(text) if long else set()
+        past = [n for n in long if n not in lengthened]
         if past:
             return "made a line too long", f"line {past[0]} over {self.width}"
         left = len(self.codes(text))
