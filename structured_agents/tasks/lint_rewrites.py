@@ -306,7 +306,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     (:func:`_keeps_alive`), makes a comparison
     to ``True`` or ``False`` a truth test where the operand may be other than a bool
     (:func:`_compares_a_bool`), sorts an
-    ``__all__`` its comments group (RUF022), unpacks a conditional or a slice
+    ``__all__`` or ``__slots__`` its comments group (RUF022, RUF023: parsimonious 0.10.0's sorted
+    ``Node.__slots__`` left each comment beside another slot), unpacks a conditional or a slice
     (:func:`_unpacks_worse`), or renames a name on a line the next one aligns with
     (:func:`_aligned_below`) or a name that already says it is unused (``dummy``), renames or
     removes a name a comment of its function names (:func:`_commented`), or merges comparisons
@@ -339,7 +340,7 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
         return _membership_reads_worse(module, row)
     if code == "E712":
         return not any(_compares_a_bool(node) for node in module.at(row, (ast.Compare,)))
-    if code == "RUF022":
+    if code in ("RUF022", "RUF023"):
         return any(
             "#" in module.text[module.start(node) : module.end(node)]
             for node in module.at(row, (ast.Assign, ast.AnnAssign, ast.AugAssign))
