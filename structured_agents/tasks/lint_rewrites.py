@@ -305,7 +305,10 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     :func:`_shares_default`), deletes an unused name that keeps an overwritten value alive
     (:func:`_keeps_alive`), makes a comparison
     to ``True`` or ``False`` a truth test where the operand may be other than a bool
-    (:func:`_compares_a_bool`), sorts an
+    (:func:`_compares_a_bool`),
+    restyles a docstring that holds doctest examples (pydocstyle's rules: hyperlink 21.0.0's
+    ``_decode_path_part`` had its example moved onto the opening quotes' line and a period added
+    to its expected output, which its tox's ``--doctest-modules`` would fail), sorts an
     ``__all__`` or ``__slots__`` its comments group (RUF022, RUF023: parsimonious 0.10.0's sorted
     ``Node.__slots__`` left each comment beside another slot), unpacks a conditional or a slice
     (:func:`_unpacks_worse`), or renames a name on a line the next one aligns with
@@ -340,6 +343,10 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
         return _membership_reads_worse(module, row)
     if code == "E712":
         return not any(_compares_a_bool(node) for node in module.at(row, (ast.Compare,)))
+    if code.startswith("D") and code[1:].isdigit():
+        return any(
+            isinstance(node.value, str) and ">>>" in node.value for node in module.at(row, (ast.Constant,))
+        )
     if code in ("RUF022", "RUF023"):
         return any(
             "#" in module.text[module.start(node) : module.end(node)]
