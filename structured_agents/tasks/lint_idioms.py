@@ -16,7 +16,8 @@ the rules of :data:`FAMILIES`, a fix is offered (:func:`together`) only when
   finding: ruff does not flag ``lookup: ConverterState = None``; for ``SIM108``, every
   ``if``/``else`` assigning one name is a finding: ruff does not report one whose conditional
   expression would be too long), and
-- at least half of the family's findings in the file can.
+- at least half of the family's findings in the file can (all of them for an ambiguous name,
+  ``E741``: :data:`_WHOLE_FILE`).
 
 A ``%`` format left because it reads better so (a regular expression's ``{n}``, a logging
 call's arguments) is not a twin left behind: the same reviewer called that split sensible.
@@ -58,9 +59,15 @@ FAMILIES = {
     "E721": "type comparison",
     "PLR1714": "membership test",
     "SIM109": "membership test",
+    "E741": "ambiguous name",
 }
 """The rules whose fixes change an idiom, and the idiom (``%`` and ``.format()`` formatting
 turn into f-strings alike)."""
+
+_WHOLE_FILE = frozenset({"ambiguous name"})
+"""Families a file changes everywhere or nowhere: a reviewer sent back unidiff 0.7.5's
+``[str(line) for line in self.source_lines()]`` beside ``(l for l in self if ...)`` two methods
+up, which has no word to take."""
 
 _SPLIT_BY_READING = frozenset({"format"})
 """Families whose findings left by a decline (the fix reads worse) are no twins left behind."""
@@ -234,7 +241,11 @@ def together(
 
     offered = families([f for f in fixed if not apart(f)])
     total = families([*fixed, *twins])
-    scarce = {family for family, count in total.items() if 2 * offered[family] < count}
+    scarce = {
+        family
+        for family, count in total.items()
+        if 2 * offered[family] < count or (family in _WHOLE_FILE and offered[family] < count)
+    }
     keep = [not apart(f) and FAMILIES.get(str(f.get("code"))) not in scarce for f in fixed]
     kept = [f for f, keeps in zip(fixed, keep, strict=True) if keeps]
     moved = [dict(f) for f, keeps in zip(fixed, keep, strict=True) if not keeps]
@@ -327,4 +338,9 @@ def scarce_dropped(kept: Sequence[Change], dropped: Sequence[Change]) -> list[Ch
 
     standing = Counter(name for change in kept if (name := family(change)) is not None)
     gone = Counter(name for change in dropped if (name := family(change)) is not None)
-    return [change for change in kept if (name := family(change)) is not None and standing[name] < gone[name]]
+    return [
+        change
+        for change in kept
+        if (name := family(change)) is not None
+        and (standing[name] < gone[name] or (name in _WHOLE_FILE and gone[name]))
+    ]

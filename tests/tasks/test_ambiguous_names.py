@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from tasks.ruff_json import ruff_json
 
-from structured_agents.tasks.lint_fixes import apply_changes, fixes
+from structured_agents.tasks.lint_fixes import Change, apply_changes, fixes
+from structured_agents.tasks.lint_idioms import scarce_dropped
 from structured_agents.tasks.lint_rewrites import with_candidates
 
 
@@ -64,3 +65,17 @@ def test_an_l_with_no_word_to_take_is_left(tmp_path: Path, text: str) -> None:
     renamed, left = _renamed(tmp_path, text)
 
     assert renamed == text and left >= 1
+
+
+def test_a_file_renames_every_comprehensions_l_or_none(tmp_path: Path) -> None:
+    """unidiff 0.7.5: ``[str(l) for l in self.source_lines()]`` renamed beside ``(l for l in
+    self if l.is_context)`` two methods up, which has no word to take; a reviewer asked for both
+    or neither."""
+    both = "def lines(self):\n    return (l for l in self if l)\n\n\n"
+    both += "def shown(self):\n    return [str(l) for l in self.source_lines()]\n"
+
+    renamed, left = _renamed(tmp_path, both)
+
+    assert renamed == both and left == 2
+    kept, dropped = [Change("E741 line 6", ())], [Change("E741 line 2", ())]
+    assert scarce_dropped(kept, dropped) == kept  # dropped by the verdict: the file keeps none
