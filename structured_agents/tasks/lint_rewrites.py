@@ -297,7 +297,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     marks debug-only code) or a nested test that acts (:func:`_acts_in_nested_test`), writes a
     number in another spelling (:func:`_respells_numbers`), moves a comment out of the ``else:``
     it describes (:func:`_comment_leads_nested_if`), writes a conditional expression past
-    :data:`_TERNARY_WIDTH` columns or on an ``and``/``or`` test (humanize's
+    :data:`_TERNARY_WIDTH` columns, of two equal branches (:func:`_same_branches`) or on an
+    ``and``/``or`` test (humanize's
     ``"" if not (unit or ordinal_) or unit in (...) else " "``), folds a nested test into an ``if``
     where either test spans lines (pyparsing's eleven-line condition), turns into an f-string a ``%``
     format that reads better as it is (:func:`_format_reads_worse`), gives each call its own
@@ -364,7 +365,7 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
         )
     if code == "SIM108":
         return _long_ternary(diagnostic) or any(
-            isinstance(node.test, ast.BoolOp) for node in module.at(row, (ast.If,))
+            isinstance(node.test, ast.BoolOp) or _same_branches(node) for node in module.at(row, (ast.If,))
         )
     if code == "UP031":
         return any(_format_reads_worse(module, node) for node in _binops_at(module, diagnostic))
@@ -612,6 +613,15 @@ def _unpacks_worse(node: ast.BinOp, parent: ast.AST | None) -> bool:
         or (isinstance(operand, ast.Subscript) and isinstance(operand.slice, ast.Slice))
         for operand in operands
     )
+
+
+def _same_branches(node: ast.If) -> bool:
+    """Whether both branches of the ``if`` ``node`` are the same statements (mistletoe 1.3.0's
+    ``template = '{inner}\\n'`` twice): a conditional expression of two equal values reads as a
+    mistake, and a reviewer sent it back."""
+    return [ast.dump(statement) for statement in node.body] == [
+        ast.dump(statement) for statement in node.orelse
+    ]
 
 
 def _acts_in_nested_test(node: ast.If) -> bool:

@@ -217,6 +217,11 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
         ("B006", SHARED_DEFAULT),
         # pyparsing 3.1.2: its __all__ is grouped under comments
         ("RUF022", '__all__ = [\n    "b",\n    "a",\n    # pre-PEP8 names\n    "c",\n]\n'),
+        # mistletoe 1.3.0: a conditional expression of two equal branches
+        (
+            "SIM108",
+            "def f(c):\n    if c:\n        t = '{inner}'\n    else:\n        t = '{inner}'\n    return t\n",
+        ),
         # hyperlink 21.0.0: a period added to a doctest's expected output (D400), which fails it
         ("D400", 'def f(t):\n    """\n    >>> f(1)\n    \'a\'\n    """\n    return \'a\'\n'),
         ("D212", 'def f(t):\n    """\n    >>> f(1)\n    \'a\'\n    """\n    return \'a\'\n'),
