@@ -23,14 +23,12 @@ import ast
 import keyword
 
 from structured_agents.tasks.lint_fixes import Edit
-from structured_agents.tasks.lint_source import SCOPES, Source
+from structured_agents.tasks.lint_source import SCOPES, Comprehension, Source
 
 __all__ = ["comprehension_name"]
 
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _ES_PLURALS = ("ss", "ies", "ses", "xes", "zes", "ches", "shes")
 """Endings of words whose singular is not the word without its ``s`` (``entries``, ``boxes``)."""
-_Comprehension = ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
 
 
 def _iterated_word(node: ast.expr) -> str | None:
@@ -67,7 +65,7 @@ def _names(scope: ast.AST) -> set[str]:
     return found
 
 
-def _renamed(comprehension: _Comprehension, index: int, old: str) -> list[ast.Name] | None:
+def _renamed(comprehension: Comprehension, index: int, old: str) -> list[ast.Name] | None:
     """The names ``old`` the ``index``-th generator of ``comprehension`` binds, as the
     comprehension reads them; None where another part of it binds ``old`` again."""
     generators = comprehension.generators
@@ -79,7 +77,7 @@ def _renamed(comprehension: _Comprehension, index: int, old: str) -> list[ast.Na
     names: list[ast.Name] = []
     for part in parts:
         for node in ast.walk(part):
-            if isinstance(node, (*SCOPES, *_COMPREHENSIONS, ast.comprehension)) and any(
+            if isinstance(node, (*SCOPES, Comprehension, ast.comprehension)) and any(
                 _binds(inner, old) for inner in ast.walk(node)
             ):
                 return None
@@ -93,7 +91,7 @@ def _renamed(comprehension: _Comprehension, index: int, old: str) -> list[ast.Na
 def comprehension_name(module: Source, row: int, at: int, _end: int) -> list[tuple[str, tuple[Edit, ...]]]:
     """The candidate for the ``E741`` finding of the name at ``at`` on line ``row``."""
     for comprehension in ast.walk(module.tree):
-        if not isinstance(comprehension, _COMPREHENSIONS):
+        if not isinstance(comprehension, Comprehension):
             continue
         for index, generator in enumerate(comprehension.generators):
             target = generator.target

@@ -19,6 +19,7 @@ __all__ = [
     "NAME_READERS",
     "PURE_CALLS",
     "SCOPES",
+    "Comprehension",
     "Source",
     "compiled",
     "findings_at",
@@ -32,6 +33,8 @@ __all__ = [
 
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 """The nodes that open a scope of their own."""
+Comprehension = ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
+"""The comprehensions, whose ``for`` clauses bind names of their own."""
 
 NAME_READERS = frozenset({"locals", "vars", "eval", "exec", "dir"})
 """Builtins through which a function may see its local variables' names."""

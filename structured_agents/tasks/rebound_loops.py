@@ -29,13 +29,12 @@ import ast
 import re
 
 from structured_agents.tasks.lint_fixes import Edit
-from structured_agents.tasks.lint_source import NAME_READERS, SCOPES, Source, own_nodes
+from structured_agents.tasks.lint_source import NAME_READERS, SCOPES, Comprehension, Source, own_nodes
 
 __all__ = ["rebound_loop_name"]
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor)
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
 def _binds(target: ast.AST, name: str) -> bool:
@@ -60,7 +59,7 @@ def _binds_before(module: Source, parent: ast.AST, child: ast.AST, loop: ast.AST
     a comprehension the clauses after the one binding it and its result."""
     if isinstance(parent, ast.comprehension):
         return child is not parent.iter and child is not parent.target and _binds(parent.target, name)
-    if isinstance(parent, _COMPREHENSIONS):
+    if isinstance(parent, Comprehension):
         return _in_comprehension(parent, child, name)
     return (
         isinstance(parent, _LOOPS)
