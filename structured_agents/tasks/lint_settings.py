@@ -35,7 +35,7 @@ from structured_agents.tasks.pytarget import RUFF_LOWEST, PythonTarget, python_t
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_safe_fixes
 from structured_agents.tasks.ruff_config import read_toml, ruff_config_file, ruff_settings
 from structured_agents.tasks.ruff_format import formatted_at
-from structured_agents.tasks.type_comments import imports_in_doctests, imports_in_type_comments
+from structured_agents.tasks.type_comments import imports_read_unseen
 
 __all__ = ["MIN_WIDTH", "WIDTHS", "LintSettings", "lint_settings"]
 
@@ -51,7 +51,7 @@ def _has_star_import(text: str) -> bool:
     """Whether ``text`` imports ``*``: a statement, not a docstring's example (pexpect 4.9.0's
     ``run()`` shows ``from pexpect import *``, and isort's fix of the file was left undone);
     any line that looks like one where the text does not parse. Asked of one file's text by
-    every ruff call on it, as :func:`.imports_in_type_comments` is."""
+    every ruff call on it, as :func:`.imports_read_unseen` is."""
     if not _STAR_IMPORT.search(text):
         return False
     try:
@@ -93,7 +93,7 @@ class LintSettings:
         options = self.ruff_options()
         if _has_star_import(original) and _sorting_moves_imports(root, path, original, options):
             options = (*options, *_STAR_ORDER)
-        if imports_in_type_comments(original) or imports_in_doctests(original):
+        if imports_read_unseen(original):
             options = (*options, *_UNREAD_IMPORTS)
         if self.target.lowest is None or self.target.lowest >= RUFF_LOWEST:
             return options

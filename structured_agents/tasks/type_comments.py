@@ -4,12 +4,12 @@
 it, but ruff parses no type comment: it reports the imports as unused (F401) and its safe fix
 removes them, after which mypy fails on the file (unidecode 1.3.8's ``__init__.py``). A name a
 type comment uses is kept: the lint task leaves F401 unfixed in a file whose type comments use
-a name it imports (:func:`imports_in_type_comments`), and removes no such name itself.
+a name it imports (:func:`imports_read_unseen`), and removes no such name itself.
 
 A doctest example runs in the module's namespace: configobj 5.0.9's ``validate.py`` imports
 ``pprint`` only for ``>>> pprint(v.check(...))`` in a docstring, and with the import removed its
 doctests failed. F401 is left unfixed too in a file whose doctest examples use a name it imports
-(:func:`imports_in_doctests`).
+(:func:`imports_read_unseen` again).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Set
 from structured_agents import syntax
 from structured_agents.tasks.lint_source import import_bound
 
-__all__ = ["doctest_names", "imports_in_doctests", "imports_in_type_comments", "type_comment_names"]
+__all__ = ["doctest_names", "imports_read_unseen", "type_comment_names"]
 
 _TYPE_COMMENT = re.compile(r"#\s*type:\s*(?!ignore\b)(.+)")
 """A type comment (not ``# type: ignore``), and what it says."""
@@ -66,22 +66,16 @@ def doctest_names(text: str) -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=64)
-def imports_in_doctests(text: str) -> bool:
-    """Whether a doctest example in a string of ``text`` uses a name one of its imports binds."""
-    names = doctest_names(text)
+def imports_read_unseen(text: str) -> bool:
+    """Whether a type comment or a doctest example of ``text`` uses a name one of its imports
+    binds: a use ruff does not see (asked of one file's text by every ruff call on it:
+    discovery, each fix's layout, the verdict)."""
+    names = (type_comment_names(text) if "type:" in text else frozenset()) | doctest_names(text)
     tree = _tree(text) if names else None
     return tree is not None and _imports_one_of(tree, names)
 
 
 @functools.lru_cache(maxsize=64)
-def imports_in_type_comments(text: str) -> bool:
-    """Whether a type comment of ``text`` uses a name one of its imports binds (asked of one
-    file's text by every ruff call on it: discovery, each fix's layout, the verdict)."""
-    names = type_comment_names(text) if "type:" in text else frozenset()
-    tree = _tree(text) if names else None
-    return tree is not None and _imports_one_of(tree, names)
-
-
 def _tree(text: str) -> ast.Module | None:
     try:
         return syntax.parse(text)

@@ -31,8 +31,7 @@ from typing import Any
 from structured_agents.tasks.lint_source import SCOPES, Source, findings_at, unsafe_fix
 from structured_agents.tasks.type_comments import (
     doctest_names,
-    imports_in_doctests,
-    imports_in_type_comments,
+    imports_read_unseen,
     type_comment_names,
 )
 
@@ -78,7 +77,7 @@ def _removable(path: str, module: Source, node: ast.AST) -> bool:
         return isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in _TYPING
     if not isinstance(node, ast.Import | ast.ImportFrom) or _in_try(module, node):
         return False
-    return imports_in_type_comments(module.text) or imports_in_doctests(module.text)
+    return imports_read_unseen(module.text)
 
 
 def unused_imports(
