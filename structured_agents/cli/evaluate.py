@@ -10,8 +10,10 @@ are downloaded once (``pip download``) and cached; ``--from-dir`` takes them fro
 sdists or wheels instead, with no network. Prints a table per task (fits 100 columns), one line
 per package as it finishes, and with ``--json`` every target's result (``-``: standard output,
 the table then going to standard error; a file is also written after each package, marked
-``"partial": true`` until the end). Exit codes: 0 done, 2 usage, configuration or
-package error.
+``"partial": true`` until the end). A package that cannot be evaluated (its archive will not
+unpack, ruff refuses its configuration) is listed with its error, under ``"errors"`` in the
+JSON, and the others are still evaluated. Exit codes: 0 done, 2 usage, configuration or
+package error (a package's error: after the others ran and the report was written).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from structured_agents.cli.engine_option import EngineOption, settings_with_engi
 from structured_agents.errors import StructuredAgentsError
 
 if TYPE_CHECKING:
-    from structured_agents.evaluation import PackageResult
+    from structured_agents.evaluation import PackageError, PackageResult
     from structured_agents.settings import EngineSettings
 
 __all__ = ["evaluate"]
@@ -65,21 +67,34 @@ def _write_json(json_out: str, data: dict[str, Any]) -> None:
         Path(json_out).write_text(text, encoding="utf-8")
 
 
-def _progress(console: Console, task: str, json_out: str | None) -> Callable[[PackageResult], None]:
-    """Print a line per package as it is done; with a ``--json`` file, rewrite it each time
-    (``"partial": true``) so an interrupted evaluation keeps what it measured."""
-    done: list[dict[str, Any]] = []
+def _progress(
+    console: Console, task: str, json_out: str | None
+) -> Callable[[PackageResult | PackageError], None]:
+    """Print a line per package as it is done or fails; with a ``--json`` file, rewrite it each
+    time (``"partial": true``) so an interrupted evaluation keeps what it measured."""
+    from structured_agents.evaluation import PackageError
 
-    def report(result: PackageResult) -> None:
-        failed = sum(result.failures.values())
-        console.print(
-            f"  {escape(result.package)}: {result.job_count} job(s), {failed} without a change, "
-            f"{result.wall_s:.0f} s",
-            highlight=False,
-        )
-        done.append(result.to_dict())
+    done: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+
+    def report(result: PackageResult | PackageError) -> None:
+        if isinstance(result, PackageError):
+            console.print(
+                f"  [red]{escape(result.package)}: not evaluated:[/red] {escape(result.error)}",
+                highlight=False,
+                soft_wrap=True,
+            )
+            errors.append(result.to_dict())
+        else:
+            failed = sum(result.failures.values())
+            console.print(
+                f"  {escape(result.package)}: {result.job_count} job(s), {failed} without a change, "
+                f"{result.wall_s:.0f} s",
+                highlight=False,
+            )
+            done.append(result.to_dict())
         if json_out is not None and json_out != "-":
-            _write_json(json_out, {"task": task, "partial": True, "packages": done})
+            _write_json(json_out, {"task": task, "partial": True, "packages": done, "errors": errors})
 
     return report
 
@@ -167,3 +182,5 @@ def evaluate(
     console.print(render_report(report))
     if json_out is not None:
         _write_json(json_out, report.to_dict())
+    if report.errors:
+        raise typer.Exit(2)

@@ -24,6 +24,7 @@ from structured_agents.evaluation.results import (
     EvalReport,
     LintJobResult,
     LintPackageResult,
+    PackageError,
     PackageResult,
 )
 from structured_agents.evaluation.tables import render_report
@@ -38,6 +39,7 @@ __all__ = [
     "EvaluationError",
     "LintJobResult",
     "LintPackageResult",
+    "PackageError",
     "PackageResult",
     "PackageSpec",
     "evaluate",

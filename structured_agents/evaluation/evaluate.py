@@ -6,7 +6,9 @@ scratch folder, and gather the report.
     report = asyncio.run(evaluate(EvalSetup("docstring", specs, "docstring"), engine_factory))
 
 Every archive is fetched before the engine is built, so a missing package fails in seconds,
-not after a model load. The engine is wrapped in one
+not after a model load. A package that fails after that (its archive will not unpack, ruff
+refuses its configuration) is reported as a :class:`~.results.PackageError` and the others are
+still evaluated. The engine is wrapped in one
 :class:`~structured_agents.engines.BatchingEngine` that every package's runner shares (the
 runner leaves a batching engine open), and closed at the end.
 """
@@ -21,12 +23,13 @@ from pathlib import Path
 
 from structured_agents.bundles import Bundle, load_bundle
 from structured_agents.engines import BatchingEngine
+from structured_agents.errors import StructuredAgentsError
 from structured_agents.evaluation.docstring_eval import Strip, evaluate_docstrings
 from structured_agents.evaluation.errors import EvaluationError
 from structured_agents.evaluation.fetch import fetch_package
 from structured_agents.evaluation.lint_eval import evaluate_lint, ruff_version
 from structured_agents.evaluation.packages import PackageSpec
-from structured_agents.evaluation.results import EvalReport, PackageResult
+from structured_agents.evaluation.results import EvalReport, PackageError, PackageResult
 from structured_agents.evaluation.unpack import unpack
 from structured_agents.evaluation.words import bundle_vocabulary
 from structured_agents.kernel.engine import Engine
@@ -107,7 +110,7 @@ async def _evaluate_in(
     setup: EvalSetup,
     engine_factory: Callable[[], Engine],
     work: Path,
-    report_package: Callable[[PackageResult], None],
+    report_package: Callable[[PackageResult | PackageError], None],
 ) -> EvalReport:
     started = time.monotonic()
     if setup.task not in TASKS:
@@ -125,12 +128,19 @@ async def _evaluate_in(
         loading = time.monotonic()
         engine = BatchingEngine(engine_factory(), max_batch_size=setup.concurrency, max_wait_s=_BATCH_WAIT_S)
         load_s = time.monotonic() - loading
-        results = []
+        results: list[PackageResult] = []
+        errors: list[PackageError] = []
         try:
             for spec, archive in archives:
                 package_work = work / f"{spec.name}-{spec.version}"
-                project = unpack(archive, package_work / "unpacked")
-                result = await _package(setup, bundle, engine, vocabulary, spec, project, package_work)
+                try:
+                    project = unpack(archive, package_work / "unpacked")
+                    result = await _package(setup, bundle, engine, vocabulary, spec, project, package_work)
+                except StructuredAgentsError as exc:
+                    error = PackageError(str(spec), str(exc))
+                    report_package(error)
+                    errors.append(error)
+                    continue
                 report_package(result)
                 results.append(result)
         finally:
@@ -149,16 +159,17 @@ async def _evaluate_in(
         packages=tuple(results),
         wall_s=time.monotonic() - started,
         strip=setup.strip,
+        errors=tuple(errors),
     )
 
 
 async def evaluate(
     setup: EvalSetup,
     engine_factory: Callable[[], Engine],
-    report_package: Callable[[PackageResult], None] = lambda _result: None,
+    report_package: Callable[[PackageResult | PackageError], None] = lambda _result: None,
 ) -> EvalReport:
     """Run the evaluation ``setup`` describes with the engine ``engine_factory`` builds;
-    ``report_package`` hears of each package as it is done."""
+    ``report_package`` hears of each package as it is done, or as it fails."""
     if setup.work_dir is not None:
         setup.work_dir.mkdir(parents=True, exist_ok=True)
         if any(setup.work_dir.iterdir()):

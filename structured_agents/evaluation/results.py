@@ -17,6 +17,7 @@ __all__ = [
     "EvalReport",
     "LintJobResult",
     "LintPackageResult",
+    "PackageError",
     "PackageResult",
 ]
 
@@ -304,6 +305,20 @@ PackageResult = DocstringPackageResult | LintPackageResult
 
 
 @dataclass(frozen=True, slots=True)
+class PackageError:
+    """A package the evaluation could not finish (its archive would not unpack, ruff refused its
+    configuration...): the others are still evaluated, and ``sa eval`` exits 2 at the end."""
+
+    package: str
+    error: str
+    """What went wrong, as the error said it."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"package": self.package, "error": self.error}
+
+
+@dataclass(frozen=True, slots=True)
 class EvalReport:
     """One ``sa eval``: the setting and every package's result."""
 
@@ -324,6 +339,8 @@ class EvalReport:
     """Wall time of the whole evaluation."""
     strip: str = "all"
     """Docstring: whose docstrings were stripped, ``all`` definitions' or the ``targets``' only."""
+    errors: tuple[PackageError, ...] = ()
+    """The packages that could not be evaluated, and why."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -340,4 +357,5 @@ class EvalReport:
             "engine_load_s": self.engine_load_s,
             "wall_s": self.wall_s,
             "packages": [package.to_dict() for package in self.packages],
+            "errors": [error.to_dict() for error in self.errors],
         }

@@ -186,8 +186,14 @@ def _leaks(packages: Sequence[DocstringPackageResult]) -> Text:
     return Text(f"most leaked words: {listed or 'none'}")
 
 
+def _errors(report: EvalReport) -> Text:
+    listed = "; ".join(f"{error.package}: {error.error}" for error in report.errors)
+    return Text(f"not evaluated: {listed}", style="red")
+
+
 def render_report(report: EvalReport) -> RenderableType:
-    """The report's table, failures and (docstring) leaked words."""
+    """The report's table, failures, (docstring) leaked words and the packages that could not be
+    evaluated."""
     timing = Text(
         f"engine load {report.engine_load_s:.1f} s; whole evaluation {report.wall_s:.0f} s; "
         f"concurrency {report.concurrency}; limit {report.limit or 'none'}"
@@ -205,4 +211,6 @@ def render_report(report: EvalReport) -> RenderableType:
         ]
     if lints:
         parts += [_lint_table(report, lints), _failures(report), _breaks(lints)]
+    if report.errors:
+        parts.append(_errors(report))
     return Group(*parts, timing)

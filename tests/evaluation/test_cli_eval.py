@@ -235,6 +235,26 @@ def test_sa_eval_lint_with_the_packages_tests_as_the_check(
     assert package["tests"]["agent"]["passed"] == 3 and package["tests"]["agent"]["failed"] == 0
 
 
+def test_sa_eval_lint_reports_a_package_it_cannot_evaluate_and_goes_on_with_the_rest(
+    monkeypatch: pytest.MonkeyPatch, archives: Path, tmp_path: Path
+) -> None:
+    """A package that fails once fetched (here an archive that is not one) is named with its
+    error, the JSON keeps it apart from the measured packages, the rest are measured, and the
+    exit code still says something failed."""
+    (archives / "broken-1.0.tar.gz").write_bytes(b"not a gzip stream")
+    out = tmp_path / "eval.json"
+    args = ["lint", "broken==1.0", "tinypkg==0.1.0", "--from-dir", str(archives), "--json", str(out)]
+    result = _eval(monkeypatch, _scripted_lint, *args)
+
+    assert result.exit_code == 2, result.output
+    report = json.loads(out.read_text())
+    assert report["partial"] is False
+    assert [package["package"] for package in report["packages"]] == ["tinypkg==0.1.0"]
+    [error] = report["errors"]
+    assert error["package"] == "broken==1.0" and "cannot unpack" in error["error"]
+    assert "broken==1.0: not evaluated:" in result.output and "tinypkg==0.1.0: 1 job(s)" in result.output
+
+
 def test_sa_eval_refuses_an_unpinned_or_missing_package(
     monkeypatch: pytest.MonkeyPatch, archives: Path
 ) -> None:
