@@ -34,7 +34,14 @@ can use them and the tests folder holds scripts that run their own tests (``test
 testlex.py``, run from ``test/`` as its README says), each script runs from that folder, and
 where some of a script's tests fail as released, it is given the others by name. A package
 whose tests need more than that shows up as ``cannot run`` with the runner's last words, never
-as a pass."""
+as a pass.
+
+Where the project's own test command runs the doctests of its modules (``--doctest-modules`` in
+its pytest configuration's ``addopts``, its ``tox.ini``, ``Makefile`` or CI workflows: hyperlink
+21.0.0's tox runs ``pytest --doctest-modules src/hyperlink``), pytest runs them too, on top of the
+tests found as above, without those that fail as released; if they cannot run clean that way
+(a module that cannot be imported here for another reason than a missing package), the tests
+run without them, as before. A change to a docstring's example is then checked like any other."""
 
 from __future__ import annotations
 
@@ -97,6 +104,9 @@ class TestsOutcome:
     patterns do not collect); empty: pytest collected the project itself. For ``scripts``: the
     scripts run (``test/testyacc.py``), or a script's tests run by name where others fail as
     released (``test/testlex.py::LexBuildOptionTests.test_lex_closure``)."""
+    doctests: bool = False
+    """pytest also ran the doctests of the project's modules (``--doctest-modules``), as the
+    project's own test command does."""
 
     @property
     def usable(self) -> bool:
@@ -143,7 +153,16 @@ _PYTEST = (
 )
 """pytest as the evaluation runs it (see the module docstring)."""
 _DECLARES_UNITTEST = re.compile(r"-m\s+unittest\b")
-_DECLARATIONS = ("tox.ini", "setup.cfg", "pyproject.toml", "Makefile", "makefile", ".github/workflows/*.y*ml")
+_DECLARES_DOCTESTS = re.compile(r"--doctest-modules\b")
+_DECLARATIONS = (
+    "tox.ini",
+    "setup.cfg",
+    "pyproject.toml",
+    "pytest.ini",
+    "Makefile",
+    "makefile",
+    ".github/workflows/*.y*ml",
+)
 _TESTS_FOLDERS = ("tests", "test")
 _RAN = re.compile(r"^Ran (\d+) tests? in ", re.M)
 _UNITTEST_COUNT = re.compile(r"(failures|errors|skipped|expected failures|unexpected successes)=(\d+)")
@@ -167,18 +186,21 @@ def _tests_module(root: Path) -> str | None:
     return None
 
 
-def _declares_unittest(root: Path) -> bool:
-    """Whether the project's own test command is unittest's."""
-    if _tests_module(root) is not None:
-        return True
+def _declares(root: Path, command: re.Pattern[str]) -> bool:
+    """Whether the project's configuration, ``Makefile`` or CI workflows hold ``command``."""
     for pattern in _DECLARATIONS:
         for path in root.glob(pattern):
             try:
-                if _DECLARES_UNITTEST.search(path.read_text(encoding="utf-8", errors="replace")):
+                if command.search(path.read_text(encoding="utf-8", errors="replace")):
                     return True
             except OSError:
                 continue
     return False
+
+
+def _declares_unittest(root: Path) -> bool:
+    """Whether the project's own test command is unittest's."""
+    return _tests_module(root) is not None or _declares(root, _DECLARES_UNITTEST)
 
 
 _CALLS_MAIN = re.compile(r"^unittest\.main\(", re.M)
@@ -226,7 +248,8 @@ def _args(
     if runner == "pytest":
         left_out, deselected, named = _carried(like)
         ignored = [*(f"--ignore={path}" for path in left_out), *(f"--deselect={test}" for test in deselected)]
-        return [*_PYTEST, *(["-x"] if first_failure else []), *ignored, "--rootdir", ".", *named]
+        doctests = ["--doctest-modules"] if like is not None and like.doctests else []
+        return [*_PYTEST, *doctests, *(["-x"] if first_failure else []), *ignored, "--rootdir", ".", *named]
     module = _tests_module(root)
     if module is not None:
         return ["-m", module, *(["-f"] if first_failure else [])]
@@ -407,7 +430,8 @@ def _attempt_once(root: Path, runner: Runner, like: TestsOutcome) -> tuple[Tests
         detail += f"; {len(deselected)} tests failing as released left out"
     passed, failed, errors, skipped = (counts[key] for key in ("passed", "failed", "errors", "skipped"))
     outcome = TestsOutcome("ran", passed, failed, errors, skipped, detail=detail, seconds=seconds)
-    return replace(outcome, left_out=left_out, deselected=deselected, named=named), done.stdout
+    outcome = replace(outcome, left_out=left_out, deselected=deselected, named=named, doctests=like.doctests)
+    return outcome, done.stdout
 
 
 _FAILED = re.compile(r"^FAILED (.+?)(?: - .*)?$", re.M)
@@ -477,6 +501,21 @@ def _tests_modules(root: Path) -> tuple[str, ...]:
     return tuple(path.as_posix() for path in iter_source_files(root) if _holds_tests(path, root))
 
 
+def _with_doctests(root: Path, outcome: TestsOutcome) -> TestsOutcome:
+    """``outcome`` (a usable pytest run) with the doctests of the project's modules run too,
+    leaving out modules that need a package not installed here and doctests that fail as
+    released; ``outcome`` itself where they cannot run clean."""
+    doctests, output = _attempt(root, "pytest", replace(outcome, doctests=True))
+    if doctests.errors and (missing := _missing_imports(output)):
+        left_out = tuple(sorted({*outcome.left_out, *missing}))
+        doctests, output = _attempt(root, "pytest", replace(doctests, left_out=left_out))
+    if doctests.status == "ran" and doctests.failed and (failing := _failed_tests(output, doctests)):
+        deselected = (*doctests.deselected, *failing)
+        doctests = _attempt(root, "pytest", replace(doctests, deselected=deselected))[0]
+    clean = doctests.usable and not doctests.failed and doctests.passed > outcome.passed
+    return replace(doctests, detail=doctests.detail + "; with the modules' doctests") if clean else outcome
+
+
 def run_package_tests(
     root: Path, like: TestsOutcome | None = None, dependencies: tuple[str, ...] = ()
 ) -> TestsOutcome:
@@ -507,6 +546,8 @@ def run_package_tests(
         again, output = _attempt(root, "pytest", outcome)
         if (again.failed or again.errors) and (flaky := _failed_tests(output, again)):
             outcome = _attempt(root, "pytest", replace(outcome, deselected=(*outcome.deselected, *flaky)))[0]
+    if outcome.usable and _declares(root, _DECLARES_DOCTESTS):
+        return _with_doctests(root, outcome)
     if outcome.usable or outcome.status == "timed out":
         return outcome
     if _declares_unittest(root) and (fallback := _attempt(root, "unittest", start)[0]).usable:

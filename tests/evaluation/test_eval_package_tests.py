@@ -177,6 +177,55 @@ def test_the_tests_as_a_check_command_run_in_any_copy_of_the_project(tmp_path: P
     assert not passes()
 
 
+_DOCTESTED = '''def two():
+    """Two.
+
+    >>> two()
+    2
+    """
+    return 2
+
+
+def three():
+    """Three, says its example, which fails as released.
+
+    >>> three()
+    4
+    """
+    return 3
+'''
+
+
+def test_doctests_the_project_runs_are_run_too_and_a_broken_example_fails_the_check(
+    tmp_path: Path,
+) -> None:
+    """hyperlink 21.0.0's tox runs ``pytest --doctest-modules src/hyperlink``; a pydocstyle fix
+    that moved an example onto the opening quotes' line passed a check that ran no doctests."""
+    test = "from pkg import two\n\ndef test_ok():\n    assert two() == 2\n"
+    released = _project(tmp_path / "released", test, _DOCTESTED)
+    (released / "pkg" / "_windows.py").write_text('import sa_not_installed_here\n\n"""Not importable."""\n')
+    (released / "tox.ini").write_text("[testenv]\ncommands = pytest --doctest-modules {posargs:pkg tests}\n")
+
+    outcome = run_package_tests(released)
+
+    assert outcome.doctests and outcome.usable and (outcome.passed, outcome.failed) == (2, 0)
+    assert outcome.deselected == ("pkg/__init__.py::pkg.three",)
+    assert outcome.left_out == ("pkg/_windows.py",)
+    copy = shutil.copytree(released, tmp_path / "copy")
+    command = ["/bin/sh", "-c", check_command(released, outcome)]
+    assert subprocess.run(command, cwd=copy, capture_output=True, check=False).returncode == 0
+    text = (copy / "pkg" / "__init__.py").read_text()
+    (copy / "pkg" / "__init__.py").write_text(text.replace('"""Two.\n\n    >>> two()', '""">>> two()', 1))
+    assert subprocess.run(command, cwd=copy, capture_output=True, check=False).returncode != 0
+    assert run_package_tests(copy, outcome).failed == 1
+
+
+def test_doctests_are_not_run_where_the_project_does_not_run_them(tmp_path: Path) -> None:
+    test = "from pkg import two\n\ndef test_ok():\n    assert two() == 2\n"
+    outcome = run_package_tests(_project(tmp_path, test, _DOCTESTED))
+    assert not outcome.doctests and (outcome.passed, outcome.failed, outcome.deselected) == (1, 0, ())
+
+
 _UNITTEST_SUITE = """import unittest
 import warnings
 from unittest import TestSuite  # pytest warns it cannot collect this class: it has an __init__
