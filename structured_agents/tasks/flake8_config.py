@@ -19,7 +19,10 @@ documentation recommends: ``max-line-length = 80`` with ``B950`` allows black's 
 
 Ruff implements most of flake8's and its plugins' codes under the same names. A code ruff does
 not know (a plugin of flake8's it lacks, such as ``B950``) is left out, and said so
-(:meth:`Flake8Rules.describe`).
+(:meth:`Flake8Rules.describe`). Where the codebase says which plugins it installs beside flake8
+(:mod:`~structured_agents.tasks.flake8_plugins`), a selected code no installed plugin reports is
+left out too, and said so: hyperlink 21.0.0 selects ``A`` to ``Z`` and installs bugbear and
+pep8-naming, so its ``C`` is mccabe's ``C90`` and its ``D``, ``S``, ``U``... are nothing.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from structured_agents.tasks.flake8_plugins import reported_prefixes
 
 __all__ = ["DEFAULT_IGNORE", "DEFAULT_SELECT", "FLAKE8_FILES", "Flake8Rules", "flake8_rules"]
 
@@ -62,6 +67,8 @@ class Flake8Rules:
     max_complexity: int | None
     unknown: tuple[str, ...]
     """Selected codes that ruff does not know, left out (an ignored one is left out silently)."""
+    unplugged: tuple[str, ...] = ()
+    """Selected codes that no plugin the codebase installs reports, left out."""
 
     def ruff_options(self) -> tuple[str, ...]:
         """The options that give ruff these rules."""
@@ -87,6 +94,8 @@ class Flake8Rules:
         text += f"; line length {self.line_length}"
         if self.unknown:
             text += f"; not in ruff: {', '.join(self.unknown)}"
+        if self.unplugged:
+            text += f"; no plugin installed for: {', '.join(self.unplugged)}"
         return text
 
 
@@ -130,6 +139,22 @@ def _known(code: str) -> bool:
         and code in _ruff_selectors()
         and (code in _ruff_codes() or _ruff_accepts(code))
     )
+
+
+def _narrowed(select: tuple[str, ...], reported: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``select`` as far as flake8 reports it with the prefixes ``reported``: a code under one
+    of them stays, a selector broader than some of them becomes those (``C`` with mccabe alone:
+    ``C90``); the rest, left out."""
+    kept: list[str] = []
+    dropped: list[str] = []
+    for code in select:
+        if any(code.startswith(prefix) for prefix in reported):
+            kept.append(code)
+        elif covered := [prefix for prefix in reported if prefix.startswith(code)]:
+            kept += covered
+        else:
+            dropped.append(code)
+    return tuple(dict.fromkeys(kept)), tuple(dropped)
 
 
 def _items(value: str) -> list[str]:
@@ -203,6 +228,8 @@ def flake8_rules(root: Path) -> Flake8Rules | None:
     given_ignore = listed("ignore")
     ignored = [*(DEFAULT_IGNORE if given_ignore is None else given_ignore), *(listed("extend-ignore") or ())]
     select, ignore = codes(chosen), codes(ignored)
+    reported = reported_prefixes(root)
+    select, unplugged = _narrowed(select, reported) if reported is not None else (select, ())
     per_file = tuple(
         (pattern.removeprefix("./"), kept)
         for pattern, values in _per_file(_value(section, "per-file-ignores") or "")
@@ -224,5 +251,6 @@ def flake8_rules(root: Path) -> Flake8Rules | None:
         line_length=line_length,
         width=width,
         max_complexity=complexity if complexity is not None and complexity >= 0 else None,
-        unknown=tuple(dict.fromkeys(code for code in chosen if code not in select)),
+        unknown=tuple(dict.fromkeys(code for code in chosen if not _known(code))),
+        unplugged=unplugged,
     )

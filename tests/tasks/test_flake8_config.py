@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from structured_agents.tasks.flake8_config import DEFAULT_SELECT, flake8_rules
+from structured_agents.tasks.flake8_plugins import installed_plugins
 from structured_agents.tasks.lint import discover_lint_jobs
 from structured_agents.tasks.lint_settings import lint_settings
 from structured_agents.tasks.ruff import ruff_findings
@@ -108,6 +109,58 @@ def test_a_letter_that_only_begins_a_code_is_no_selector(tmp_path: Path) -> None
 
     assert rules is not None and {"L", "O", "Z"} <= set(rules.unknown) and "E" not in rules.unknown
     assert _codes(tmp_path, "m.py") == {"m.py": ["D100", "E731", "F401"]}  # ruff runs, D too
+
+
+EVERY_LETTER = ", ".join(chr(code) for code in range(ord("A"), ord("Z") + 1))
+HYPERLINK_TOX = """[testenv:flake8]
+deps =
+    flake8-bugbear==20.11.1
+    flake8==3.8.4
+    pep8-naming==0.11.1
+    # flake8-docstrings would report D; it is not installed
+    pydocstyle==5.1.1
+commands =
+    flake8 {posargs:src}
+
+[flake8]
+select = %s
+ignore = W503
+"""
+
+
+def test_a_selected_code_no_installed_plugin_reports_is_left_out(tmp_path: Path) -> None:
+    """hyperlink 21.0.0 selects every letter and installs bugbear and pep8-naming beside flake8:
+    its flake8 reports no ``D`` (pydocstyle is installed, but flake8-docstrings is what would
+    report it through flake8), and ``C`` is mccabe's ``C90``."""
+    (tmp_path / "tox.ini").write_text(HYPERLINK_TOX % EVERY_LETTER)
+    (tmp_path / "m.py").write_text(LAMBDA_AND_IMPORT)
+
+    rules = flake8_rules(tmp_path)
+
+    assert rules is not None and rules.select == ("B", "C90", "E", "F", "N", "W")
+    assert {"A", "D", "S", "U"} <= set(rules.unplugged) and "L" in rules.unknown
+    assert "no plugin installed for: A, D," in rules.describe()
+    assert _codes(tmp_path, "m.py") == {"m.py": ["E731", "F401"]}  # no D100
+
+
+def test_plugins_are_read_wherever_the_codebase_installs_them(tmp_path: Path) -> None:
+    (tmp_path / "setup.cfg").write_text(f"[flake8]\nselect = {EVERY_LETTER}\n")
+    assert installed_plugins(tmp_path) is None  # nothing says how flake8 is installed: all stand
+    (tmp_path / "tox.ini").write_text("[testenv:lint]\ncommands = flake8 src\n")
+    assert installed_plugins(tmp_path) is None  # a command running it says nothing of plugins
+
+    (tmp_path / "requirements-dev.txt").write_text("flake8>=6  # flake8-quotes, one day\npytest\n")
+    assert installed_plugins(tmp_path) == frozenset()
+    rules = flake8_rules(tmp_path)
+    assert rules is not None and rules.select == ("C90", "E", "F", "W")
+
+    (tmp_path / ".pre-commit-config.yaml").write_text(
+        "repos:\n- repo: https://github.com/pycqa/flake8\n  rev: 7.0.0\n  hooks:\n  - id: flake8\n"
+        "    additional_dependencies: [flake8-docstrings==1.7.0, flake8-comprehensions]\n"
+    )
+    assert installed_plugins(tmp_path) == {"flake8-docstrings", "flake8-comprehensions"}
+    rules = flake8_rules(tmp_path)
+    assert rules is not None and set(rules.select) == {"C4", "C90", "D", "E", "F", "W"}
 
 
 def test_a_lint_job_says_whose_rules_and_skips_what_flake8_ignores(tmp_path: Path) -> None:
