@@ -7,9 +7,10 @@ from ``A`` to ``Z``, but its tox environment for flake8 installs flake8-bugbear 
 and no other plugin: its flake8 reports ``B`` and ``N`` and nothing of ``A``, ``D``, ``S``...
 
 Where the codebase says how flake8 is installed (:func:`installed_plugins`: a requirement on
-``flake8`` or on a plugin in its ``tox.ini``, ``setup.cfg``, ``setup.py``, ``pyproject.toml``,
-requirements files, pre-commit configuration, CI workflows, ``Makefile`` or ``noxfile.py``),
-the plugins named in those files are the ones it has. Where it does not, nothing is known.
+``flake8`` or on a plugin in its requirements files, ``setup.cfg``, ``setup.py``,
+``pyproject.toml``, ``noxfile.py``, pre-commit configuration, the ``deps`` of its ``tox.ini``,
+or a ``pip install`` line of its ``Makefile`` or CI workflows), the plugins named there are the
+ones it has. Where it does not, nothing is known.
 
 A plugin is known by its distribution's name and the ruff linter that implements its codes
 (:func:`plugin_prefixes`): ruff names most linters after the flake8 plugin they port
@@ -21,6 +22,7 @@ own) have none.
 
 from __future__ import annotations
 
+import configparser
 import functools
 import json
 import re
@@ -37,8 +39,7 @@ _THROUGH = {"pydocstyle": "flake8-docstrings", "isort": "flake8-isort", "eradica
 """Ruff linters whose codes reach flake8 through a plugin of another name."""
 _PLUGINS_BY_NAME = frozenset({"pep8-naming", "pandas-vet", "tryceratops", "pydoclint"})
 """Flake8 plugins ruff names as their distributions, not starting ``flake8-``."""
-_DECLARATIONS = (
-    "tox.ini",
+_REQUIREMENTS = (
     "setup.cfg",
     "setup.py",
     "pyproject.toml",
@@ -47,18 +48,18 @@ _DECLARATIONS = (
     "requirements/*.txt",
     "requirements/*.in",
     ".pre-commit-config.yaml",
-    ".github/workflows/*.y*ml",
-    "Makefile",
     "noxfile.py",
     "Pipfile",
 )
-"""Where a codebase says what it installs for its lint run."""
+"""Files read whole for requirements (comments left out)."""
+_INSTALL_LINES = ("Makefile", ".github/workflows/*.y*ml")
+"""Files read for the lines that install something (``pip install flake8 flake8-bugbear``)."""
+_INSTALLS = re.compile(r"\bpip3? install\b|\buv (?:pip install|add)\b|\bpoetry add\b")
 _COMMENT = re.compile(r"(^|\s)#.*$", re.M)
-_COMMAND = re.compile(r"^\s*(commands\s*=|run:|-\s*run:)", re.I)
-_FLAKE8 = re.compile(r"(?<![\w.\-\[])flake8(?=\s*(?:[=<>~!;,\"'\]\[]|$))", re.I)
-"""flake8 named as a requirement (``flake8==3.8.4``, ``"flake8>=6"``, a ``deps`` line of its
-own, pre-commit's ``repo: https://github.com/pycqa/flake8``), not a ``[flake8]`` section or
-a command running it (``flake8 src``)."""
+_FLAKE8 = re.compile(r"(?<![\w.\-\[])flake8(?=\s*(?:[=<>~!;,\"'\]\[]|$))", re.I | re.M)
+"""flake8 named as a requirement (``flake8==3.8.4``, ``"flake8>=6"``, a line of its own,
+pre-commit's ``repo: https://github.com/pycqa/flake8``), not a ``[flake8]`` section or a
+command running it (``flake8 src``)."""
 
 
 @functools.cache
@@ -80,17 +81,34 @@ def plugin_prefixes() -> dict[str, str]:
     return plugins
 
 
+def _read(path: Path) -> str:
+    try:
+        return _COMMENT.sub("", path.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return ""
+
+
+def _tox_deps(root: Path) -> str:
+    """The ``deps`` of every environment in ``tox.ini`` (its commands run flake8, not install it)."""
+    parser = configparser.RawConfigParser(strict=False)
+    try:
+        parser.read(root / "tox.ini", encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError):
+        return ""
+    deps = (parser.get(section, "deps", fallback="") for section in parser.sections())
+    return _COMMENT.sub("", "\n".join(deps))
+
+
 def _declared_text(root: Path) -> str:
-    """The codebase's declaration files, without comments or command lines."""
-    texts = []
-    for pattern in _DECLARATIONS:
+    """What the codebase says it installs: its requirement files, build and pre-commit
+    configuration, tox's ``deps``, and its ``Makefile``'s and CI workflows' install lines."""
+    texts = [_tox_deps(root)]
+    for pattern in _REQUIREMENTS:
+        texts += [_read(path) for path in sorted(root.glob(pattern))]
+    for pattern in _INSTALL_LINES:
         for path in sorted(root.glob(pattern)):
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            lines = (line for line in _COMMENT.sub("", text).splitlines() if not _COMMAND.match(line))
-            texts.append("\n".join(lines))
+            # a word a line: ``pip install flake8 pytest`` names flake8 as a requirement
+            texts += ["\n".join(line.split()) for line in _read(path).splitlines() if _INSTALLS.search(line)]
     return "\n".join(texts)
 
 

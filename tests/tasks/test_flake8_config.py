@@ -146,8 +146,15 @@ def test_a_selected_code_no_installed_plugin_reports_is_left_out(tmp_path: Path)
 def test_plugins_are_read_wherever_the_codebase_installs_them(tmp_path: Path) -> None:
     (tmp_path / "setup.cfg").write_text(f"[flake8]\nselect = {EVERY_LETTER}\n")
     assert installed_plugins(tmp_path) is None  # nothing says how flake8 is installed: all stand
-    (tmp_path / "tox.ini").write_text("[testenv:lint]\ncommands = flake8 src\n")
+    (tmp_path / "tox.ini").write_text("[testenv:lint]\ncommands =\n    flake8\n")
     assert installed_plugins(tmp_path) is None  # a command running it says nothing of plugins
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    workflow = "jobs:\n  lint:\n    steps:\n      - run: python -m pip install flake8 pytest\n"
+    (tmp_path / ".github" / "workflows" / "ci.yml").write_text(workflow + "      - run: flake8 src\n")
+    assert installed_plugins(tmp_path) == frozenset()
+    (tmp_path / ".github" / "workflows" / "ci.yml").write_text(workflow.replace("pytest", "flake8-bugbear"))
+    assert installed_plugins(tmp_path) == {"flake8-bugbear"}
+    (tmp_path / ".github" / "workflows" / "ci.yml").unlink()
 
     (tmp_path / "requirements-dev.txt").write_text("flake8>=6  # flake8-quotes, one day\npytest\n")
     assert installed_plugins(tmp_path) == frozenset()
