@@ -6,7 +6,8 @@ defaults, the lint task would fix what such a project never checks (and miss wha
 So where a codebase has no ruff configuration, its flake8 settings are translated
 (:func:`flake8_rules`):
 
-- ``select`` (flake8's default: ``E, F, W, C90``) and ``extend-select`` -> ``--select``;
+- ``select`` (flake8's default: ``E, F, W, C90`` and the codes of the plugins the codebase
+  installs, where it says which) and ``extend-select`` -> ``--select``;
 - ``ignore`` (flake8's default list when unset) and ``extend-ignore`` -> ``--ignore``;
 - ``per-file-ignores`` -> ``--per-file-ignores``; ``exclude``/``extend-exclude`` ->
   ``--extend-exclude``;
@@ -36,7 +37,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from structured_agents.tasks.flake8_plugins import reported_prefixes
+from structured_agents.tasks.flake8_plugins import plugin_codes
 
 __all__ = ["DEFAULT_IGNORE", "DEFAULT_SELECT", "FLAKE8_FILES", "Flake8Rules", "flake8_rules"]
 
@@ -224,12 +225,13 @@ def flake8_rules(root: Path) -> Flake8Rules | None:
     def codes(values: list[str]) -> tuple[str, ...]:
         return tuple(dict.fromkeys(code for code in values if _known(code)))
 
-    chosen = [*(listed("select") or DEFAULT_SELECT), *(listed("extend-select") or ())]
+    plugins = plugin_codes(root)
+    default = plugins.default if plugins is not None else DEFAULT_SELECT
+    chosen = [*(listed("select") or default), *(listed("extend-select") or ())]
     given_ignore = listed("ignore")
     ignored = [*(DEFAULT_IGNORE if given_ignore is None else given_ignore), *(listed("extend-ignore") or ())]
     select, ignore = codes(chosen), codes(ignored)
-    reported = reported_prefixes(root)
-    select, unplugged = _narrowed(select, reported) if reported is not None else (select, ())
+    select, unplugged = _narrowed(select, plugins.reported) if plugins is not None else (select, ())
     per_file = tuple(
         (pattern.removeprefix("./"), kept)
         for pattern, values in _per_file(_value(section, "per-file-ignores") or "")

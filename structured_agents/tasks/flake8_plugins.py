@@ -28,15 +28,19 @@ import json
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CORE_PREFIXES", "installed_plugins", "plugin_prefixes", "reported_prefixes"]
+__all__ = ["CORE_PREFIXES", "PluginCodes", "installed_plugins", "plugin_codes", "plugin_prefixes"]
 
 CORE_PREFIXES = ("E", "W", "F", "C90")
 """What flake8 reports with no plugin: pycodestyle, pyflakes and mccabe."""
 
 _THROUGH = {"pydocstyle": "flake8-docstrings", "isort": "flake8-isort", "eradicate": "flake8-eradicate"}
 """Ruff linters whose codes reach flake8 through a plugin of another name."""
+_DEFAULT_SELECTION = {"flake8-bugbear": "B0"}
+"""Plugins that report part of their codes unless more are selected: bugbear's ``B9`` warnings
+are opinionated, off by default."""
 _PLUGINS_BY_NAME = frozenset({"pep8-naming", "pandas-vet", "tryceratops", "pydoclint"})
 """Flake8 plugins ruff names as their distributions, not starting ``flake8-``."""
 _REQUIREMENTS = (
@@ -126,11 +130,25 @@ def installed_plugins(root: Path) -> frozenset[str] | None:
     return named
 
 
-def reported_prefixes(root: Path) -> tuple[str, ...] | None:
-    """The code prefixes the codebase's flake8 can report (:data:`CORE_PREFIXES` and its
-    plugins'); None when that is not known."""
+@dataclass(frozen=True, slots=True)
+class PluginCodes:
+    """What a codebase's flake8 reports, as ruff code prefixes."""
+
+    reported: tuple[str, ...]
+    """Every prefix it can report: :data:`CORE_PREFIXES` and its plugins'."""
+    default: tuple[str, ...]
+    """What it reports where ``select`` is unset: flake8 adds its plugins' codes to its own
+    default selection, bugbear's without its opinionated ``B9`` warnings."""
+
+
+def plugin_codes(root: Path) -> PluginCodes | None:
+    """What the flake8 of the codebase at ``root`` reports with the plugins it installs; None
+    when it does not say how it installs flake8."""
     plugins = installed_plugins(root)
     if plugins is None:
         return None
     prefixes = plugin_prefixes()
-    return (*CORE_PREFIXES, *sorted(prefixes[name] for name in plugins))
+    return PluginCodes(
+        reported=(*CORE_PREFIXES, *sorted(prefixes[name] for name in plugins)),
+        default=(*CORE_PREFIXES, *sorted(_DEFAULT_SELECTION.get(name, prefixes[name]) for name in plugins)),
+    )

@@ -170,6 +170,21 @@ def test_plugins_are_read_wherever_the_codebase_installs_them(tmp_path: Path) ->
     assert rules is not None and set(rules.select) == {"C4", "C90", "D", "E", "F", "W"}
 
 
+def test_where_select_is_unset_the_installed_plugins_codes_are_selected(tmp_path: Path) -> None:
+    """natsort 8.4.0 sets no ``select`` and installs bugbear and pep8-naming: flake8 adds their
+    codes to its default selection, bugbear's without its opinionated ``B9`` warnings."""
+    (tmp_path / "setup.cfg").write_text("[flake8]\nmax-line-length = 89\n")
+    deps = "flake8\n    flake8-import-order\n    flake8-bugbear\n    pep8-naming"
+    (tmp_path / "tox.ini").write_text(f"[testenv:flake8]\ndeps =\n    {deps}\ncommands = flake8\n")
+    code = "class lower_case:\n    def f(self, x=[]):\n        try:\n            return x[0]\n"
+    (tmp_path / "m.py").write_text(code + "        except IndexError:\n            raise ValueError(x)\n")
+
+    rules = flake8_rules(tmp_path)
+
+    assert rules is not None and set(rules.select) == {*DEFAULT_SELECT, "B0", "N"}
+    assert _codes(tmp_path, "m.py") == {"m.py": ["B006", "N801"]}  # no B904: opinionated
+
+
 def test_a_lint_job_says_whose_rules_and_skips_what_flake8_ignores(tmp_path: Path) -> None:
     (tmp_path / "setup.cfg").write_text("[flake8]\nignore = E731, F401\n")
     (tmp_path / "quiet.py").write_text(LAMBDA_AND_IMPORT)
