@@ -41,7 +41,8 @@ import *``, and xlrd 2.0.1's star-imported names), an ambiguous character writte
 (RUF001), a rebound loop variable renamed ``new_k`` (PLW2901: a worse name, and the loop's other
 rebindings left), and ``%`` formatting ruff itself declines to convert (UP031). Some of
 ruff's own fixes are not offered either (:data:`DECLINED`, and :func:`_declined`'s cases), and a
-few are written the way a reviewer asked (:mod:`~structured_agents.tasks.lint_refine`).
+few are written the way a reviewer asked (:mod:`~structured_agents.tasks.lint_refine`), and
+their numbers as the code spells them (:mod:`~structured_agents.tasks.number_spellings`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ from structured_agents.tasks.lint_source import (
     reads_only,
     unsafe_fix,
 )
+from structured_agents.tasks.number_spellings import as_written, respells_numbers
 from structured_agents.tasks.one_line_blocks import one_line_block, statements_apart
 from structured_agents.tasks.rebound_loops import rebound_loop_name
 from structured_agents.tasks.repeated_imports import repeated_import
@@ -240,25 +242,6 @@ _SAYS_UNUSED = re.compile(r"dummy|unused|ignored?|junk|throwaway", re.IGNORECASE
 quiets the linter (a reviewer's words)."""
 
 
-_SPELLED = re.compile(r"(?<![\w.])(?:0[xXoObB][0-9a-fA-F_]+|\d+_[\d_]*)\b")
-"""A number written other than in plain decimal: hexadecimal, octal, binary, or with ``_``."""
-
-
-def _respells_numbers(text: str, starts: Sequence[int], diagnostic: Mapping[str, Any]) -> bool:
-    """Whether ``diagnostic``'s fix writes a number of ``text`` in another spelling (PLR1714
-    turns idna's ``cp == 0x05F3 or cp == 0x05F4`` into ``cp in {1523, 1524}``, in a table of
-    code points all written in hexadecimal); ``starts``: the offsets of ``text``'s lines."""
-    fix = diagnostic.get("fix")
-    edits = fix.get("edits") if isinstance(fix, Mapping) else None
-    for edit in edits if isinstance(edits, list) else []:
-        start = offset_of(text, edit.get("location") or {}, starts)
-        end = offset_of(text, edit.get("end_location") or {}, starts)
-        kept = set(_SPELLED.findall(str(edit.get("content") or "")))
-        if any(number not in kept for number in _SPELLED.findall(text[start:end])):
-            return True
-    return False
-
-
 def _comment_leads_nested_if(module: Source, row: int) -> bool:
     """Whether a comment stands between the ``else:`` on line ``row`` and the ``if`` it holds
     (PLR5501's ``elif`` moves it out of the branch it describes; tabulate's ``# single-line cell
@@ -295,7 +278,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     (``num_pos_only, func, keyword_exclude, sigspec = sig`` in six sibling helpers: the shared
     form documents the tuple), folds an ``if __debug__:`` block into its condition (the idiom
     marks debug-only code) or a nested test that acts (:func:`_acts_in_nested_test`), writes a
-    number in another spelling (:func:`_respells_numbers`), moves a comment out of the ``else:``
+    number in another spelling that it cannot keep
+    (:func:`~structured_agents.tasks.number_spellings.respells_numbers`), moves a comment out of the ``else:``
     it describes (:func:`_comment_leads_nested_if`), writes a conditional expression past
     :data:`_TERNARY_WIDTH` columns, of two equal branches (:func:`_same_branches`) or on an
     ``and``/``or`` test (humanize's
@@ -322,7 +306,7 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     row = int((diagnostic.get("location") or {}).get("row", 0))
     if module is None or not 1 <= row <= len(module.lines):
         return False
-    if _respells_numbers(module.text, module.starts, diagnostic):
+    if respells_numbers(module.text, module.starts, diagnostic):
         return True
     if code == "PLR5501":
         return _comment_leads_nested_if(module, row)
@@ -740,6 +724,8 @@ def with_candidates(
         if diagnostic.get("code") == "UP031" and module is not None and _busy_format(module, diagnostic):
             left.append({**diagnostic, "fix": None})
             continue
+        if _has_fix(diagnostic) and module is not None:
+            diagnostic = as_written(text, module.starts, diagnostic)
         if (
             _has_fix(diagnostic)
             and not _declined(diagnostic, module)

@@ -183,8 +183,6 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
         ),  # stacklevel=2 misses the caller
         ("PLW2901", LOOP),  # new_line: a worse name
         ("PLW3301", "def f(a, xs):\n    return max(a, max(x for x in xs))\n"),
-        # idna: hexadecimal code points written back in decimal ({1523, 1524})
-        ("PLR1714", "def f(cp):\n    return cp == 0x05F3 or cp == 0x05F4\n"),
         # tabulate: the comment describes the else branch, and elif moves it above
         ("PLR5501", ELSE_IF.replace("    else:\n", "    else:\n        # single-line values\n", 1)),
         # Markdown 3.6: the run() the nested test calls would hide in the outer test
