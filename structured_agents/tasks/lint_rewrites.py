@@ -3,7 +3,8 @@
 For a few common rules a finding without a fix gets one or more candidates, each a small edit
 that does what the rule asks and nothing else:
 
-- ``E722`` (bare ``except:``): ``except Exception:``;
+- ``E722`` (bare ``except:``): ``except Exception:``, except where the handler reports what
+  the code its ``try`` runs raises (:func:`_runs_code`);
 - ``E741`` (``l``, which reads as ``1``) bound by a comprehension: the singular of what it
   iterates, ``[line.rstrip() for line in lines]``, where that is the word ``l`` abbreviates
   (:mod:`~structured_agents.tasks.ambiguous_names`);
@@ -78,9 +79,38 @@ Candidate = tuple[str, tuple[Edit, ...]]
 """What a candidate does (its fix's message), and its edits."""
 
 
+_RUNNERS = frozenset({"eval", "exec", "run", "execute", "evaluate", "interpret"})
+"""Names of what runs code of another's making (an interpreter's ``run``, ``exec``)."""
+
+
+def _runs_code(module: Source, handler: ast.ExceptHandler) -> bool:
+    """Whether the bare ``except:`` ``handler`` catches what code it runs raises and does not
+    raise it again: its ``try`` calls one of :data:`_RUNNERS`, or stands in one. asteval
+    0.9.31's ``eval`` and ``run`` report everything a user's expression raises,
+    ``SystemExit`` and ``KeyboardInterrupt`` too: ``except Exception:`` there lets a sandboxed
+    ``raise SystemExit`` end the host (a reviewer's REJECT)."""
+    if any(isinstance(node, ast.Raise) and node.exc is None for node in ast.walk(handler)):
+        return False
+    statement = module.parents.get(handler)
+    if not isinstance(statement, ast.Try):
+        return False
+    called = {
+        node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+        for part in statement.body
+        for node in ast.walk(part)
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))
+    }
+    holder = module.parents.get(statement)
+    while holder is not None and not isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        holder = module.parents.get(holder)
+    return bool(called & _RUNNERS) or (holder is not None and holder.name in _RUNNERS)
+
+
 def _e722(module: Source, row: int, at: int, _end: int) -> list[Candidate]:
     for handler in module.at(row, (ast.ExceptHandler,)):
         keyword = module.start(handler)
+        if _runs_code(module, handler):
+            return []
         if handler.type is None and module.text.startswith("except", keyword):
             after = keyword + len("except")
             return [("Catch `Exception`", ((after, after, " Exception"),))]
@@ -208,6 +238,8 @@ DECLINED = {
     "SIM222": "a truthy constant in an or is the same switch, turned on (SIM223's twin)",
     "E731": "projects allow assigned lambdas on purpose (more-itertools and toolz ignore E731), and "
     "the def ruff writes was sent back in each file's own layout",
+    "RUF036": "moving None to the end of a Union changes nothing a reader or a type checker sees "
+    "(wsproto 1.2.0's Union[bool, None, str]: a reviewer's REJECT, as churn)",
 }
 """Rules whose fixes are not offered, and why (a strict reviewer rejected them on packages
 whose tests passed with them)."""
