@@ -72,6 +72,7 @@ from structured_agents.tasks.rebound_loops import rebound_loop_name
 from structured_agents.tasks.repeated_imports import repeated_import
 from structured_agents.tasks.star_imports import explicit_imports
 from structured_agents.tasks.unused_imports import unused_imports
+from structured_agents.tasks.version_branches import dead_lines
 
 __all__ = ["CANDIDATE_RULES", "DECLINED", "with_candidates"]
 
@@ -85,10 +86,10 @@ _RUNNERS = frozenset({"eval", "exec", "run", "execute", "evaluate", "interpret"}
 
 def _runs_code(module: Source, handler: ast.ExceptHandler) -> bool:
     """Whether the bare ``except:`` ``handler`` catches what code it runs raises and does not
-    raise it again: its ``try`` calls one of :data:`_RUNNERS`, or stands in one. asteval
-    0.9.31's ``eval`` and ``run`` report everything a user's expression raises,
-    ``SystemExit`` and ``KeyboardInterrupt`` too: ``except Exception:`` there lets a sandboxed
-    ``raise SystemExit`` end the host (a reviewer's REJECT)."""
+    raise it again: its ``try`` calls one of :data:`_RUNNERS`. asteval 0.9.31's ``eval``
+    reports everything a user's expression raises in ``self.run(node)``, ``SystemExit`` and
+    ``KeyboardInterrupt`` too: ``except Exception:`` there lets a sandboxed ``raise SystemExit``
+    end the host (a reviewer's REJECT)."""
     if any(isinstance(node, ast.Raise) and node.exc is None for node in ast.walk(handler)):
         return False
     statement = module.parents.get(handler)
@@ -100,10 +101,7 @@ def _runs_code(module: Source, handler: ast.ExceptHandler) -> bool:
         for node in ast.walk(part)
         if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))
     }
-    holder = module.parents.get(statement)
-    while holder is not None and not isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        holder = module.parents.get(holder)
-    return bool(called & _RUNNERS) or (holder is not None and holder.name in _RUNNERS)
+    return bool(called & _RUNNERS)
 
 
 def _e722(module: Source, row: int, at: int, _end: int) -> list[Candidate]:
@@ -714,14 +712,15 @@ def with_candidates(
     lowest: tuple[int, int] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``diagnostics`` (ruff's JSON findings on ``text``, the file ``path``) with a fix
-    (refined: :func:`~structured_agents.tasks.lint_refine.refine`) not :data:`DECLINED` and not
-    in code its docstring says is copied
-    (:func:`_copied_lines`), then one for each candidate of those without one (the finding,
-    with the candidate as its fix); and the findings left with no fix offered, among them the
-    fixes of an idiom whose twins stay as they are
-    (:func:`~structured_agents.tasks.lint_idioms.together`). The refinements read the codebase's
-    ``lowest`` Python where it is given. Given the
-    codebase's ``root``, a star import (F403) gets an explicit import as its candidate
+    (refined: :func:`~structured_agents.tasks.lint_refine.refine`) not :data:`DECLINED`, not in
+    code its docstring says is copied (:func:`_copied_lines`) and not in a branch no supported
+    Python runs (but UP036's, which deletes it:
+    :func:`~structured_agents.tasks.version_branches.dead_lines`), then one for each candidate
+    of those without one (the finding, with the candidate as its fix); and the findings left
+    with no fix offered, among them the fixes of an idiom whose twins stay as they are
+    (:func:`~structured_agents.tasks.lint_idioms.together`). The refinements read the
+    codebase's ``lowest`` Python where it is given. Given the codebase's ``root``, a star import
+    (F403) gets an explicit import as its candidate
     (:func:`~structured_agents.tasks.star_imports.explicit_imports`): the lint task gives it
     only where a check runs, since other modules may import from this one what the star bound
     and it does not use, which only running them shows. An unused import ruff gives no fix
@@ -734,6 +733,7 @@ def with_candidates(
     fixed: list[dict[str, Any]] = []
     left: list[dict[str, Any]] = []
     copied = _copied_lines(module) if module is not None else set()
+    dead = dead_lines(module, lowest) if module is not None else set()
     explicit = {
         int((found.get("location") or {}).get("row", 0)): found
         for found in (explicit_imports(root, path, module, diagnostics) if root and module else ())
@@ -741,7 +741,7 @@ def with_candidates(
     unused = unused_imports(path, module, diagnostics) if module is not None else {}
     for diagnostic in diagnostics:
         row = int((diagnostic.get("location") or {}).get("row", 0))
-        if row in copied:
+        if row in copied or (row in dead and diagnostic.get("code") != "UP036"):
             left.append(dict(diagnostic))
             continue
         if diagnostic.get("code") == "F403" and row in explicit:
