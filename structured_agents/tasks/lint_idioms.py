@@ -25,7 +25,9 @@ A ``%`` format with a mapping that ruff does not report is one (``fmt % dict(...
 is one whose value is a conditional expression: two reviewers sent back schedule 1.2.2's
 ``Job.__repr__`` with two of its four formats made f-strings. So is a concatenation with a
 display that ruff does not report (tablib 3.6.1's ``[self.headers[0]] + self[...]`` beside the
-``[column, *self.get_col(index)]`` a reviewer sent back).
+``[column, *self.get_col(index)]`` a reviewer sent back), and so is one onto the same sequence
+(pathvalidate 3.2.0's ``common_keywords + self._MACOS_RESERVED_FILE_PATHS`` beside
+``common_keywords + ("/",)``).
 A fix whose twin the verdict drops (an f-string ruff could not finish writing), or the model
 rejected, is dropped with it (:func:`twins_dropped`), and so is a format with the same format
 string as a dropped one anywhere in the file, or a concatenation onto the same sequence (tinydb
@@ -162,6 +164,29 @@ def _display_concatenation(node: ast.BinOp) -> bool:
     )
 
 
+def _concatenations_onto(module: Source, flagged: set[int]) -> list[int]:
+    """The lines of the concatenations with no finding (starting at an offset of ``flagged``)
+    onto a sequence a flagged one concatenates onto: ruff reports ``common_keywords + ("/",)``
+    and not ``common_keywords + self._MACOS_RESERVED_FILE_PATHS`` two lines above it
+    (pathvalidate 3.2.0; a reviewer sent back the unpacking of the one)."""
+    added = [
+        node for node in ast.walk(module.tree) if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)
+    ]
+    onto = {
+        ast.dump(side)
+        for node in added
+        if module.start(node) in flagged
+        for side in (node.left, node.right)
+        if not isinstance(side, ast.List | ast.Tuple)
+    }
+    return [
+        node.lineno
+        for node in added
+        if module.start(node) not in flagged
+        and any(ast.dump(side) in onto for side in (node.left, node.right))
+    ]
+
+
 def _unflagged_optionals(module: Source, functions: Sequence[Function], flagged: set[int]) -> set[int]:
     """The functions (by first line) with a parameter that defaults to ``None`` under an
     annotation not admitting it, which no ``RUF013`` finding (starting at an offset of
@@ -229,6 +254,7 @@ def together(
             ("unpacking", line)
             for line in _unflagged_binops(module, flagged("RUF005"), _display_concatenation)
         ),
+        *(("unpacking", line) for line in _concatenations_onto(module, flagged("RUF005"))),
     ]
     staying |= {(family, _scope(module, functions, line)) for family, line in unflagged}
 

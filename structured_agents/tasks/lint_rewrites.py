@@ -608,11 +608,16 @@ def _changes(node: ast.AST, names: set[str]) -> bool:
     return False
 
 
+_CONVERSIONS = frozenset({"tuple", "list"})
+
+
 def _unpacks_worse(node: ast.BinOp, parent: ast.AST | None) -> bool:
-    """Whether RUF005's unpacking of the concatenation ``node`` would star a conditional or a
-    slice (pyparsing's ``[*(trace if trace is not None else [])[:], self]``), or build a tuple
-    as a call's only argument (``_TokenType((*self, name))``): both read worse than the ``+``
-    they replace."""
+    """Whether RUF005's unpacking of the concatenation ``node`` would star a conditional, a
+    slice (pyparsing's ``[*(trace if trace is not None else [])[:], self]``) or a conversion of
+    a generator (pathvalidate 3.2.0's ``*tuple(f"{name:s}{num:d}" for ...)`` in a nine-line
+    display; a conversion of a name is dropped: ``[index, *rows]``), or
+    build a tuple as a call's only argument (``_TokenType((*self, name))``): each reads worse
+    than the ``+`` it replaces (a reviewer's REJECT)."""
     sole = isinstance(parent, ast.Call) and parent.args == [node] and not parent.keywords
     if sole and (isinstance(node.left, ast.Tuple) or isinstance(node.right, ast.Tuple)):
         return True
@@ -625,6 +630,12 @@ def _unpacks_worse(node: ast.BinOp, parent: ast.AST | None) -> bool:
     return any(
         isinstance(operand, ast.IfExp)
         or (isinstance(operand, ast.Subscript) and isinstance(operand.slice, ast.Slice))
+        or (
+            isinstance(operand, ast.Call)
+            and isinstance(operand.func, ast.Name)
+            and operand.func.id in _CONVERSIONS
+            and any(isinstance(argument, ast.GeneratorExp) for argument in operand.args)
+        )
         for operand in operands
     )
 

@@ -136,6 +136,22 @@ def test_a_concatenation_ruff_does_not_report_is_a_twin_of_an_unpacking(tmp_path
     assert _offered(tmp_path, alone, "RUF005") == ([4], [])
 
 
+def test_a_concatenation_onto_the_same_sequence_is_a_twin_of_an_unpacking(tmp_path: Path) -> None:
+    """pathvalidate 3.2.0: ruff reports ``common_keywords + ("/",)`` and not
+    ``common_keywords + self._MACOS_RESERVED_FILE_PATHS`` above it; a reviewer sent back the
+    unpacking of the one as "now differs from the line just above it"."""
+    text = (
+        "class V:\n"
+        "    def reserved(self, common_keywords):\n"
+        "        if self.macos:\n"
+        "            return common_keywords + self._MACOS_RESERVED\n"
+        "        return common_keywords + ('/',)\n"
+    )
+    assert _offered(tmp_path, text, "RUF005") == ([], [5])
+    alone = text.replace("common_keywords + self._MACOS_RESERVED", "self._MACOS_RESERVED")
+    assert _offered(tmp_path, alone, "RUF005") == ([5], [])
+
+
 def test_a_conditional_expression_is_not_written_beside_an_if_that_stays(tmp_path: Path) -> None:
     """pyparsing's ``__mul__``: of two parallel ``if``/``else``, one could not follow (here its
     test is an ``or``, which is declined)."""

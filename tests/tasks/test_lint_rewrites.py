@@ -211,6 +211,8 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
             "E722",
             "def load(code, scope):\n    try:\n        exec(code, scope)\n    except:\n        return None\n",
         ),
+        # pathvalidate 3.2.0: a conversion starred in a display, *tuple(f"{n}{i}" for ...)
+        ("RUF005", "NAMES = ('CON', 'NUL') + tuple(f'COM{i}' for i in range(1, 10))\n"),
         # wsproto 1.2.0: None moved to the end of a Union, churn
         ("RUF036", "from typing import Union\n\n\ndef f() -> Union[bool, None, str]:\n    return None\n"),
         # Markdown 3.6: braces doubled in a regular expression's f-string, a backslash before a
