@@ -7,10 +7,8 @@ from ``A`` to ``Z``, but its tox environment for flake8 installs flake8-bugbear 
 and no other plugin: its flake8 reports ``B`` and ``N`` and nothing of ``A``, ``D``, ``S``...
 
 Where the codebase says how flake8 is installed (:func:`installed_plugins`: a requirement on
-``flake8`` or on a plugin in its requirements files, ``setup.cfg``, ``setup.py``,
-``pyproject.toml``, ``noxfile.py``, pre-commit configuration, the ``deps`` of its ``tox.ini``,
-or a ``pip install`` line of its ``Makefile`` or CI workflows), the plugins named there are the
-ones it has. Where it does not, nothing is known.
+``flake8`` or on a plugin, as :mod:`~structured_agents.tasks.declared_tools` reads them), the
+plugins named there are the ones it has. Where it does not, nothing is known.
 
 A plugin is known by its distribution's name and the ruff linter that implements its codes
 (:func:`plugin_prefixes`): ruff names most linters after the flake8 plugin they port
@@ -22,7 +20,6 @@ own) have none.
 
 from __future__ import annotations
 
-import configparser
 import functools
 import json
 import re
@@ -30,6 +27,8 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from structured_agents.tasks.declared_tools import declared_text, declares_in
 
 __all__ = ["CORE_PREFIXES", "PluginCodes", "installed_plugins", "plugin_codes", "plugin_prefixes"]
 
@@ -43,27 +42,6 @@ _DEFAULT_SELECTION = {"flake8-bugbear": "B0"}
 are opinionated, off by default."""
 _PLUGINS_BY_NAME = frozenset({"pep8-naming", "pandas-vet", "tryceratops", "pydoclint"})
 """Flake8 plugins ruff names as their distributions, not starting ``flake8-``."""
-_REQUIREMENTS = (
-    "setup.cfg",
-    "setup.py",
-    "pyproject.toml",
-    "*requirements*.txt",
-    "*requirements*.in",
-    "requirements/*.txt",
-    "requirements/*.in",
-    ".pre-commit-config.yaml",
-    "noxfile.py",
-    "Pipfile",
-)
-"""Files read whole for requirements (comments left out)."""
-_INSTALL_LINES = ("Makefile", ".github/workflows/*.y*ml")
-"""Files read for the lines that install something (``pip install flake8 flake8-bugbear``)."""
-_INSTALLS = re.compile(r"\bpip3? install\b|\buv (?:pip install|add)\b|\bpoetry add\b")
-_COMMENT = re.compile(r"(^|\s)#.*$", re.M)
-_FLAKE8 = re.compile(r"(?<![\w.\-\[])flake8(?=\s*(?:[=<>~!;,\"'\]\[]|$))", re.I | re.M)
-"""flake8 named as a requirement (``flake8==3.8.4``, ``"flake8>=6"``, a line of its own,
-pre-commit's ``repo: https://github.com/pycqa/flake8``), not a ``[flake8]`` section or a
-command running it (``flake8 src``)."""
 
 
 @functools.cache
@@ -85,47 +63,16 @@ def plugin_prefixes() -> dict[str, str]:
     return plugins
 
 
-def _read(path: Path) -> str:
-    try:
-        return _COMMENT.sub("", path.read_text(encoding="utf-8", errors="replace"))
-    except OSError:
-        return ""
-
-
-def _tox_deps(root: Path) -> str:
-    """The ``deps`` of every environment in ``tox.ini`` (its commands run flake8, not install it)."""
-    parser = configparser.RawConfigParser(strict=False)
-    try:
-        parser.read(root / "tox.ini", encoding="utf-8")
-    except (configparser.Error, UnicodeDecodeError):
-        return ""
-    deps = (parser.get(section, "deps", fallback="") for section in parser.sections())
-    return _COMMENT.sub("", "\n".join(deps))
-
-
-def _declared_text(root: Path) -> str:
-    """What the codebase says it installs: its requirement files, build and pre-commit
-    configuration, tox's ``deps``, and its ``Makefile``'s and CI workflows' install lines."""
-    texts = [_tox_deps(root)]
-    for pattern in _REQUIREMENTS:
-        texts += [_read(path) for path in sorted(root.glob(pattern))]
-    for pattern in _INSTALL_LINES:
-        for path in sorted(root.glob(pattern)):
-            # a word a line: ``pip install flake8 pytest`` names flake8 as a requirement
-            texts += ["\n".join(line.split()) for line in _read(path).splitlines() if _INSTALLS.search(line)]
-    return "\n".join(texts)
-
-
 def installed_plugins(root: Path) -> frozenset[str] | None:
     """The flake8 plugins ruff implements that the codebase at ``root`` installs (see the module
     docstring); None when it does not say how it installs flake8."""
-    text = _declared_text(root)
+    text = declared_text(root)
     named = frozenset(
         name
         for name in plugin_prefixes()
         if re.search(rf"(?<![\w.\-]){re.escape(name)}(?![\w\-])", text, re.I)
     )
-    if not named and not _FLAKE8.search(text):
+    if not named and not declares_in(text, "flake8"):
         return None
     return named
 

@@ -5,9 +5,9 @@
   its flake8 configuration, translated (:func:`~structured_agents.tasks.flake8_config.flake8_rules`);
   else ruff's defaults.
 - The line length a change may write: ruff's ``line-length`` (or pycodestyle's
-  ``max-line-length``), else the length flake8 checks (:attr:`.Flake8Rules.width`), else
-  black's ``line-length`` (``[tool.black]`` in ``pyproject.toml``); None when the project sets
-  none.
+  ``max-line-length``), else the shorter of the length flake8 checks
+  (:attr:`.Flake8Rules.width`) and black's, where the project uses black (its ``line-length``
+  in ``[tool.black]``, else 88); None when the project sets none.
 - The rules left unfixed in one file (:meth:`LintSettings.file_options`): isort's (I001) where
   the file has a star import and the fix would move an import statement (not only blank lines,
   or the names inside one statement), since there the order of the imports decides which
@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from structured_agents import syntax
+from structured_agents.tasks.declared_tools import declares
 from structured_agents.tasks.flake8_config import Flake8Rules, flake8_rules
 from structured_agents.tasks.pytarget import RUFF_LOWEST, PythonTarget, python_target
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_safe_fixes
@@ -196,10 +197,19 @@ def _positive(value: object) -> int | None:
     return value if isinstance(value, int) and value > 0 else None
 
 
+_BLACK_WIDTH = 88
+"""black's line length when its configuration sets none."""
+
+
 def _black_width(root: Path) -> int | None:
+    """The line length black keeps the codebase to: ``[tool.black]``'s ``line-length``, else
+    black's default where the codebase configures or installs black (wsproto 1.2.0's tox runs
+    ``black --check`` at 88, under a flake8 that allows 120); None where it does not use black."""
     tool = (read_toml(root / "pyproject.toml") or {}).get("tool")
     black = tool.get("black") if isinstance(tool, dict) else None
-    return _positive(black.get("line-length")) if isinstance(black, dict) else None
+    if isinstance(black, dict):
+        return _positive(black.get("line-length")) or _BLACK_WIDTH
+    return _BLACK_WIDTH if declares(root, "black") else None
 
 
 def lint_settings(root: Path) -> LintSettings:
@@ -213,5 +223,5 @@ def lint_settings(root: Path) -> LintSettings:
         width = width or _positive(settings.get("line-length"))
         return LintSettings(target, None, width or _black_width(root))
     flake8 = flake8_rules(root)
-    width = flake8.width if flake8 is not None else None
-    return LintSettings(target, flake8, width or _black_width(root))
+    widths = [width for width in (flake8.width if flake8 else None, _black_width(root)) if width]
+    return LintSettings(target, flake8, min(widths, default=None))

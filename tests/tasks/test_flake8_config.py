@@ -205,12 +205,22 @@ def test_the_line_length_a_change_may_write(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.black]\nline-length = 79\n")
     assert lint_settings(tmp_path).width == 79  # black's
     (tmp_path / "setup.cfg").write_text("[flake8]\nmax-line-length = 99\n")
+    assert lint_settings(tmp_path).width == 79  # black wraps at 79 what flake8 allows at 99
+    (tmp_path / "pyproject.toml").unlink()
     assert lint_settings(tmp_path).width == 99  # flake8's, set
     (tmp_path / "setup.cfg").write_text("[flake8]\nignore = E731, E501\nmax-line-length = 99\n")
-    assert lint_settings(tmp_path).width == 79  # flake8 checks no length: black's
+    assert lint_settings(tmp_path).width is None  # flake8 checks no length
     (tmp_path / "setup.cfg").write_text(
         "[flake8]\nselect = E, F, W, B, B950\nignore = E501\nmax-line-length = 80\n"
     )
     assert lint_settings(tmp_path).width == 88  # bugbear's B950: a tenth more, black's 88
+    # wsproto 1.2.0: flake8 at 120, and its tox installs and runs black, at black's 88
+    (tmp_path / "setup.cfg").write_text("[flake8]\nmax-line-length = 120\n")
+    (tmp_path / "tox.ini").write_text(
+        "[testenv:lint]\ndeps =\n    flake8\n    black\ncommands = black --check src\n"
+    )
+    assert lint_settings(tmp_path).width == 88
+    (tmp_path / "tox.ini").write_text("[testenv:lint]\ndeps = flake8\ncommands = black --check src\n")
+    assert lint_settings(tmp_path).width == 120  # a command alone installs nothing
     (tmp_path / "ruff.toml").write_text("line-length = 110\n")
     assert lint_settings(tmp_path).width == 110  # ruff's own configuration
