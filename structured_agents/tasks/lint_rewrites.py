@@ -15,7 +15,8 @@ that does what the rule asks and nothing else:
   examples use an import, on a name neither uses: the import removed
   (:mod:`~structured_agents.tasks.unused_imports`);
 - ``B904`` (``raise`` in an ``except`` without ``from``): ``from`` the handled exception (bound
-  as ``err`` when the handler binds none); where the handler catches only a lookup miss
+  as ``err`` when the handler binds none, its ``sys.exc_info()[1]`` read as ``err`` too; from the
+  name it gives ``sys.exc_info()[1]`` where it gives it one); where the handler catches only a lookup miss
   (``KeyError``, ``IndexError``, ``StopIteration``...) or a failed ``assert`` used as a check,
   whose traceback a reviewer called noise (and the cause of the error the handler raises,
   wrongly), ``from None`` first, unless the handler stands in another one, whose exception
@@ -126,13 +127,20 @@ def _b904(module: Source, row: int, at: int, _end: int) -> list[Candidate]:
             return []  # an exception object raised again (lark's ``raise e``): ``from`` rewrites its cause
         end = module.end(raised)
         found: list[Candidate] = []
+        kept = _kept_exception(handler, raised)
         if handler.name is not None:
             found.append((f"Raise it from `{handler.name}`", ((end, end, f" from {handler.name}"),)))
+        elif kept is not None:
+            found.append((f"Raise it from `{kept}`", ((end, end, f" from {kept}"),)))
         elif handler.type is not None:
             used = {n.id for n in ast.walk(handler) if isinstance(n, ast.Name)}
             name = next(n for n in ("err", "exc", "error", "caught") if n not in used)
             bound = module.end(handler.type)
-            edits = ((bound, bound, f" as {name}"), (end, end, f" from {name}"))
+            # what it reads of sys.exc_info() is the exception it now binds
+            read = tuple(
+                (module.start(n), module.end(n), name) for n in ast.walk(handler) if _exc_info_value(n)
+            )
+            edits = ((bound, bound, f" as {name}"), *read, (end, end, f" from {name}"))
             found.append((f"Bind the exception as `{name}` and raise from it", edits))
         if (
             not _caught_lookups(handler)
@@ -143,6 +151,48 @@ def _b904(module: Source, row: int, at: int, _end: int) -> list[Candidate]:
         quiet: Candidate = ("Raise it `from None` (its context is not shown)", ((end, end, " from None"),))
         return [quiet, *found]
     return []
+
+
+def _exc_info_value(node: ast.AST) -> bool:
+    """Whether ``node`` is ``sys.exc_info()[1]`` (or ``exc_info()[1]``): the exception being
+    handled, as code that also ran on Python 2.5 reads it."""
+    if not (
+        isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == 1
+    ):
+        return False
+    call = node.value
+    if not (isinstance(call, ast.Call) and not call.args and not call.keywords):
+        return False
+    func = call.func
+    return (isinstance(func, ast.Name) and func.id == "exc_info") or (
+        isinstance(func, ast.Attribute)
+        and func.attr == "exc_info"
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "sys"
+    )
+
+
+def _kept_exception(handler: ast.ExceptHandler, raised: ast.Raise) -> str | None:
+    """The name the handler's first statements give the exception it handles (pyasn1 0.6.0's
+    ``exc = sys.exc_info()[1]``) before ``raised``, and never bind again: ``from`` it, not from a
+    second name bound beside it (a reviewer's EDIT)."""
+    for statement in handler.body:
+        if statement.lineno >= raised.lineno:
+            return None
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and _exc_info_value(statement.value)
+        ):
+            name = statement.targets[0].id
+            bound = [
+                node
+                for node in ast.walk(handler)
+                if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+            ]
+            return name if len(bound) == 1 else None
+    return None
 
 
 _STEPS = frozenset({"next", "iter"})
@@ -236,6 +286,9 @@ DECLINED = {
     "SIM222": "a truthy constant in an or is the same switch, turned on (SIM223's twin)",
     "E731": "projects allow assigned lambdas on purpose (more-itertools and toolz ignore E731), and "
     "the def ruff writes was sent back in each file's own layout",
+    "RUF023": "a class's __slots__ sorted changes nothing but the diff (pycparser 2.22's, with "
+    "__weakref__ put first: a reviewer's EDIT, as churn; parsimonious 0.10.0's, whose comments "
+    "it left beside other slots: a REJECT)",
     "RUF036": "moving None to the end of a Union changes nothing a reader or a type checker sees "
     "(wsproto 1.2.0's Union[bool, None, str]: a reviewer's REJECT, as churn)",
 }
@@ -324,8 +377,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     restyles a docstring that holds doctest examples (pydocstyle's rules: hyperlink 21.0.0's
     ``_decode_path_part`` had its example moved onto the opening quotes' line and a period added
     to its expected output, which its tox's ``--doctest-modules`` would fail), sorts an
-    ``__all__`` or ``__slots__`` its comments group (RUF022, RUF023: parsimonious 0.10.0's sorted
-    ``Node.__slots__`` left each comment beside another slot), unpacks a conditional or a slice
+    ``__all__`` its comments group (RUF022, as parsimonious 0.10.0's sorted ``Node.__slots__``
+    left each comment beside another slot), unpacks a conditional or a slice
     (:func:`_unpacks_worse`), or renames a name on a line the next one aligns with
     (:func:`_aligned_below`) or a name that already says it is unused (``dummy``), renames or
     removes a name a comment of its function names (:func:`_commented`), or merges comparisons
@@ -362,7 +415,7 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
         return any(
             isinstance(node.value, str) and ">>>" in node.value for node in module.at(row, (ast.Constant,))
         )
-    if code in ("RUF022", "RUF023"):
+    if code == "RUF022":
         return any(
             "#" in module.text[module.start(node) : module.end(node)]
             for node in module.at(row, (ast.Assign, ast.AnnAssign, ast.AugAssign))

@@ -67,6 +67,15 @@ SPLIT = [  # each finding's candidate, at the file's own two-space step
     ("else: v", "else:\n    v"),
     ("data: print", "data:\n    print"),
 ]
+EXC_INFO_KEPT = (
+    "import sys\n\n\ndef f(v, e):\n    try:\n        return v.decode(e)\n    except LookupError:\n"
+    "        exc = sys.exc_info()[1]\n        raise ValueError('cannot decode', exc)"
+)
+EXC_INFO_READ = (
+    "import sys\n\n\ndef f(c, i):\n    try:\n        return c.get(i)\n    except c.Error:\n"
+    "        raise IndexError(sys.exc_info()[1])"
+)
+EXC_INFO_BOUND = EXC_INFO_READ.replace("c.Error:", "c.Error as err:").replace("(sys.exc_info()[1])", "(err)")
 TABBED = "def f(x):\n\tif x: return 1\n\treturn 0\n"
 SHARED = (  # ply 3.11's cpp.py, and three on a line at module level
     "def t_ws(t):\n    t.type = 'WS'; t.value = ' '\n    return t\n\n\na = 1; b = 2;  c = 3  # three\n"
@@ -95,6 +104,10 @@ APART = [
         ("m.py", "B904", CALLED + "\n", [CALLED + " from e\n"]),  # a call's miss: its traceback shown
         ("m.py", "B904", STEPPED + "\n", [STEPPED + " from None\n", STEPPED + " from e\n"]),  # exhausted
         ("m.py", "B904", BARE_CLASS + "\n", [BARE_CLASS + " from e\n"]),  # a class raised: a new exception
+        # pyasn1 0.6.0: the name sys.exc_info()[1] was given, not a second one beside it
+        ("m.py", "B904", EXC_INFO_KEPT + "\n", [EXC_INFO_KEPT + " from exc\n"]),
+        # pyasn1 0.6.0: what the handler read of sys.exc_info() is the exception it binds
+        ("m.py", "B904", EXC_INFO_READ + "\n", [EXC_INFO_BOUND + " from err\n"]),
         ("m.py", "E701", ONE_LINERS, [ONE_LINERS.replace(before, after, 1) for before, after in SPLIT]),
         ("m.py", "E701", TABBED, [TABBED.replace("x: return", "x:\n\t\treturn")]),  # the file's tab
         ("m.py", "E702", SHARED, [SHARED.replace(before, after, 1) for before, after in APART]),
@@ -238,7 +251,7 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
         ("D400", 'def f(t):\n    """\n    >>> f(1)\n    \'a\'\n    """\n    return \'a\'\n'),
         ("D212", 'def f(t):\n    """\n    >>> f(1)\n    \'a\'\n    """\n    return \'a\'\n'),
         # parsimonious 0.10.0's Node.__slots__: sorted, each comment stood beside another slot
-        ("RUF023", "class Node:\n    __slots__ = [\n        'b',  # 2nd\n        'a',  # 1st\n    ]\n"),
+        ("RUF023", "class Node:\n    __slots__ = ['b', 'a']\n"),  # pycparser 2.22: churn
         # pyparsing 3.1.2: [*(trace if trace is not None else [])[:], self]
         ("RUF005", "def f(trace, item):\n    return (trace if trace is not None else [])[:] + [item]\n"),
         # sqlparse 0.5.1: _TokenType((*self, name))
@@ -314,7 +327,6 @@ def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: 
         ("UP031", "def f(name):\n    return 'missing: %s' % (name,)\n"),
         ("B006", "def f(items=[]):\n    return len(items)\n"),  # read only: the same either way
         ("RUF022", '__all__ = ["b", "a"]\n'),
-        ("RUF023", "class Node:\n    __slots__ = ['b', 'a']\n"),
         ("D400", 'def f(t):\n    """Return a"""\n    return \'a\'\n'),
         ("RUF005", "def f(trace, item):\n    return trace + [item]\n"),
         (
