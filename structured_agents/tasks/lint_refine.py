@@ -43,6 +43,8 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
   ``for idx, p in enumerate(patterns):``, not ``for _idx, p in enumerate(patterns):``, which a
   reviewer sent back for keeping the pointless ``enumerate`` (pexpect 4.9.0). Not in a file
   that binds the name ``enumerate``.
+- ``B007``: an unused key of ``.items()`` goes with it, ``for val in self.values():`` for ``for
+  key, val in self.items():``, as a reviewer asked (addict 2.4.0).
 - ``PLR1714``: the membership test takes a tuple (``item in ('_', '-')``) where ruff writes a
   set. A set hashes the value, which raises ``TypeError`` for an unhashable one where the
   comparisons it replaces compared it: ply 3.11's lexer, given a state whose type is a list,
@@ -453,8 +455,48 @@ def _dropped_enumerate(diagnostic: Mapping[str, Any], module: Source) -> dict[st
     return None
 
 
+def _values_only(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
+    """B007's unused key of ``for key, val in self.items():`` dropped with the ``items``,
+    ``for val in self.values():``, rather than renamed ``_key``: a reviewer asked for it (addict
+    2.4.0's ``Dict.freeze``)."""
+    edits = fix_edits(module.text, diagnostic)
+    if len(edits) != 1:
+        return None
+    start, end, content = edits[0]
+    for loop in module.at(int((diagnostic.get("location") or {}).get("row", 0)), (ast.For, ast.AsyncFor)):
+        target, iterated = loop.target, loop.iter
+        if not (
+            isinstance(target, ast.Tuple)
+            and len(target.elts) == 2
+            and isinstance(key := target.elts[0], ast.Name)
+            and (module.start(key), module.end(key)) == (start, end)
+            and content == f"_{key.id}"
+            and isinstance(iterated, ast.Call)
+            and isinstance(iterated.func, ast.Attribute)
+            and iterated.func.attr == "items"
+            and not iterated.args
+            and not iterated.keywords
+        ):
+            continue
+        value, mapping = target.elts[1], iterated.func.value
+        edits_ = [
+            (module.start(target), module.end(target), module.text[module.start(value) : module.end(value)]),
+            (
+                module.start(iterated),
+                module.end(iterated),
+                module.text[module.start(mapping) : module.end(mapping)] + ".values()",
+            ),
+        ]
+        return unsafe_fix(module, f"Drop the unused key `{key.id}`: iterate the values", edits_)
+    return None
+
+
 def _unused_loop_name(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
-    return _dropped_enumerate(diagnostic, module) or _renamed_throwaway(diagnostic, module)
+    return (
+        _dropped_enumerate(diagnostic, module)
+        or _values_only(diagnostic, module)
+        or _renamed_throwaway(diagnostic, module)
+    )
 
 
 def _unused_unpacked(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:

@@ -461,6 +461,11 @@ COPY = "def f(index_v, rows):\n    return [index_v] + list(rows)\n"
             "def f(ps):\n    for _idx, p in enumerate(ps, 1):\n        g(p)\n",
         ),  # a start given: renamed, as ruff writes it
         (
+            "B007",
+            "def freeze(self):\n    for key, val in self.items():\n        val.freeze()\n",
+            "def freeze(self):\n    for val in self.values():\n        val.freeze()\n",
+        ),  # addict 2.4.0's Dict.freeze: the values, as a reviewer asked, not _key
+        (
             "SIM109",
             "def f(row, t):\n    return (t == list or t == str) and (len(row) > 1)\n",
             "def f(row, t):\n    return t in (list, str) and (len(row) > 1)\n",
