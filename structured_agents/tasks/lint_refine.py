@@ -43,6 +43,8 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
   ``for idx, p in enumerate(patterns):``, not ``for _idx, p in enumerate(patterns):``, which a
   reviewer sent back for keeping the pointless ``enumerate`` (pexpect 4.9.0). Not in a file
   that binds the name ``enumerate``.
+- ``UP036``: a removed version block that stood between two runs of blank lines leaves one
+  run, the longer, so no two blank lines are left inside a class (pyasn1 0.6.0's ``__long__``).
 - ``B007``: an unused key of ``.items()`` goes with it, ``for val in self.values():`` for ``for
   key, val in self.items():``, as a reviewer asked (addict 2.4.0).
 - ``PLR1714``: the membership test takes a tuple (``item in ('_', '-')``) where ruff writes a
@@ -503,7 +505,38 @@ def _unused_unpacked(diagnostic: Mapping[str, Any], module: Source) -> dict[str,
     return _dead_constants(diagnostic, module) or _renamed_throwaway(diagnostic, module)
 
 
+def _blank_run(lines: Sequence[str], indexes: range) -> int:
+    """How many of ``lines`` at ``indexes``, in order, are blank before the first that is not."""
+    count = 0
+    for index in indexes:
+        if lines[index].strip():
+            break
+        count += 1
+    return count
+
+
+def _one_gap(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
+    """UP036's removal of a whole version block leaves one gap of blank lines where two met,
+    the wider of them: pyasn1 0.6.0's ``if sys.version_info[0] <= 2: def __long__`` left two
+    blank lines between ``__int__`` and ``__float__`` (a reviewer's EDIT)."""
+    edits = fix_edits(module.text, diagnostic)
+    if len(edits) != 1:
+        return None
+    start, end, content = edits[0]
+    lines, starts = module.lines, module.starts
+    if content or start not in starts or end not in starts:
+        return None
+    first, after = starts.index(start), starts.index(end)
+    before = _blank_run(lines, range(first - 1, -1, -1))
+    following = _blank_run(lines, range(after, len(lines)))
+    if not min(before, following):
+        return None
+    stop = starts[after + min(before, following)]
+    return unsafe_fix(module, "Remove outdated version block", [(start, stop, "")])
+
+
 _RESHAPED: dict[str, Callable[[Mapping[str, Any], Source], dict[str, Any] | None]] = {
+    "UP036": _one_gap,
     "SIM108": _declared_above,
     "RUF005": _ungrouped,
     "UP031": _ungrouped,

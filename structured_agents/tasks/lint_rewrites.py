@@ -146,6 +146,7 @@ def _b904(module: Source, row: int, at: int, _end: int) -> list[Candidate]:
             not _caught_lookups(handler)
             or module.handler_of(handler) is not None
             or not _looks_up(module, handler)
+            or not _says_something(raised.exc)
         ):
             return found
         quiet: Candidate = ("Raise it `from None` (its context is not shown)", ((end, end, " from None"),))
@@ -170,6 +171,13 @@ def _exc_info_value(node: ast.AST) -> bool:
         and isinstance(func.value, ast.Name)
         and func.value.id == "sys"
     )
+
+
+def _says_something(exc: ast.expr) -> bool:
+    """Whether the raised ``exc`` carries a message or a value of its own: pyasn1 0.6.0's
+    ``raise KeyError()`` carries none, and ``from None`` would hide the ``KeyError(tagSet)`` it
+    handles, the only record of the missing key (a reviewer's EDIT)."""
+    return isinstance(exc, ast.Call) and bool(exc.args or exc.keywords)
 
 
 def _kept_exception(handler: ast.ExceptHandler, raised: ast.Raise) -> str | None:
@@ -854,7 +862,28 @@ def with_candidates(
         ]
         if not found:
             left.append(dict(diagnostic))
+    fixed, left = _unpackings_whole(fixed, left)
     return together(module, _defaults_together(module, fixed), left)
+
+
+def _unpackings_whole(
+    fixed: list[dict[str, Any]], left: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``fixed`` and ``left`` once an unpacking's unused names (RUF059) are renamed all or none:
+    croniter 2.0.5's ``_error_type, _error_instance, traceback = sys.exc_info()`` kept a
+    ``traceback`` whose rename would shadow its ``_traceback`` import (a reviewer's EDIT: "half
+    done")."""
+    held = {
+        int((finding.get("location") or {}).get("row", 0))
+        for finding in left
+        if finding.get("code") == "RUF059"
+    }
+    kept = [
+        finding
+        for finding in fixed
+        if finding.get("code") != "RUF059" or int((finding.get("location") or {}).get("row", 0)) not in held
+    ]
+    return kept, [*left, *(finding for finding in fixed if finding not in kept)]
 
 
 def _insertion(diagnostic: Mapping[str, Any]) -> tuple[int, int] | None:

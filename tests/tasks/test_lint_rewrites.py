@@ -67,6 +67,7 @@ SPLIT = [  # each finding's candidate, at the file's own two-space step
     ("else: v", "else:\n    v"),
     ("data: print", "data:\n    print"),
 ]
+EMPTY = "def f(d, k):\n    try:\n        return d[k]\n    except KeyError:\n        raise KeyError()"
 EXC_INFO_KEPT = (
     "import sys\n\n\ndef f(v, e):\n    try:\n        return v.decode(e)\n    except LookupError:\n"
     "        exc = sys.exc_info()[1]\n        raise ValueError('cannot decode', exc)"
@@ -104,6 +105,8 @@ APART = [
         ("m.py", "B904", CALLED + "\n", [CALLED + " from e\n"]),  # a call's miss: its traceback shown
         ("m.py", "B904", STEPPED + "\n", [STEPPED + " from None\n", STEPPED + " from e\n"]),  # exhausted
         ("m.py", "B904", BARE_CLASS + "\n", [BARE_CLASS + " from e\n"]),  # a class raised: a new exception
+        # pyasn1 0.6.0: a KeyError() that says nothing: from None would hide the key that missed
+        ("m.py", "B904", EMPTY + "\n", [EMPTY.replace("KeyError:", "KeyError as err:") + " from err\n"]),
         # pyasn1 0.6.0: the name sys.exc_info()[1] was given, not a second one beside it
         ("m.py", "B904", EXC_INFO_KEPT + "\n", [EXC_INFO_KEPT + " from exc\n"]),
         # pyasn1 0.6.0: what the handler read of sys.exc_info() is the exception it binds
@@ -881,3 +884,37 @@ def test_a_mutable_default_the_body_never_reads_becomes_none_with_no_guard(tmp_p
         "        options = {}",
         "    return name, len(options)",
     ]
+
+
+def test_an_unpackings_unused_names_are_renamed_all_or_none(tmp_path: Path) -> None:
+    """croniter 2.0.5: ``traceback`` cannot become ``_traceback`` (the module's import of that
+    name), and a reviewer sent back its two neighbours renamed as half done."""
+    text = (
+        "import sys\nimport traceback as _traceback\n\n\ndef f(g):\n    try:\n        return g()\n"
+        "    except ValueError:\n        kind, value, traceback = sys.exc_info()\n"
+        "        return _traceback.format_exc()\n"
+    )
+    diagnostics = ruff_json(tmp_path, "m.py", text, "RUF059")
+    assert sum(bool(item.get("fix")) for item in diagnostics) == 2
+
+    found, left = with_candidates(text, diagnostics, "m.py")
+
+    assert found == [] and len(left) == 3
+    alone = text.replace("import traceback as _traceback\n", "import traceback as tb\n").replace(
+        "_traceback.format_exc", "tb.format_exc"
+    )
+    assert len(with_candidates(alone, ruff_json(tmp_path, "m.py", alone, "RUF059"), "m.py")[0]) == 3
+
+
+def test_a_removed_version_block_leaves_one_run_of_blank_lines(tmp_path: Path) -> None:
+    """pyasn1 0.6.0: UP036 removed ``if sys.version_info[0] <= 2: def __long__`` and left two
+    blank lines between ``__int__`` and ``__float__`` (a reviewer's EDIT)."""
+    method = "    def __int__(self):\n        return 1\n\n"
+    block = "    if sys.version_info[0] <= 2:\n        def __long__(self):\n            return 1\n\n"
+    text = "import sys\n\n\nclass A:\n" + method + block + "    def __float__(self):\n        return 1.0\n"
+    diagnostics = ruff_json(tmp_path, "m.py", text, "UP036", "--target-version", "py38")
+
+    found, _ = with_candidates(text, diagnostics, "m.py", lowest=(3, 8))
+
+    changed = apply_changes(text, fixes(text, found))[0]
+    assert changed == "import sys\n\n\nclass A:\n" + method + "    def __float__(self):\n        return 1.0\n"
