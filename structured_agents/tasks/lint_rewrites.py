@@ -387,9 +387,7 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     to its expected output, which its tox's ``--doctest-modules`` would fail), sorts an
     ``__all__`` its comments group (RUF022, as parsimonious 0.10.0's sorted ``Node.__slots__``
     left each comment beside another slot), unpacks a conditional or a slice
-    (:func:`_unpacks_worse`), parenthesizes an ``and`` inside an ``or`` that spans lines (RUF021:
-    pyasn1 0.6.0's continuation lines were left out of step with the new parenthesis), or
-    renames a name on a line the next one aligns with
+    (:func:`_unpacks_worse`), or renames a name on a line the next one aligns with
     (:func:`_aligned_below`) or a name that already says it is unused (``dummy``), renames or
     removes a name a comment of its function names (:func:`_commented`), or merges comparisons
     into a membership test that reads worse (:func:`_membership_reads_worse`)."""
@@ -432,8 +430,6 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
         )
     if code == "RUF005":
         return any(_unpacks_worse(node, module.parents.get(node)) for node in _binops_at(module, diagnostic))
-    if code == "RUF021":
-        return any(node.lineno != node.end_lineno for node in module.at(row, (ast.BoolOp,)))
     if code == "SIM102":
         return any(
             (isinstance(node.test, ast.Name) and node.test.id == "__debug__")

@@ -229,12 +229,6 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
         ),
         # pathvalidate 3.2.0: a conversion starred in a display, *tuple(f"{n}{i}" for ...)
         ("RUF005", "NAMES = ('CON', 'NUL') + tuple(f'COM{i}' for i in range(1, 10))\n"),
-        # pyasn1 0.6.0: a parenthesis opened in a condition that spans lines, out of step with them
-        (
-            "RUF021",
-            "def f(self, t):\n    check = (\n            self.strict and\n            t.same or\n"
-            "            t.super)\n    return check\n",
-        ),
         # wsproto 1.2.0: None moved to the end of a Union, churn
         ("RUF036", "from typing import Union\n\n\ndef f() -> Union[bool, None, str]:\n    return None\n"),
         # Markdown 3.6: braces doubled in a regular expression's f-string, a backslash before a
@@ -338,7 +332,6 @@ def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: 
         ("RUF022", '__all__ = ["b", "a"]\n'),
         ("D400", 'def f(t):\n    """Return a"""\n    return \'a\'\n'),
         ("RUF005", "def f(trace, item):\n    return trace + [item]\n"),
-        ("RUF021", "def f(a, b, c):\n    return a and b or c\n"),  # on one line: parenthesized
         (
             "RUF059",
             ALIGNED.replace("(m=',',\n                                        idx", "(\n        m=',', idx"),
