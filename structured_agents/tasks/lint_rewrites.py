@@ -294,9 +294,6 @@ DECLINED = {
     "SIM222": "a truthy constant in an or is the same switch, turned on (SIM223's twin)",
     "E731": "projects allow assigned lambdas on purpose (more-itertools and toolz ignore E731), and "
     "the def ruff writes was sent back in each file's own layout",
-    "RUF023": "a class's __slots__ sorted changes nothing but the diff (pycparser 2.22's, with "
-    "__weakref__ put first: a reviewer's EDIT, as churn; parsimonious 0.10.0's, whose comments "
-    "it left beside other slots: a REJECT)",
     "RUF036": "moving None to the end of a Union changes nothing a reader or a type checker sees "
     "(wsproto 1.2.0's Union[bool, None, str]: a reviewer's REJECT, as churn)",
 }
@@ -385,8 +382,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     restyles a docstring that holds doctest examples (pydocstyle's rules: hyperlink 21.0.0's
     ``_decode_path_part`` had its example moved onto the opening quotes' line and a period added
     to its expected output, which its tox's ``--doctest-modules`` would fail), sorts an
-    ``__all__`` its comments group (RUF022, as parsimonious 0.10.0's sorted ``Node.__slots__``
-    left each comment beside another slot), unpacks a conditional or a slice
+    ``__all__`` or ``__slots__`` its comments group (RUF022, RUF023: parsimonious 0.10.0's sorted
+    ``Node.__slots__`` left each comment beside another slot), unpacks a conditional or a slice
     (:func:`_unpacks_worse`), or renames a name on a line the next one aligns with
     (:func:`_aligned_below`) or a name that already says it is unused (``dummy``), renames or
     removes a name a comment of its function names (:func:`_commented`), or merges comparisons
@@ -423,7 +420,7 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
         return any(
             isinstance(node.value, str) and ">>>" in node.value for node in module.at(row, (ast.Constant,))
         )
-    if code == "RUF022":
+    if code in ("RUF022", "RUF023"):
         return any(
             "#" in module.text[module.start(node) : module.end(node)]
             for node in module.at(row, (ast.Assign, ast.AnnAssign, ast.AugAssign))

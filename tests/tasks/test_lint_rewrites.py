@@ -254,7 +254,7 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
         ("D400", 'def f(t):\n    """\n    >>> f(1)\n    \'a\'\n    """\n    return \'a\'\n'),
         ("D212", 'def f(t):\n    """\n    >>> f(1)\n    \'a\'\n    """\n    return \'a\'\n'),
         # parsimonious 0.10.0's Node.__slots__: sorted, each comment stood beside another slot
-        ("RUF023", "class Node:\n    __slots__ = ['b', 'a']\n"),  # pycparser 2.22: churn
+        ("RUF023", "class Node:\n    __slots__ = [\n        'b',  # 2nd\n        'a',  # 1st\n    ]\n"),
         # pyparsing 3.1.2: [*(trace if trace is not None else [])[:], self]
         ("RUF005", "def f(trace, item):\n    return (trace if trace is not None else [])[:] + [item]\n"),
         # sqlparse 0.5.1: _TokenType((*self, name))
@@ -330,6 +330,7 @@ def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: 
         ("UP031", "def f(name):\n    return 'missing: %s' % (name,)\n"),
         ("B006", "def f(items=[]):\n    return len(items)\n"),  # read only: the same either way
         ("RUF022", '__all__ = ["b", "a"]\n'),
+        ("RUF023", "class Node:\n    __slots__ = ['b', 'a']\n"),
         ("D400", 'def f(t):\n    """Return a"""\n    return \'a\'\n'),
         ("RUF005", "def f(trace, item):\n    return trace + [item]\n"),
         (
