@@ -419,78 +419,83 @@ def _renamed_throwaway(diagnostic: Mapping[str, Any], module: Source) -> dict[st
     return unsafe_fix(module, f"Rename unused `{old}` to `{name}`", [(start, end, name)])
 
 
+def _unused_first(
+    diagnostic: Mapping[str, Any], module: Source
+) -> tuple[ast.Name, ast.expr, ast.expr] | None:
+    """Where B007's fix renames ``_name`` the first of a loop's two names (``for idx, p in
+    ...``): that name, the other, and what the loop iterates."""
+    edits = fix_edits(module.text, diagnostic)
+    if len(edits) != 1:
+        return None
+    start, end, content = edits[0]
+    for loop in module.at(int((diagnostic.get("location") or {}).get("row", 0)), (ast.For, ast.AsyncFor)):
+        target = loop.target
+        if (
+            isinstance(target, ast.Tuple)
+            and len(target.elts) == 2
+            and isinstance(first := target.elts[0], ast.Name)
+            and (module.start(first), module.end(first)) == (start, end)
+            and content == f"_{first.id}"
+        ):
+            return first, target.elts[1], loop.iter
+    return None
+
+
+def _one_name_loop(
+    module: Source, found: tuple[ast.Name, ast.expr, ast.expr], iterated: str, message: str
+) -> dict[str, Any]:
+    """The loop of ``found`` (:func:`_unused_first`) over ``iterated`` with its second name only."""
+    first, second, over = found
+    target = module.parents[first]
+    edits = [
+        (module.start(target), module.end(target), module.text[module.start(second) : module.end(second)]),
+        (module.start(over), module.end(over), iterated),
+    ]
+    return unsafe_fix(module, message, edits)
+
+
 def _dropped_enumerate(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
     """B007's unused index of ``for idx, p in enumerate(patterns):`` dropped with the
     ``enumerate``, ``for p in patterns:``, rather than renamed ``_idx``: a reviewer sent back the
     rename that kept the pointless ``enumerate`` (pexpect 4.9.0's ``compile_pattern_list``). Not
     in a file that binds the name ``enumerate`` itself."""
-    edits = fix_edits(module.text, diagnostic)
-    if len(edits) != 1 or _rebinds(module.text, "enumerate"):
+    found = _unused_first(diagnostic, module)
+    if found is None or _rebinds(module.text, "enumerate"):
         return None
-    start, end, content = edits[0]
-    for loop in module.at(int((diagnostic.get("location") or {}).get("row", 0)), (ast.For, ast.AsyncFor)):
-        target, iterated = loop.target, loop.iter
-        if not (
-            isinstance(target, ast.Tuple)
-            and len(target.elts) == 2
-            and isinstance(index := target.elts[0], ast.Name)
-            and (module.start(index), module.end(index)) == (start, end)
-            and content == f"_{index.id}"
-            and isinstance(iterated, ast.Call)
-            and isinstance(iterated.func, ast.Name)
-            and iterated.func.id == "enumerate"
-            and len(iterated.args) == 1
-            and not isinstance(iterated.args[0], ast.Starred)
-            and not iterated.keywords
-        ):
-            continue
-        item, sequence = target.elts[1], iterated.args[0]
-        edits_ = [
-            (module.start(target), module.end(target), module.text[module.start(item) : module.end(item)]),
-            (
-                module.start(iterated),
-                module.end(iterated),
-                module.text[module.start(sequence) : module.end(sequence)],
-            ),
-        ]
-        return unsafe_fix(module, f"Drop the unused index `{index.id}` and its `enumerate`", edits_)
-    return None
+    index, _, iterated = found
+    if not (
+        isinstance(iterated, ast.Call)
+        and isinstance(iterated.func, ast.Name)
+        and iterated.func.id == "enumerate"
+        and len(iterated.args) == 1
+        and not isinstance(iterated.args[0], ast.Starred)
+        and not iterated.keywords
+    ):
+        return None
+    sequence = iterated.args[0]
+    text = module.text[module.start(sequence) : module.end(sequence)]
+    return _one_name_loop(module, found, text, f"Drop the unused index `{index.id}` and its `enumerate`")
 
 
 def _values_only(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
     """B007's unused key of ``for key, val in self.items():`` dropped with the ``items``,
     ``for val in self.values():``, rather than renamed ``_key``: a reviewer asked for it (addict
     2.4.0's ``Dict.freeze``)."""
-    edits = fix_edits(module.text, diagnostic)
-    if len(edits) != 1:
+    found = _unused_first(diagnostic, module)
+    if found is None:
         return None
-    start, end, content = edits[0]
-    for loop in module.at(int((diagnostic.get("location") or {}).get("row", 0)), (ast.For, ast.AsyncFor)):
-        target, iterated = loop.target, loop.iter
-        if not (
-            isinstance(target, ast.Tuple)
-            and len(target.elts) == 2
-            and isinstance(key := target.elts[0], ast.Name)
-            and (module.start(key), module.end(key)) == (start, end)
-            and content == f"_{key.id}"
-            and isinstance(iterated, ast.Call)
-            and isinstance(iterated.func, ast.Attribute)
-            and iterated.func.attr == "items"
-            and not iterated.args
-            and not iterated.keywords
-        ):
-            continue
-        value, mapping = target.elts[1], iterated.func.value
-        edits_ = [
-            (module.start(target), module.end(target), module.text[module.start(value) : module.end(value)]),
-            (
-                module.start(iterated),
-                module.end(iterated),
-                module.text[module.start(mapping) : module.end(mapping)] + ".values()",
-            ),
-        ]
-        return unsafe_fix(module, f"Drop the unused key `{key.id}`: iterate the values", edits_)
-    return None
+    key, _, iterated = found
+    if not (
+        isinstance(iterated, ast.Call)
+        and isinstance(iterated.func, ast.Attribute)
+        and iterated.func.attr == "items"
+        and not iterated.args
+        and not iterated.keywords
+    ):
+        return None
+    mapping = iterated.func.value
+    text = module.text[module.start(mapping) : module.end(mapping)] + ".values()"
+    return _one_name_loop(module, found, text, f"Drop the unused key `{key.id}`: iterate the values")
 
 
 def _unused_loop_name(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:

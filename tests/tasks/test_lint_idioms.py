@@ -121,35 +121,37 @@ def test_a_format_with_a_conditional_value_or_a_mapping_ruff_skips_holds_its_twi
     assert _offered(tmp_path, text, "UP031") == expected
 
 
-def test_a_concatenation_ruff_does_not_report_is_a_twin_of_an_unpacking(tmp_path: Path) -> None:
-    """tablib 3.6.1's ``Dataset.transpose``: ruff reports ``[column] + self.get_col(index)`` but
-    not ``[self.headers[0]] + self[self.headers[0]]`` three lines above it, and a reviewer sent
-    back the one made an unpacking: change both or neither."""
-    text = (
-        "class D:\n"
-        "    def transpose(self, index, column):\n"
-        "        new_headers = [self.headers[0]] + self[self.headers[0]]\n"
-        "        return new_headers, [column] + self.get_col(index)\n"
-    )
-    assert _offered(tmp_path, text, "RUF005") == ([], [4])
-    alone = text.replace("[self.headers[0]] + self[self.headers[0]]", "self.headers")
-    assert _offered(tmp_path, alone, "RUF005") == ([4], [])
+TRANSPOSE = (
+    "class D:\n"
+    "    def transpose(self, index, column):\n"
+    "        new_headers = [self.headers[0]] + self[self.headers[0]]\n"
+    "        return new_headers, [column] + self.get_col(index)\n"
+)
+RESERVED = (
+    "class V:\n"
+    "    def reserved(self, common_keywords):\n"
+    "        if self.macos:\n"
+    "            return common_keywords + self._MACOS_RESERVED\n"
+    "        return common_keywords + ('/',)\n"
+)
 
 
-def test_a_concatenation_onto_the_same_sequence_is_a_twin_of_an_unpacking(tmp_path: Path) -> None:
-    """pathvalidate 3.2.0: ruff reports ``common_keywords + ("/",)`` and not
-    ``common_keywords + self._MACOS_RESERVED_FILE_PATHS`` above it; a reviewer sent back the
-    unpacking of the one as "now differs from the line just above it"."""
-    text = (
-        "class V:\n"
-        "    def reserved(self, common_keywords):\n"
-        "        if self.macos:\n"
-        "            return common_keywords + self._MACOS_RESERVED\n"
-        "        return common_keywords + ('/',)\n"
-    )
-    assert _offered(tmp_path, text, "RUF005") == ([], [5])
-    alone = text.replace("common_keywords + self._MACOS_RESERVED", "self._MACOS_RESERVED")
-    assert _offered(tmp_path, alone, "RUF005") == ([5], [])
+@pytest.mark.parametrize(
+    ("text", "twin", "alone", "row"),
+    [
+        # tablib 3.6.1's Dataset.transpose: a concatenation with a display ruff does not report
+        (TRANSPOSE, "[self.headers[0]] + self[self.headers[0]]", "self.headers", 4),
+        # pathvalidate 3.2.0: one onto the same sequence ("now differs from the line above it")
+        (RESERVED, "common_keywords + self._MACOS_RESERVED", "self._MACOS_RESERVED", 5),
+    ],
+)
+def test_a_concatenation_ruff_does_not_report_is_a_twin_of_an_unpacking(
+    tmp_path: Path, text: str, twin: str, alone: str, row: int
+) -> None:
+    """Ruff reports one concatenation and not its twin beside it, and a reviewer sent back the one
+    made an unpacking: change both or neither."""
+    assert _offered(tmp_path, text, "RUF005") == ([], [row])
+    assert _offered(tmp_path, text.replace(twin, alone), "RUF005") == ([row], [])
 
 
 def test_a_conditional_expression_is_not_written_beside_an_if_that_stays(tmp_path: Path) -> None:
