@@ -34,7 +34,7 @@ from structured_agents.cli.engine_option import EngineOption, settings_with_engi
 from structured_agents.errors import StructuredAgentsError
 
 if TYPE_CHECKING:
-    from structured_agents.evaluation import PackageError, PackageResult
+    from structured_agents.evaluation import PackageResult, UnevaluatedPackage
     from structured_agents.settings import EngineSettings
 
 __all__ = ["evaluate"]
@@ -69,16 +69,16 @@ def _write_json(json_out: str, data: dict[str, Any]) -> None:
 
 def _progress(
     console: Console, task: str, json_out: str | None
-) -> Callable[[PackageResult | PackageError], None]:
+) -> Callable[[PackageResult | UnevaluatedPackage], None]:
     """Print a line per package as it is done or fails; with a ``--json`` file, rewrite it each
     time (``"partial": true``) so an interrupted evaluation keeps what it measured."""
-    from structured_agents.evaluation import PackageError
+    from structured_agents.evaluation import UnevaluatedPackage
 
     done: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
 
-    def report(result: PackageResult | PackageError) -> None:
-        if isinstance(result, PackageError):
+    def report(result: PackageResult | UnevaluatedPackage) -> None:
+        if isinstance(result, UnevaluatedPackage):
             console.print(
                 f"  [red]{escape(result.package)}: not evaluated:[/red] {escape(result.error)}",
                 highlight=False,

@@ -24,8 +24,8 @@ from structured_agents.evaluation.results import (
     EvalReport,
     LintJobResult,
     LintPackageResult,
-    PackageError,
     PackageResult,
+    UnevaluatedPackage,
 )
 from structured_agents.evaluation.tables import render_report
 
@@ -39,9 +39,9 @@ __all__ = [
     "EvaluationError",
     "LintJobResult",
     "LintPackageResult",
-    "PackageError",
     "PackageResult",
     "PackageSpec",
+    "UnevaluatedPackage",
     "evaluate",
     "parse_spec",
     "render_report",

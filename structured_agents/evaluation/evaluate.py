@@ -7,7 +7,7 @@ scratch folder, and gather the report.
 
 Every archive is fetched before the engine is built, so a missing package fails in seconds,
 not after a model load. A package that fails after that (its archive will not unpack, ruff
-refuses its configuration) is reported as a :class:`~.results.PackageError` and the others are
+refuses its configuration) is reported as a :class:`~.results.UnevaluatedPackage` and the others are
 still evaluated. The engine is wrapped in one
 :class:`~structured_agents.engines.BatchingEngine` that every package's runner shares (the
 runner leaves a batching engine open), and closed at the end.
@@ -29,7 +29,7 @@ from structured_agents.evaluation.errors import EvaluationError
 from structured_agents.evaluation.fetch import fetch_package
 from structured_agents.evaluation.lint_eval import evaluate_lint, ruff_version
 from structured_agents.evaluation.packages import PackageSpec
-from structured_agents.evaluation.results import EvalReport, PackageError, PackageResult
+from structured_agents.evaluation.results import EvalReport, PackageResult, UnevaluatedPackage
 from structured_agents.evaluation.unpack import unpack
 from structured_agents.evaluation.words import bundle_vocabulary
 from structured_agents.kernel.engine import Engine
@@ -110,7 +110,7 @@ async def _evaluate_in(
     setup: EvalSetup,
     engine_factory: Callable[[], Engine],
     work: Path,
-    report_package: Callable[[PackageResult | PackageError], None],
+    report_package: Callable[[PackageResult | UnevaluatedPackage], None],
 ) -> EvalReport:
     started = time.monotonic()
     if setup.task not in TASKS:
@@ -129,7 +129,7 @@ async def _evaluate_in(
         engine = BatchingEngine(engine_factory(), max_batch_size=setup.concurrency, max_wait_s=_BATCH_WAIT_S)
         load_s = time.monotonic() - loading
         results: list[PackageResult] = []
-        errors: list[PackageError] = []
+        errors: list[UnevaluatedPackage] = []
         try:
             for spec, archive in archives:
                 package_work = work / f"{spec.name}-{spec.version}"
@@ -137,7 +137,7 @@ async def _evaluate_in(
                     project = unpack(archive, package_work / "unpacked")
                     result = await _package(setup, bundle, engine, vocabulary, spec, project, package_work)
                 except StructuredAgentsError as exc:
-                    error = PackageError(str(spec), str(exc))
+                    error = UnevaluatedPackage(str(spec), str(exc))
                     report_package(error)
                     errors.append(error)
                     continue
@@ -166,7 +166,7 @@ async def _evaluate_in(
 async def evaluate(
     setup: EvalSetup,
     engine_factory: Callable[[], Engine],
-    report_package: Callable[[PackageResult | PackageError], None] = lambda _result: None,
+    report_package: Callable[[PackageResult | UnevaluatedPackage], None] = lambda _result: None,
 ) -> EvalReport:
     """Run the evaluation ``setup`` describes with the engine ``engine_factory`` builds;
     ``report_package`` hears of each package as it is done, or as it fails."""

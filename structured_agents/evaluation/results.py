@@ -17,8 +17,8 @@ __all__ = [
     "EvalReport",
     "LintJobResult",
     "LintPackageResult",
-    "PackageError",
     "PackageResult",
+    "UnevaluatedPackage",
 ]
 
 
@@ -305,7 +305,7 @@ PackageResult = DocstringPackageResult | LintPackageResult
 
 
 @dataclass(frozen=True, slots=True)
-class PackageError:
+class UnevaluatedPackage:
     """A package the evaluation could not finish (its archive would not unpack, ruff refused its
     configuration...): the others are still evaluated, and ``sa eval`` exits 2 at the end."""
 
@@ -339,7 +339,7 @@ class EvalReport:
     """Wall time of the whole evaluation."""
     strip: str = "all"
     """Docstring: whose docstrings were stripped, ``all`` definitions' or the ``targets``' only."""
-    errors: tuple[PackageError, ...] = ()
+    errors: tuple[UnevaluatedPackage, ...] = ()
     """The packages that could not be evaluated, and why."""
 
     def to_dict(self) -> dict[str, Any]:
