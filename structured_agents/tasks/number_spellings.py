@@ -28,10 +28,20 @@ _SPELLED = re.compile(r"(?<![\w.])(?:0[xXoObB][0-9a-fA-F_]+|\d+_[\d_]*)\b")
 """A number written other than in plain decimal: hexadecimal, octal, binary, or with ``_``."""
 
 
-def _edits(diagnostic: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def _edits(
+    text: str, starts: Sequence[int], diagnostic: Mapping[str, Any]
+) -> list[tuple[Mapping[str, Any], str, str]]:
+    """Each edit of ``diagnostic``'s fix, with the text it writes and the text of ``text`` it
+    replaces."""
     fix = diagnostic.get("fix")
     edits = fix.get("edits") if isinstance(fix, Mapping) else None
-    return [edit for edit in edits if isinstance(edit, Mapping)] if isinstance(edits, list) else []
+    found = []
+    for edit in edits if isinstance(edits, list) else []:
+        if isinstance(edit, Mapping):
+            begin = offset_of(text, edit.get("location") or {}, starts)
+            end = offset_of(text, edit.get("end_location") or {}, starts)
+            found.append((edit, str(edit.get("content") or ""), text[begin:end]))
+    return found
 
 
 def _value(literal: str) -> int | None:
@@ -60,25 +70,18 @@ def _respelled(content: str, replaced: str) -> str:
 def as_written(text: str, starts: Sequence[int], diagnostic: Mapping[str, Any]) -> dict[str, Any]:
     """``diagnostic`` (ruff's finding on ``text``, whose lines start at ``starts``) with the
     integers of its fix spelled as the text it replaces spells them (see the module docstring)."""
-    edits = _edits(diagnostic)
+    edits = _edits(text, starts, diagnostic)
     if not edits:
         return dict(diagnostic)
-    respelled = []
-    for edit in edits:
-        start = offset_of(text, edit.get("location") or {}, starts)
-        end = offset_of(text, edit.get("end_location") or {}, starts)
-        content = str(edit.get("content") or "")
-        respelled.append({**edit, "content": _respelled(content, text[start:end])})
+    respelled = [{**edit, "content": _respelled(content, replaced)} for edit, content, replaced in edits]
     return {**diagnostic, "fix": {**diagnostic["fix"], "edits": respelled}}
 
 
 def respells_numbers(text: str, starts: Sequence[int], diagnostic: Mapping[str, Any]) -> bool:
     """Whether ``diagnostic``'s fix writes a number of ``text`` in another spelling (see the
     module docstring); ``starts``: the offsets of ``text``'s lines."""
-    for edit in _edits(diagnostic):
-        start = offset_of(text, edit.get("location") or {}, starts)
-        end = offset_of(text, edit.get("end_location") or {}, starts)
-        kept = set(_SPELLED.findall(str(edit.get("content") or "")))
-        if any(number not in kept for number in _SPELLED.findall(text[start:end])):
+    for _, content, replaced in _edits(text, starts, diagnostic):
+        kept = set(_SPELLED.findall(content))
+        if any(number not in kept for number in _SPELLED.findall(replaced)):
             return True
     return False

@@ -100,6 +100,8 @@ def _value(test: ast.expr, version: Version) -> bool | None:
 
 def _constant(test: ast.expr, lowest: Version) -> bool | None:
     """The value ``test`` has on every Python from ``lowest`` on, where it has one value."""
+    if _value(test, lowest) is None:  # no version test: on no Python either
+        return None
     values = {
         _value(test, (3, minor)) for minor in range(lowest[1] if lowest[0] == 3 else 0, _NEWEST_MINOR + 1)
     }
