@@ -17,7 +17,7 @@ import functools
 import re
 from pathlib import Path
 
-__all__ = ["declared_text", "declares", "declares_in"]
+__all__ = ["declared_text", "declares_in"]
 
 _REQUIREMENTS = (
     "setup.cfg",
@@ -76,8 +76,3 @@ def _requirement(name: str) -> re.Pattern[str]:
 def declares_in(text: str, name: str) -> bool:
     """Whether ``text`` (:func:`declared_text`) names the tool ``name`` as a requirement."""
     return _requirement(name).search(text) is not None
-
-
-def declares(root: Path, name: str) -> bool:
-    """Whether the codebase at ``root`` says it installs the tool ``name``."""
-    return declares_in(declared_text(root), name)

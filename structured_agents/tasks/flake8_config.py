@@ -37,6 +37,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from structured_agents.tasks.declared_tools import declared_text
 from structured_agents.tasks.flake8_plugins import plugin_codes
 
 __all__ = ["DEFAULT_IGNORE", "DEFAULT_SELECT", "FLAKE8_FILES", "Flake8Rules", "flake8_rules"]
@@ -210,9 +211,10 @@ def _number(section: configparser.SectionProxy, key: str) -> int | None:
         return None
 
 
-def flake8_rules(root: Path) -> Flake8Rules | None:
+def flake8_rules(root: Path, declared: str | None = None) -> Flake8Rules | None:
     """The flake8 configuration at ``root`` in ruff's terms (see the module docstring); None
-    when there is none."""
+    when there is none. ``declared``: what the codebase says it installs
+    (:func:`~structured_agents.tasks.declared_tools.declared_text`), read here where not given."""
     found = _section(root)
     if found is None:
         return None
@@ -225,13 +227,13 @@ def flake8_rules(root: Path) -> Flake8Rules | None:
     def codes(values: list[str]) -> tuple[str, ...]:
         return tuple(dict.fromkeys(code for code in values if _known(code)))
 
-    plugins = plugin_codes(root)
+    plugins = plugin_codes(declared_text(root) if declared is None else declared)
     default = plugins.default if plugins is not None else DEFAULT_SELECT
     chosen = [*(listed("select") or default), *(listed("extend-select") or ())]
     given_ignore = listed("ignore")
     ignored = [*(DEFAULT_IGNORE if given_ignore is None else given_ignore), *(listed("extend-ignore") or ())]
-    select, ignore = codes(chosen), codes(ignored)
-    select, unplugged = _narrowed(select, plugins.reported) if plugins is not None else (select, ())
+    known, ignore = codes(chosen), codes(ignored)
+    select, unplugged = _narrowed(known, plugins.reported) if plugins is not None else (known, ())
     per_file = tuple(
         (pattern.removeprefix("./"), kept)
         for pattern, values in _per_file(_value(section, "per-file-ignores") or "")
@@ -253,6 +255,6 @@ def flake8_rules(root: Path) -> Flake8Rules | None:
         line_length=line_length,
         width=width,
         max_complexity=complexity if complexity is not None and complexity >= 0 else None,
-        unknown=tuple(dict.fromkeys(code for code in chosen if not _known(code))),
+        unknown=tuple(dict.fromkeys(code for code in chosen if code not in known)),
         unplugged=unplugged,
     )

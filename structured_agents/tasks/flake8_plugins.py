@@ -26,9 +26,8 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
-from structured_agents.tasks.declared_tools import declared_text, declares_in
+from structured_agents.tasks.declared_tools import declares_in
 
 __all__ = ["CORE_PREFIXES", "PluginCodes", "installed_plugins", "plugin_codes", "plugin_prefixes"]
 
@@ -63,16 +62,16 @@ def plugin_prefixes() -> dict[str, str]:
     return plugins
 
 
-def installed_plugins(root: Path) -> frozenset[str] | None:
-    """The flake8 plugins ruff implements that the codebase at ``root`` installs (see the module
-    docstring); None when it does not say how it installs flake8."""
-    text = declared_text(root)
+def installed_plugins(declared: str) -> frozenset[str] | None:
+    """The flake8 plugins ruff implements that a codebase installs, from what it says it installs
+    (``declared``: :func:`~structured_agents.tasks.declared_tools.declared_text`); None when it
+    does not say how it installs flake8."""
     named = frozenset(
         name
         for name in plugin_prefixes()
-        if re.search(rf"(?<![\w.\-]){re.escape(name)}(?![\w\-])", text, re.I)
+        if re.search(rf"(?<![\w.\-]){re.escape(name)}(?![\w\-])", declared, re.I)
     )
-    if not named and not declares_in(text, "flake8"):
+    if not named and not declares_in(declared, "flake8"):
         return None
     return named
 
@@ -88,10 +87,10 @@ class PluginCodes:
     default selection, bugbear's without its opinionated ``B9`` warnings."""
 
 
-def plugin_codes(root: Path) -> PluginCodes | None:
-    """What the flake8 of the codebase at ``root`` reports with the plugins it installs; None
-    when it does not say how it installs flake8."""
-    plugins = installed_plugins(root)
+def plugin_codes(declared: str) -> PluginCodes | None:
+    """What a codebase's flake8 reports with the plugins it installs (``declared``: as
+    :func:`installed_plugins` reads it); None when it does not say how it installs flake8."""
+    plugins = installed_plugins(declared)
     if plugins is None:
         return None
     prefixes = plugin_prefixes()

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from structured_agents import syntax
-from structured_agents.tasks.declared_tools import declares
+from structured_agents.tasks.declared_tools import declared_text, declares_in
 from structured_agents.tasks.flake8_config import Flake8Rules, flake8_rules
 from structured_agents.tasks.pytarget import RUFF_LOWEST, PythonTarget, python_target
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_safe_fixes
@@ -201,15 +201,17 @@ _BLACK_WIDTH = 88
 """black's line length when its configuration sets none."""
 
 
-def _black_width(root: Path) -> int | None:
+def _black_width(root: Path, declared: str) -> int | None:
     """The line length black keeps the codebase to: ``[tool.black]``'s ``line-length``, else
     black's default where the codebase configures or installs black (wsproto 1.2.0's tox runs
-    ``black --check`` at 88, under a flake8 that allows 120); None where it does not use black."""
+    ``black --check`` at 88, under a flake8 that allows 120); None where it does not use black.
+    ``declared``: what the codebase says it installs
+    (:func:`~structured_agents.tasks.declared_tools.declared_text`)."""
     tool = (read_toml(root / "pyproject.toml") or {}).get("tool")
     black = tool.get("black") if isinstance(tool, dict) else None
     if isinstance(black, dict):
         return _positive(black.get("line-length")) or _BLACK_WIDTH
-    return _BLACK_WIDTH if declares(root, "black") else None
+    return _BLACK_WIDTH if declares_in(declared, "black") else None
 
 
 def lint_settings(root: Path) -> LintSettings:
@@ -221,7 +223,8 @@ def lint_settings(root: Path) -> LintSettings:
         pycodestyle = lint.get("pycodestyle") if isinstance(lint, dict) else None
         width = _positive(pycodestyle.get("max-line-length")) if isinstance(pycodestyle, dict) else None
         width = width or _positive(settings.get("line-length"))
-        return LintSettings(target, None, width or _black_width(root))
-    flake8 = flake8_rules(root)
-    widths = [width for width in (flake8.width if flake8 else None, _black_width(root)) if width]
+        return LintSettings(target, None, width or _black_width(root, declared_text(root)))
+    declared = declared_text(root)  # read once: flake8's plugins and black are both in it
+    flake8 = flake8_rules(root, declared)
+    widths = [width for width in (flake8.width if flake8 else None, _black_width(root, declared)) if width]
     return LintSettings(target, flake8, min(widths, default=None))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from structured_agents.tasks.declared_tools import declared_text
 from structured_agents.tasks.flake8_config import DEFAULT_SELECT, flake8_rules
 from structured_agents.tasks.flake8_plugins import installed_plugins
 from structured_agents.tasks.lint import discover_lint_jobs
@@ -145,19 +146,21 @@ def test_a_selected_code_no_installed_plugin_reports_is_left_out(tmp_path: Path)
 
 def test_plugins_are_read_wherever_the_codebase_installs_them(tmp_path: Path) -> None:
     (tmp_path / "setup.cfg").write_text(f"[flake8]\nselect = {EVERY_LETTER}\n")
-    assert installed_plugins(tmp_path) is None  # nothing says how flake8 is installed: all stand
+    assert (
+        installed_plugins(declared_text(tmp_path)) is None
+    )  # nothing says how flake8 is installed: all stand
     (tmp_path / "tox.ini").write_text("[testenv:lint]\ncommands =\n    flake8\n")
-    assert installed_plugins(tmp_path) is None  # a command running it says nothing of plugins
+    assert installed_plugins(declared_text(tmp_path)) is None  # a command running it says nothing of plugins
     (tmp_path / ".github" / "workflows").mkdir(parents=True)
     workflow = "jobs:\n  lint:\n    steps:\n      - run: python -m pip install flake8 pytest\n"
     (tmp_path / ".github" / "workflows" / "ci.yml").write_text(workflow + "      - run: flake8 src\n")
-    assert installed_plugins(tmp_path) == frozenset()
+    assert installed_plugins(declared_text(tmp_path)) == frozenset()
     (tmp_path / ".github" / "workflows" / "ci.yml").write_text(workflow.replace("pytest", "flake8-bugbear"))
-    assert installed_plugins(tmp_path) == {"flake8-bugbear"}
+    assert installed_plugins(declared_text(tmp_path)) == {"flake8-bugbear"}
     (tmp_path / ".github" / "workflows" / "ci.yml").unlink()
 
     (tmp_path / "requirements-dev.txt").write_text("flake8>=6  # flake8-quotes, one day\npytest\n")
-    assert installed_plugins(tmp_path) == frozenset()
+    assert installed_plugins(declared_text(tmp_path)) == frozenset()
     rules = flake8_rules(tmp_path)
     assert rules is not None and rules.select == ("C90", "E", "F", "W")
 
@@ -165,7 +168,7 @@ def test_plugins_are_read_wherever_the_codebase_installs_them(tmp_path: Path) ->
         "repos:\n- repo: https://github.com/pycqa/flake8\n  rev: 7.0.0\n  hooks:\n  - id: flake8\n"
         "    additional_dependencies: [flake8-docstrings==1.7.0, flake8-comprehensions]\n"
     )
-    assert installed_plugins(tmp_path) == {"flake8-docstrings", "flake8-comprehensions"}
+    assert installed_plugins(declared_text(tmp_path)) == {"flake8-docstrings", "flake8-comprehensions"}
     rules = flake8_rules(tmp_path)
     assert rules is not None and set(rules.select) == {"C4", "C90", "D", "E", "F", "W"}
 
