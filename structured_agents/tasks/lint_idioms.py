@@ -45,7 +45,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from structured_agents.tasks.lint_fixes import Change
-from structured_agents.tasks.lint_source import Source, findings_at
+from structured_agents.tasks.lint_source import Source, findings_at, row_of
 
 __all__ = ["FAMILIES", "scarce_dropped", "together", "twins_dropped"]
 
@@ -78,10 +78,6 @@ _OPTIONAL_WORDS = ("None", "Optional", "Any", "object")
 """Words of an annotation that already admits ``None``."""
 
 Finding = Mapping[str, Any]
-
-
-def _row(finding: Finding) -> int:
-    return int((finding.get("location") or {}).get("row", 0))
 
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
@@ -216,7 +212,7 @@ def _chained_ifs(module: Source, fixed: Sequence[Finding]) -> set[int]:
     lines = set()
     for finding in fixed:
         if str(finding.get("code")) == "SIM102":
-            for node in module.at(_row(finding), (ast.If,)):
+            for node in module.at(row_of(finding), (ast.If,)):
                 if len(node.body) == 1 and isinstance(node.body[0], ast.If):
                     lines.add(node.body[0].lineno)
     return lines
@@ -238,9 +234,9 @@ def together(
         return list(fixed), list(left)
     functions = _functions(module)
     chained = _chained_ifs(module, fixed)
-    twins = [finding for finding in left if _stays(finding) and _row(finding) not in chained]
+    twins = [finding for finding in left if _stays(finding) and row_of(finding) not in chained]
     staying = {
-        (FAMILIES[str(finding.get("code"))], _scope(module, functions, _row(finding))) for finding in twins
+        (FAMILIES[str(finding.get("code"))], _scope(module, functions, row_of(finding))) for finding in twins
     }
 
     def flagged(code: str) -> set[int]:
@@ -260,7 +256,7 @@ def together(
 
     def apart(finding: Finding) -> bool:
         family = FAMILIES.get(str(finding.get("code")))
-        return family is not None and (family, _scope(module, functions, _row(finding))) in staying
+        return family is not None and (family, _scope(module, functions, row_of(finding))) in staying
 
     def families(findings: Sequence[Finding]) -> Counter[str]:
         return Counter(FAMILIES[code] for f in findings if (code := str(f.get("code"))) in FAMILIES)

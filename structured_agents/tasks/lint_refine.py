@@ -85,7 +85,7 @@ import libcst as cst
 
 from structured_agents import syntax
 from structured_agents.tasks.lint_fixes import fix_edits
-from structured_agents.tasks.lint_source import Source, location_of, reads_only, unsafe_fix
+from structured_agents.tasks.lint_source import Source, location_of, reads_only, row_of, unsafe_fix
 
 __all__ = ["REFINED", "refine"]
 
@@ -303,7 +303,7 @@ def _dead_constants(diagnostic: Mapping[str, Any], module: Source) -> dict[str, 
     """A deletion of the statement ``a, b = 1, 2`` whose unpacked names (one of them the
     finding's) none of its function reads; it stands alone on its lines, beside other
     statements of its block."""
-    row = int((diagnostic.get("location") or {}).get("row", 0))
+    row = row_of(diagnostic)
     for statement in module.at(row, (ast.Assign,)):
         names = _unpacks_constants(statement)
         block = module.parents.get(statement)
@@ -428,7 +428,7 @@ def _unused_first(
     if len(edits) != 1:
         return None
     start, end, content = edits[0]
-    for loop in module.at(int((diagnostic.get("location") or {}).get("row", 0)), (ast.For, ast.AsyncFor)):
+    for loop in module.at(row_of(diagnostic), (ast.For, ast.AsyncFor)):
         target = loop.target
         if (
             isinstance(target, ast.Tuple)

@@ -65,6 +65,7 @@ from structured_agents.tasks.lint_source import (
     Source,
     offset_of,
     reads_only,
+    row_of,
     unsafe_fix,
 )
 from structured_agents.tasks.number_spellings import as_written, respells_numbers
@@ -391,7 +392,7 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     code = str(diagnostic.get("code"))
     if code in DECLINED:
         return True
-    row = int((diagnostic.get("location") or {}).get("row", 0))
+    row = row_of(diagnostic)
     if module is None or not 1 <= row <= len(module.lines):
         return False
     if respells_numbers(module.text, module.starts, diagnostic):
@@ -525,7 +526,7 @@ def _named_in_comments(diagnostic: Mapping[str, Any], module: Source) -> bool:
     """Whether ``diagnostic`` renames or removes a name (:data:`_NAMED`) that a comment of its
     function names (:func:`_commented`)."""
     named = _quoted_name(diagnostic)
-    row = int((diagnostic.get("location") or {}).get("row", 0))
+    row = row_of(diagnostic)
     return diagnostic.get("code") in _NAMED and named is not None and _commented(module, row, named)
 
 
@@ -804,12 +805,12 @@ def with_candidates(
     copied = _copied_lines(module) if module is not None else set()
     dead = dead_lines(module, lowest) if module is not None else set()
     explicit = {
-        int((found.get("location") or {}).get("row", 0)): found
+        row_of(found): found
         for found in (explicit_imports(root, path, module, diagnostics) if root and module else ())
     }
     unused = unused_imports(path, module, diagnostics) if module is not None else {}
     for diagnostic in diagnostics:
-        row = int((diagnostic.get("location") or {}).get("row", 0))
+        row = row_of(diagnostic)
         if row in copied or (row in dead and diagnostic.get("code") != "UP036"):
             left.append(dict(diagnostic))
             continue
@@ -866,17 +867,12 @@ def _unpackings_whole(
     croniter 2.0.5's ``_error_type, _error_instance, traceback = sys.exc_info()`` kept a
     ``traceback`` whose rename would shadow its ``_traceback`` import (a reviewer's EDIT: "half
     done")."""
-    held = {
-        int((finding.get("location") or {}).get("row", 0))
-        for finding in left
-        if finding.get("code") == "RUF059"
-    }
-    kept = [
-        finding
-        for finding in fixed
-        if finding.get("code") != "RUF059" or int((finding.get("location") or {}).get("row", 0)) not in held
-    ]
-    return kept, [*left, *(finding for finding in fixed if finding not in kept)]
+    held = {row_of(finding) for finding in left if finding.get("code") == "RUF059"}
+    kept: list[dict[str, Any]] = []
+    held_back: list[dict[str, Any]] = []
+    for finding in fixed:
+        (held_back if finding.get("code") == "RUF059" and row_of(finding) in held else kept).append(finding)
+    return kept, [*left, *held_back]
 
 
 def _insertion(diagnostic: Mapping[str, Any]) -> tuple[int, int] | None:
@@ -902,7 +898,7 @@ def _unread(module: Source | None, diagnostic: Mapping[str, Any], guard: str) ->
     named = _GUARD.match(guard)
     if module is None or named is None:
         return False
-    name, row = named.group(1), int((diagnostic.get("location") or {}).get("row", 0))
+    name, row = named.group(1), row_of(diagnostic)
     for function in ast.walk(module.tree):
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) or not function.body:
             continue

@@ -28,6 +28,7 @@ __all__ = [
     "offset_of",
     "own_nodes",
     "reads_only",
+    "row_of",
     "unsafe_fix",
 ]
 
@@ -136,6 +137,11 @@ class Source:
                 return parent
             parent = self.parents.get(parent)
         return None
+
+
+def row_of(finding: Mapping[str, Any]) -> int:
+    """The line a ruff finding starts on (0: none given)."""
+    return int((finding.get("location") or {}).get("row", 0))
 
 
 def offset_of(text: str, location: Mapping[str, Any], starts: Sequence[int] | None = None) -> int:

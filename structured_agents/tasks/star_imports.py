@@ -35,7 +35,7 @@ from typing import Any
 
 from structured_agents import syntax
 from structured_agents.tasks.lint_fixes import Edit
-from structured_agents.tasks.lint_source import Source, unsafe_fix
+from structured_agents.tasks.lint_source import Source, row_of, unsafe_fix
 
 __all__ = ["explicit_imports"]
 
@@ -441,5 +441,5 @@ def explicit_imports(
     return [
         {**diagnostic, "fix": fix}
         for diagnostic in diagnostics
-        if diagnostic.get("code") == "F403" and int((diagnostic.get("location") or {}).get("row", 0)) in rows
+        if diagnostic.get("code") == "F403" and row_of(diagnostic) in rows
     ]
