@@ -168,18 +168,12 @@ def _concatenations_onto(module: Source, flagged: set[int]) -> list[int]:
     added = [
         node for node in ast.walk(module.tree) if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)
     ]
-    onto = {
-        ast.dump(side)
-        for node in added
-        if module.start(node) in flagged
-        for side in (node.left, node.right)
-        if not isinstance(side, ast.List | ast.Tuple)
-    }
+    onto = {sequence for node in added if module.start(node) in flagged and (sequence := _added_onto(node))}
     return [
         node.lineno
         for node in added
         if module.start(node) not in flagged
-        and any(ast.dump(side) in onto for side in (node.left, node.right))
+        and any(ast.unparse(side) in onto for side in (node.left, node.right))
     ]
 
 
@@ -295,17 +289,21 @@ def _format_string(module: Source, row: int) -> str | None:
     return None
 
 
-def _concatenated(module: Source, row: int) -> str | None:
-    """What the concatenation starting on line ``row`` adds a list or tuple display to, as
-    source (``self._path`` of ``self._path + (item,)``)."""
-    for node in module.at(row, (ast.BinOp,)):
-        if isinstance(node.op, ast.Add):
-            displays = ast.List | ast.Tuple
-            if isinstance(node.right, displays) and not isinstance(node.left, displays):
-                return ast.unparse(node.left)
-            if isinstance(node.left, displays) and not isinstance(node.right, displays):
-                return ast.unparse(node.right)
+def _added_onto(node: ast.BinOp) -> str | None:
+    """What the concatenation ``node`` adds a list or tuple display to, as source
+    (``self._path`` of ``self._path + (item,)``); None for any other operation."""
+    if isinstance(node.op, ast.Add):
+        displays = ast.List | ast.Tuple
+        if isinstance(node.right, displays) and not isinstance(node.left, displays):
+            return ast.unparse(node.left)
+        if isinstance(node.left, displays) and not isinstance(node.right, displays):
+            return ast.unparse(node.right)
     return None
+
+
+def _concatenated(module: Source, row: int) -> str | None:
+    """What the concatenation starting on line ``row`` adds a display to (:func:`_added_onto`)."""
+    return next((onto for node in module.at(row, (ast.BinOp,)) if (onto := _added_onto(node))), None)
 
 
 def twins_dropped(text: str, kept: Sequence[Change], dropped: Sequence[Change]) -> list[Change]:
