@@ -94,6 +94,24 @@ def _parts(body: str, points: Sequence[int], room: int) -> list[str] | None:
     return [*parts, body[start:]]
 
 
+def _split_body(body: str, found: tuple[list[int], list[int], list[int]], room: int) -> list[str] | None:
+    """``body`` in parts of at most ``room`` each, cut at the points :func:`_breaks` ``found``:
+    after its ``\\n`` escapes where those are enough, else after the end of a clause too, else
+    after a space not just before a replacement field, else after any space."""
+    newlines, clauses, spaces = found
+    words = [point for point in spaces if not _field_at(body, point)]
+    parts = _parts(body, newlines, room) if newlines else None
+    parts = parts or (_parts(body, sorted({*newlines, *clauses}), room) if clauses else None)
+    parts = parts or _parts(body, sorted({*newlines, *words}), room)
+    return parts or _parts(body, sorted({*newlines, *spaces}), room)
+
+
+def _field_at(body: str, point: int) -> bool:
+    """Whether a replacement field starts at ``point`` of ``body``: a part cut there would
+    leave the word before it (``at``, ``chosen by``) apart from its value."""
+    return body[point : point + 1] == "{" and body[point : point + 2] != "{{"
+
+
 def _has_field(part: str) -> bool:
     return bool(re.search(r"(?<!\{)\{(?!\{)", part.replace("{{", "")))
 
@@ -118,11 +136,7 @@ def _split_line(line: str, width: int) -> list[str] | None:
     found = _breaks(body, quote, "f" in prefix.lower(), "r" in prefix.lower())
     if found is None:
         return None
-    room = width - len(indent) - len(prefix) - 2 - len(comma)
-    newlines, clauses, spaces = found
-    parts = _parts(body, newlines, room) if newlines else None
-    parts = parts or (_parts(body, sorted({*newlines, *clauses}), room) if clauses else None)
-    parts = parts or _parts(body, sorted({*newlines, *spaces}), room)
+    parts = _split_body(body, found, width - len(indent) - len(prefix) - 2 - len(comma))
     if parts is None or len(parts) < 2:
         return None
     lines = [f"{indent}{_literal(prefix, quote, part)}{ending}" for part in parts]
@@ -199,4 +213,132 @@ def split_strings(lines: list[str], first: int, last: int, width: int, known: se
         if ast.dump(joined.body) != ast.dump(node):
             return lines
         result[row - 1 : row] = [opening, *split, closing] if opening else split
+    return result
+
+
+_ONE_LITERAL = re.compile(r"^(?P<prefix>[fF]?)(?P<quote>[\"'])(?P<body>.*)(?P=quote)$")
+"""A plain or formatted single-quoted literal and nothing else."""
+
+_AFTER_LITERAL = re.compile(r"^(?:[)\]},]|$)")
+"""What may follow a string the reflow moves: the end of its line, a closing bracket or a comma."""
+
+
+def _strings(tree: ast.Module) -> dict[ast.expr, ast.AST]:
+    """The string expressions of ``tree`` (plain or formatted, outermost only) with their parents."""
+    found: dict[ast.expr, ast.AST] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr | ast.FormattedValue):
+            continue  # a formatted string's own parts are not strings of their own
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.JoinedStr) or (
+                isinstance(child, ast.Constant) and isinstance(child.value, str)
+            ):
+                found[child] = node
+    return found
+
+
+def _pieces(lines: list[str], node: ast.expr) -> tuple[str, str, list[tuple[str, str, str]]] | None:
+    """The text before ``node`` on its first line, the text after it on its last, and each of
+    its lines' literal (prefix, quote, body), where each line holds one literal and nothing
+    else; None otherwise."""
+    first, last = node.lineno, node.end_lineno or node.lineno
+    head = lines[first - 1].encode("utf-8")[: node.col_offset].decode("utf-8", errors="replace")
+    closing = lines[last - 1].rstrip("\r\n").encode("utf-8")
+    tail = closing[node.end_col_offset :].decode("utf-8", errors="replace")
+    pieces = []
+    for row in range(first, last + 1):
+        text = lines[row - 1].rstrip("\r\n")
+        start = len(head) if row == first else len(text) - len(text.lstrip(" "))
+        end = len(text) - len(tail) if row == last else len(text)
+        match = _ONE_LITERAL.match(text[start:end])
+        if match is None:
+            return None
+        prefix, quote, body = match.group("prefix", "quote", "body")
+        if _breaks(body, quote, bool(prefix), raw=False) is None:
+            return None  # not one literal: two side by side, or a field that does not close
+        pieces.append((prefix, quote, body))
+    return head, tail, pieces
+
+
+def _reflowed(lines: list[str], node: ast.expr, parent: ast.AST, width: int) -> tuple[list[str], int] | None:
+    """The lines of the string ``node`` (one literal a line, inside brackets or the whole value
+    of ``parent``, an assignment or ``return``) written again as literals of at most ``width``
+    columns, each under the first (see :func:`reflow_strings`), and the last line (from 1)
+    they replace; None where it is not such a string, or cannot be written so."""
+    found = _pieces(lines, node)
+    if found is None:
+        return None
+    head, tail, pieces = found
+    last = node.end_lineno or node.lineno
+    if len({quote for _, quote, _ in pieces}) != 1 or not _AFTER_LITERAL.match(tail):
+        return None
+    if isinstance(parent, _VALUED) and parent.value is node and not tail and head.strip():
+        head, tail = head + "(", ")"  # the value in parentheses, to continue inside them
+    closers = lines[last].strip() if last < len(lines) else ""
+    if head.strip() and not tail and closers and not closers.strip(")]}"):
+        tail, last = closers, last + 1  # brackets left alone on the next line close after it
+    if head.strip() and not head.endswith(("(", "[", "{")):
+        return None  # continuations align under a bracket's first element, never mid-list
+    indent = head if not head.strip() else " " * len(head)
+    if "\t" in indent:
+        return None
+    prefix = next((prefix for prefix, _, _ in pieces if prefix), "")
+    quote = pieces[0][1]
+    body = "".join(
+        text if one or not prefix else text.replace("{", "{{").replace("}", "}}") for one, _, text in pieces
+    )
+    found_breaks = _breaks(body, quote, bool(prefix), raw=False)
+    room = width - len(indent) - len(prefix) - 2 - len(tail)
+    parts = _split_body(body, found_breaks, room) if found_breaks is not None else None
+    if parts is None:
+        return None
+    literals = [_literal(prefix, quote, part) for part in parts]
+    try:
+        joined = syntax.parse("(" + " ".join(literals) + ")", mode="eval")
+    except SyntaxError:
+        return None
+    if ast.dump(joined.body) != ast.dump(node):
+        return None
+    ending = lines[last - 1][len(lines[last - 1].rstrip("\r\n")) :]
+    written = [f"{indent}{literal}" for literal in literals]
+    written[0] = head + written[0][len(indent) :]
+    written[-1] += tail
+    return [line + ending for line in written], last
+
+
+def reflow_strings(lines: list[str], first: int, last: int, width: int, before: str) -> list[str]:
+    """``lines`` with each string that a line of ``[first, last)`` longer than ``width`` holds
+    written again in literals that fit, where the string is one a fix wrote (its text is not in
+    ``before``, the file before the fix) and stands inside brackets, one literal a line. Each
+    literal goes under the first, as code that aligns its continuations under a bracket writes
+    them (pyasn1 0.6.0's ``LOG('calling decoder %s on Python type %s '`` over ``'<%s>' %
+    (...))``, whose f-string ran to 102 columns)::
+
+        LOG(f'calling decoder {type(valueDecoder).__name__} on Python '
+            f'type {type(pyObject).__name__} <{pyObject!r}>')
+
+    A literal alone on its line keeps its indent. The lines as they were where any such line is
+    not in such a string, or cannot be fitted."""
+    text = "".join(lines)
+    try:
+        strings = _strings(syntax.parse(text))
+    except (SyntaxError, ValueError):
+        return lines
+    result, done = list(lines), set()
+    for row in range(last, first, -1):  # from the end: the rows above keep their numbers
+        if len(lines[row - 1].rstrip("\r\n")) <= width:
+            continue
+        holding = [node for node in strings if node.lineno <= row <= (node.end_lineno or node.lineno)]
+        node = max(holding, key=lambda one: (one.end_lineno or one.lineno) - one.lineno, default=None)
+        if node is not None and id(node) in done:
+            continue
+        segment = ast.get_source_segment(text, node) if node is not None else None
+        if node is None or isinstance(strings[node], ast.Expr) or not segment or segment in before:
+            return lines
+        reflowed = _reflowed(lines, node, strings[node], width)
+        if reflowed is None:
+            return lines
+        written, end = reflowed
+        result[node.lineno - 1 : end] = written
+        done.add(id(node))
     return result

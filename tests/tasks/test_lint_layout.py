@@ -147,6 +147,28 @@ def test_a_long_fix_in_code_not_in_blacks_style_is_left_for_the_verdict(tmp_path
     assert offered and all("wrapped" not in item["fix"]["message"] for item in offered)
 
 
+def test_a_long_f_string_in_code_that_aligns_its_continuations_is_split_under_its_bracket(
+    tmp_path: Path,
+) -> None:
+    """glom 23.5.0's ``core.py`` aligns under the bracket: UP031's f-string ran past the length
+    and was dropped, with the twins it took along. It is split in the file's own layout."""
+    (tmp_path / "pyproject.toml").write_text(CONFIG.replace('"B", "E", "F"', '"UP"'))
+    source = (
+        "class PathAccessError(Exception):\n"
+        "    def get_message(self, path_part):\n"
+        "        return ('could not access %r, part %r of %r, got error: %r'\n"
+        "                % (path_part, self.part_idx, self.path, self.exc))\n"
+    )
+    offered, proposed = _proposed(tmp_path, source)
+
+    assert "its string split at 79 columns" in offered["fix"]["message"]
+    assert proposed.splitlines()[2:] == [
+        "        return (f'could not access {path_part!r}, '",
+        "                f'part {self.part_idx!r} of {self.path!r}, '",
+        "                f'got error: {self.exc!r}')",
+    ]
+
+
 def test_a_simplification_that_needs_wrapping_is_left_for_the_verdict(tmp_path: Path) -> None:
     """A four-line if/else is simpler than a wrapped conditional expression (toolz's SIM108).
     The project wraps at 60 here: a conditional expression past 79 columns is not offered at all

@@ -7,7 +7,7 @@ import ast
 
 import pytest
 
-from structured_agents.tasks.lint_strings import split_strings
+from structured_agents.tasks.lint_strings import reflow_strings, split_strings
 
 
 def _call(*arguments: str) -> list[str]:
@@ -112,3 +112,84 @@ def test_a_value_that_is_not_the_whole_string_or_fits_or_cannot_be_split_stays(l
     lines = ["def f(self):\n", "    if self:\n", line]
 
     assert split_strings(lines, 0, len(lines), 70, set()) == lines
+
+
+def _string(lines: list[str]) -> str:
+    tree = ast.parse("".join(lines))
+    found = next(node for node in ast.walk(tree) if isinstance(node, ast.JoinedStr))
+    return ast.dump(found)
+
+
+ALIGNED = [  # pyasn1 0.6.0's codec/native/decoder.py once UP031 and UP032 are made
+    "def decode(LOG, valueDecoder, pyObject):\n",
+    "    if LOG:\n",
+    "        LOG(f'calling decoder {type(valueDecoder).__name__} "
+    "on Python type {type(pyObject).__name__} '\n",
+    "            f'<{pyObject!r}>')\n",
+    "    return pyObject\n",
+]
+
+
+def test_a_long_string_a_fix_wrote_in_aligned_code_is_split_under_its_first_literal() -> None:
+    split = reflow_strings(ALIGNED, 0, len(ALIGNED), 79, before="")
+
+    assert split[2:4] == [
+        "        LOG(f'calling decoder {type(valueDecoder).__name__} on Python '\n",
+        "            f'type {type(pyObject).__name__} <{pyObject!r}>')\n",  # the word with its value
+    ]
+    assert split[4:] == ALIGNED[4:] and _string(split) == _string(ALIGNED)
+
+
+def test_a_returned_string_takes_parentheses_and_brackets_left_alone_close_after_it() -> None:
+    """glom 23.5.0's ``return ('could not access %r, ...' % (...))``, whose parentheses the
+    f-string no longer needs, and a ``% (`` whose closing bracket the fix left on its own line."""
+    lines = [
+        "def message(self, path_part):\n",
+        "    if path_part:\n",
+        "        return f'could not access {path_part!r}, part {self.part_idx!r} of {self.path!r}'\n",
+        "    raise ValueError(f'{self.__class__.__name__}: screwed constraint values {self.start}'\n",
+        "            )\n",
+    ]
+
+    split = reflow_strings(lines, 0, len(lines), 72, before="")
+
+    assert split[2:] == [
+        "        return (f'could not access {path_part!r}, '\n",
+        "                f'part {self.part_idx!r} of {self.path!r}')\n",
+        "    raise ValueError(f'{self.__class__.__name__}: screwed constraint '\n",
+        "                     f'values {self.start}')\n",
+    ]
+    compile("".join(split), "m.py", "exec")
+
+
+def test_plain_and_formatted_literals_join_with_their_braces_doubled_where_a_field_holds_them() -> None:
+    lines = [
+        "def f(x):\n",
+        "    return g('a {literal} brace before a field and then several words more '\n",
+        "             f'{x} then the end')\n",
+    ]
+
+    split = reflow_strings(lines, 0, len(lines), 60, before="")
+
+    assert split[1:] == [
+        "    return g('a {literal} brace before a field and '\n",
+        "             f'then several words more {x} then the end')\n",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("lines", "before"),
+    [
+        (ALIGNED, "".join(ALIGNED)),  # the string was there before the fix: not the fix's to split
+        ([ALIGNED[0], "    g(a, f'{valueDecoder} is the decoder of {pyObject} that we call now')\n"], ""),
+        ([ALIGNED[0], "    f'{valueDecoder} is the decoder of {pyObject} that we call now today'\n"], ""),
+        ([ALIGNED[0], "    g(f'{valueDecoder} is the decoder of {pyObject}' + ' that we call now')\n"], ""),
+        ([ALIGNED[0], "    g(f'{valueDecoder} is the decoder of {pyObject} that we call' \"now\")\n"], ""),
+        ([ALIGNED[0], "    g(f'{valueDecoder}{pyObject}{valueDecoder}{pyObject}{valueDecoder}')\n"], ""),
+        ([ALIGNED[0], "    g(x, y)  # a comment long enough to pass the width of sixty columns\n"], ""),
+    ],
+)
+def test_a_string_mid_list_beside_more_code_or_not_the_fixs_is_left_as_it_is(
+    lines: list[str], before: str
+) -> None:
+    assert reflow_strings(lines, 0, len(lines), 60, before=before) == lines
