@@ -29,7 +29,10 @@ style, :func:`laid_out` writes the fix in that style too::
   ``%`` formats this way, and with them the twins that go together.
 
 A string literal the formatter leaves too long on a line of its own inside brackets is split
-into implicitly concatenated parts (:func:`~structured_agents.tasks.lint_strings.split_strings`).
+into implicitly concatenated parts (:func:`~structured_agents.tasks.lint_strings.split_strings`),
+and literals concatenated so, too long each (cssutils 2.15.0's ``__str__`` formats, two literals
+over ``% (...)``), are written again as literals that fit
+(:func:`~structured_agents.tasks.lint_strings.reflow_strings`).
 
 A simplification (``SIM``) that would need wrapping is left as ruff wrote it too (and so
 dropped): a four-line ``if``/``else`` turned into a five-line wrapped conditional is not
@@ -194,6 +197,8 @@ def laid_out(
     changed = _changed(lines, kept) if kept is not None else None
     if kept is not None and changed is not None:
         kept = split_strings(kept, changed[2], changed[3], width, known)
+        if _too_long(kept[changed[2] : changed[3]], width, known):  # one literal a line, each too long
+            kept = reflow_strings(kept, changed[2], changed[3], width, original)
     how = "wrapped" if long else "laid out"
     return _rewritten(
         diagnostic, lines, fixed, kept, width, known, f"{how} at {width} columns, as ruff format would"

@@ -169,6 +169,41 @@ def test_a_long_f_string_in_code_that_aligns_its_continuations_is_split_under_it
     ]
 
 
+def test_a_formatted_concatenation_too_long_in_each_literal_is_written_again_in_literals_that_fit(
+    tmp_path: Path,
+) -> None:
+    """cssutils 2.15.0's ``Selector.__str__`` (black's, at 79): the implicitly concatenated
+    format became two f-string literals too long each; they are written again as literals that
+    fit, at the indent black gives them."""
+    (tmp_path / "pyproject.toml").write_text(CONFIG.replace('"B", "E", "F"', '"UP"'))
+    source = (
+        "class Selector:\n"
+        "    def __str__(self):\n"
+        "        return (\n"
+        '            "<cssutils.css.%s object selectorText=%r specificity=%r"\n'
+        '            " namespaces=%r at 0x%x>"\n'
+        "            % (\n"
+        "                self.__class__.__name__,\n"
+        "                self.selectorText,\n"
+        "                self.specificity,\n"
+        "                self._getUsedNamespaces(),\n"
+        "                id(self),\n"
+        "            )\n"
+        "        )\n"
+    )
+    offered, proposed = _proposed(tmp_path, source)
+
+    assert "wrapped at 79 columns" in offered["fix"]["message"]
+    assert proposed.splitlines()[2:] == [
+        "        return (",
+        '            f"<cssutils.css.{self.__class__.__name__} object "',
+        '            f"selectorText={self.selectorText!r} "',
+        '            f"specificity={self.specificity!r} "',
+        '            f"namespaces={self._getUsedNamespaces()!r} at 0x{id(self):x}>"',
+        "        )",
+    ]
+
+
 def test_a_simplification_that_needs_wrapping_is_left_for_the_verdict(tmp_path: Path) -> None:
     """A four-line if/else is simpler than a wrapped conditional expression (toolz's SIM108).
     The project wraps at 60 here: a conditional expression past 79 columns is not offered at all
