@@ -23,10 +23,13 @@ string processing writes it::
 
 It splits after a ``\\n`` where that makes every part fit, else after the end of a clause
 (``, ``, ``; ``: schedule's ``"(last run: {...}, "`` and ``"next run: {...})"``, not ``"next
-run: "`` apart from its value, which a reviewer sent back), else after the last space that does;
-never inside an escape or a replacement field. A part without a replacement field loses the
-``f``. The split is kept only when the parsed string is the same as before, and only in two
-parts or more: a string that fits once parenthesized is left where it was, as black leaves it.
+run: "`` apart from its value, which a reviewer sent back) or before a parenthesis (webtest
+3.0.7's ``f"No fields found matching {name!r} "`` over ``"(and no default given)"``, not
+``"given)"`` alone), else after the last space that does, not just before a replacement field
+where another fits; never inside an escape or a replacement field. A part without a
+replacement field loses the ``f``. The split is kept only when the parsed string is the same as
+before, and only in two parts or more: a string that fits once parenthesized is left where it
+was, as black leaves it.
 """
 
 from __future__ import annotations
@@ -49,9 +52,9 @@ def _breaks(
     body: str, quote: str, formatted: bool, raw: bool
 ) -> tuple[list[int], list[int], list[int]] | None:
     """The offsets of ``body`` after which it may be split (after a ``\\n`` escape, after a
-    space that ends a clause: ``, `` or ``; ``, after any space), outside escapes and
-    replacement fields; None when the body holds its quote unescaped or a field does not close
-    (it is not one literal)."""
+    space that ends a clause: ``, `` or ``; ``, or opens a parenthesis, after any space),
+    outside escapes and replacement fields; None when the body holds its quote unescaped or a
+    field does not close (it is not one literal)."""
     newlines: list[int] = []
     clauses: list[int] = []
     spaces: list[int] = []
@@ -74,7 +77,7 @@ def _breaks(
                 return None
         elif char == " " and depth == 0:
             spaces.append(index + 1)
-            if body[index - 1 : index] in (",", ";"):
+            if body[index - 1 : index] in (",", ";") or body[index + 1 : index + 2] == "(":
                 clauses.append(index + 1)
         index += 1
     return (newlines, clauses, spaces) if depth == 0 else None

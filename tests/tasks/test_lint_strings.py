@@ -193,3 +193,19 @@ def test_a_string_mid_list_beside_more_code_or_not_the_fixs_is_left_as_it_is(
     lines: list[str], before: str
 ) -> None:
     assert reflow_strings(lines, 0, len(lines), 60, before=before) == lines
+
+
+def test_a_part_opens_its_parenthesis_rather_than_leaving_a_word_alone() -> None:
+    """webtest 3.0.7's ``forms.py``: cut at the last space that fits, ``"given)"`` stood alone."""
+    lines = [
+        "def get(name):\n",
+        "    raise AssertionError(\n",
+        '        f"No fields found matching {name!r} (and no default given)")\n',
+    ]
+
+    split = reflow_strings(lines, 0, len(lines), 60, before="")
+
+    assert split[2:] == [
+        '        f"No fields found matching {name!r} "\n',
+        '        "(and no default given)")\n',
+    ]
