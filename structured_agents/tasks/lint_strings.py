@@ -23,10 +23,12 @@ string processing writes it::
 
 It splits after a ``\\n`` where that makes every part fit, else after the end of a clause
 (``, ``, ``; ``: schedule's ``"(last run: {...}, "`` and ``"next run: {...})"``, not ``"next
-run: "`` apart from its value, which a reviewer sent back) or before a parenthesis (webtest
-3.0.7's ``f"No fields found matching {name!r} "`` over ``"(and no default given)"``, not
-``"given)"`` alone), else after the last space that does, not just before a replacement field
-where another fits; never inside an escape or a replacement field. A part without a
+run: "`` apart from its value, which a reviewer sent back; outside the text's parentheses also
+after ``: `` and around a parenthesis: webtest 3.0.7's ``f"No fields found matching {name!r} "``
+over ``"(and no default given)"``), else after a space, not just before a replacement field
+where another fits; never inside an escape or a replacement field. Of the ways to cut it into
+as few parts as fit, the one whose longest part is shortest: a reviewer sent back ``"given)"``
+and ``f"field {self.name!r}"`` left alone by cuts at the furthest space that fit. A part without a
 replacement field loses the ``f``. The split is kept only when the parsed string is the same as
 before, and only in two parts or more: a string that fits once parenthesized is left where it
 was, as black leaves it.
@@ -52,13 +54,14 @@ def _breaks(
     body: str, quote: str, formatted: bool, raw: bool
 ) -> tuple[list[int], list[int], list[int]] | None:
     """The offsets of ``body`` after which it may be split (after a ``\\n`` escape, after a
-    space that ends a clause: ``, `` or ``; ``, or opens a parenthesis, after any space),
-    outside escapes and replacement fields; None when the body holds its quote unescaped or a
-    field does not close (it is not one literal)."""
+    space that ends a clause: ``, `` or ``; ``, and outside the text's parentheses ``: `` or a
+    parenthesis closed, or before one opens; after any space), outside escapes and replacement
+    fields; None when the body holds its quote unescaped or a field does not close (it is not
+    one literal)."""
     newlines: list[int] = []
     clauses: list[int] = []
     spaces: list[int] = []
-    depth = index = 0
+    depth = index = parenthesized = 0
     while index < len(body):
         char = body[index]
         if char == "\\":
@@ -75,26 +78,55 @@ def _breaks(
             depth += 1 if char == "{" else -1
             if depth < 0:
                 return None
+        elif char in "()" and depth == 0:
+            parenthesized = max(0, parenthesized + (1 if char == "(" else -1))
         elif char == " " and depth == 0:
             spaces.append(index + 1)
-            if body[index - 1 : index] in (",", ";") or body[index + 1 : index + 2] == "(":
+            before, after = body[index - 1 : index], body[index + 1 : index + 2]
+            if before in (",", ";") or (not parenthesized and (before in (":", ")") or after == "(")):
                 clauses.append(index + 1)
         index += 1
     return (newlines, clauses, spaces) if depth == 0 else None
 
 
-def _parts(body: str, points: Sequence[int], room: int) -> list[str] | None:
-    """``body`` cut at some of ``points`` so that each part is at most ``room`` long (the
-    furthest point that fits each time); None when a part cannot fit."""
-    parts: list[str] = []
-    start = 0
+def _fewest(body: str, points: Sequence[int], room: int) -> int | None:
+    """How few parts of at most ``room`` each ``body`` cut at ``points`` makes (the furthest
+    point that fits each time); None when a part cannot fit."""
+    count = start = 0
     while len(body) - start > room:
         fitting = [point for point in points if start < point <= start + room and point < len(body)]
         if not fitting:
             return None
-        parts.append(body[start : fitting[-1]])
-        start = fitting[-1]
-    return [*parts, body[start:]]
+        count, start = count + 1, fitting[-1]
+    return count + 1
+
+
+def _parts(body: str, points: Sequence[int], room: int) -> list[str] | None:
+    """``body`` cut at some of ``points`` into as few parts of at most ``room`` each as can be,
+    cut where the longest part is shortest (then where the parts are most even): the furthest
+    point each time left webtest 3.0.7's ``"field {self.name!r}"`` and ``"given)"`` alone, which
+    a reviewer sent back; None when a part cannot fit."""
+    fewest = _fewest(body, points, room)
+    if fewest is None:
+        return None
+    cuts = [0, *sorted({point for point in points if 0 < point < len(body)}), len(body)]
+    # (cut, parts so far): the longest part, the sum of the parts' squares, the cut before
+    best: dict[tuple[int, int], tuple[int, int, int]] = {(0, 0): (0, 0, 0)}
+    for count in range(1, fewest + 1):
+        for end in range(1, len(cuts)):
+            ways = [
+                (max(best[start, count - 1][0], length), best[start, count - 1][1] + length * length, start)
+                for start in range(end)
+                if (start, count - 1) in best and (length := cuts[end] - cuts[start]) <= room
+            ]
+            if ways:
+                best[end, count] = min(ways)
+    parts, end = [], len(cuts) - 1
+    for count in range(fewest, 0, -1):
+        start = best[end, count][2]
+        parts.append(body[cuts[start] : cuts[end]])
+        end = start
+    return parts[::-1]
 
 
 def _split_body(body: str, found: tuple[list[int], list[int], list[int]], room: int) -> list[str] | None:
@@ -317,8 +349,8 @@ def reflow_strings(lines: list[str], first: int, last: int, width: int, before: 
     them (pyasn1 0.6.0's ``LOG('calling decoder %s on Python type %s '`` over ``'<%s>' %
     (...))``, whose f-string ran to 102 columns)::
 
-        LOG(f'calling decoder {type(valueDecoder).__name__} on Python '
-            f'type {type(pyObject).__name__} <{pyObject!r}>')
+        LOG(f'calling decoder {type(valueDecoder).__name__} on '
+            f'Python type {type(pyObject).__name__} <{pyObject!r}>')
 
     A literal alone on its line keeps its indent. The lines as they were where any such line is
     not in such a string, or cannot be fitted."""

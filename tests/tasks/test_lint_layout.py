@@ -196,8 +196,8 @@ def test_a_formatted_concatenation_too_long_in_each_literal_is_written_again_in_
     assert "wrapped at 79 columns" in offered["fix"]["message"]
     assert proposed.splitlines()[2:] == [
         "        return (",
-        '            f"<cssutils.css.{self.__class__.__name__} object "',
-        '            f"selectorText={self.selectorText!r} "',
+        '            f"<cssutils.css.{self.__class__.__name__} "',
+        '            f"object selectorText={self.selectorText!r} "',
         '            f"specificity={self.specificity!r} "',
         '            f"namespaces={self._getUsedNamespaces()!r} at 0x{id(self):x}>"',
         "        )",

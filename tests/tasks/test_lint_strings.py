@@ -41,8 +41,8 @@ def test_else_after_the_last_space_that_fits_and_a_part_without_a_field_is_no_f_
     split = split_strings(lines, 0, len(lines), 50, set())
 
     assert split[2:4] == [
-        '        "the {literal} braces are kept and "\n',
-        '        f"then the {name} comes after them",\n',
+        '        "the {literal} braces are kept "\n',
+        '        f"and then the {name} comes after them",\n',  # the parts as even as can be
     ]
     assert _value(split) == _value(lines)
 
@@ -134,8 +134,8 @@ def test_a_long_string_a_fix_wrote_in_aligned_code_is_split_under_its_first_lite
     split = reflow_strings(ALIGNED, 0, len(ALIGNED), 79, before="")
 
     assert split[2:4] == [
-        "        LOG(f'calling decoder {type(valueDecoder).__name__} on Python '\n",
-        "            f'type {type(pyObject).__name__} <{pyObject!r}>')\n",  # the word with its value
+        "        LOG(f'calling decoder {type(valueDecoder).__name__} on '\n",
+        "            f'Python type {type(pyObject).__name__} <{pyObject!r}>')\n",
     ]
     assert split[4:] == ALIGNED[4:] and _string(split) == _string(ALIGNED)
 
@@ -156,8 +156,8 @@ def test_a_returned_string_takes_parentheses_and_brackets_left_alone_close_after
     assert split[2:] == [
         "        return (f'could not access {path_part!r}, '\n",
         "                f'part {self.part_idx!r} of {self.path!r}')\n",
-        "    raise ValueError(f'{self.__class__.__name__}: screwed constraint '\n",
-        "                     f'values {self.start}')\n",
+        "    raise ValueError(f'{self.__class__.__name__}: '\n",  # after the label's colon
+        "                     f'screwed constraint values {self.start}')\n",
     ]
     compile("".join(split), "m.py", "exec")
 
@@ -209,3 +209,41 @@ def test_a_part_opens_its_parenthesis_rather_than_leaving_a_word_alone() -> None
         '        f"No fields found matching {name!r} "\n',
         '        "(and no default given)")\n',
     ]
+
+
+@pytest.mark.parametrize(
+    ("string", "parts"),
+    [  # webtest 3.0.7's lint.py, each cut at the furthest space before, which a reviewer sent back
+        (
+            'f"wsgi.input ({wsgi_input!r}) doesn\'t have the attribute {attr}"',
+            ['f"wsgi.input ({wsgi_input!r}) "', 'f"doesn\'t have the attribute {attr}"'],
+        ),
+        (
+            'f"Individual headers ({item!r}) must be of type tuple: {type(item)!r}"',
+            ['f"Individual headers ({item!r}) "', 'f"must be of type tuple: {type(item)!r}"'],
+        ),
+        (
+            'f"Bad header value: {value!r} (bad char: {bad_header_value_re.search(value).group(0)!r})"',
+            [
+                'f"Bad header value: {value!r} "',
+                'f"(bad char: {bad_header_value_re.search(value).group(0)!r})"',
+            ],
+        ),
+        (
+            'f"Environmental variable {key} is not a string: '
+            '{type(environ[key])!r} (value: {environ[key]!r})"',
+            [
+                'f"Environmental variable {key} is not a string: "',
+                'f"{type(environ[key])!r} (value: {environ[key]!r})"',
+            ],
+        ),
+    ],
+)
+def test_a_string_is_cut_between_its_phrases_into_parts_as_even_as_can_be(
+    string: str, parts: list[str]
+) -> None:
+    lines = ["def f():\n", "    raise AssertionError(\n", f"{' ' * 16}{string}\n", "    )\n"]
+
+    split = reflow_strings(lines, 0, len(lines), 79, before="")
+
+    assert split[2:-1] == [f"{' ' * 16}{part}\n" for part in parts]
