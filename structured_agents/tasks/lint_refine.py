@@ -8,8 +8,9 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
   (``size - self.__size[key] if key in self.__data else size``) is parenthesized: the reviewer
   asked not to leave the reader to work out that the subtraction binds first.
 - ``RUF005``: ruff writes ``[a, *list(rows)]`` for ``[a] + list(rows)``; unpacking already
-  iterates ``rows`` once, so the copy goes: ``[a, *rows]``. Not in a file that binds the name
-  ``list`` itself.
+  iterates ``rows`` once, so the copy goes: ``[a, *rows]``, and so does ``tuple``'s
+  (webtest 3.0.7's ``(*tuple(file_info), None)``, a reviewer's EDIT). Not in a file that binds
+  the name itself.
 
 - ``SIM108``: a lambda branch is parenthesized, ``Group if c else (lambda expr: expr)``: the
   reviewer found the bare lambda after ``else`` ambiguous to read.
@@ -135,7 +136,11 @@ def _grouped(branch: cst.BaseExpression) -> cst.BaseExpression:
     return branch
 
 
-class _NoListCopy(cst.CSTTransformer):
+class _NoCopy(cst.CSTTransformer):
+    def __init__(self, copies: frozenset[str]) -> None:
+        super().__init__()
+        self._copies = copies
+
     def leave_StarredElement(
         self, original_node: cst.StarredElement, updated_node: cst.StarredElement
     ) -> cst.StarredElement:
@@ -143,7 +148,7 @@ class _NoListCopy(cst.CSTTransformer):
         if (
             isinstance(value, cst.Call)
             and isinstance(value.func, cst.Name)
-            and value.func.value == "list"
+            and value.func.value in self._copies
             and len(value.args) == 1
             and value.args[0].star == ""
             and value.args[0].keyword is None
@@ -174,7 +179,8 @@ def _sim108(content: str, _text: str, _lowest: Version | None) -> str:
 
 
 def _ruf005(content: str, text: str, _lowest: Version | None) -> str:
-    return content if _rebinds(text, "list") else _rewrite(content, _NoListCopy())
+    copies = frozenset(name for name in ("list", "tuple") if not _rebinds(text, name))
+    return _rewrite(content, _NoCopy(copies)) if copies else content
 
 
 _ATOMS = (

@@ -50,6 +50,7 @@ their numbers as the code spells them (:mod:`~structured_agents.tasks.number_spe
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -556,8 +557,12 @@ _DISPLAYS = (ast.Tuple, ast.List, ast.Set, ast.Dict)
 def _membership_reads_worse(module: Source, row: int) -> bool:
     """Whether the membership test PLR1714 writes for the comparisons at ``row`` reads worse
     than they do (reviewers of xlrd 2.0.1): they share their right-hand side (``bop.kind == oERR
-    or aop.kind == oERR`` as ``oERR in (bop.kind, aop.kind)`` turns the test around), or one
-    compares with a display (``self.countries in ((0, 0), countries)``, a tuple of tuples)."""
+    or aop.kind == oERR`` as ``oERR in (bop.kind, aop.kind)`` turns the test around), one
+    compares with a display (``self.countries in ((0, 0), countries)``, a tuple of tuples), or
+    with a variable (:func:`_constant`): ``in`` tests identity before equality, so ``x in (a, b)``
+    holds where ``x is a`` though ``x != a`` (a NaN, an object with its own ``__eq__``), and a
+    reviewer sent back waitress 3.0.2's ``trusted_proxy in ("*", remote_peer)`` for hiding a
+    security check's two cases."""
     for node in module.at(row, (ast.BoolOp,)):
         compared = [value for value in node.values if isinstance(value, ast.Compare) and len(value.ops) == 1]
         rights = {ast.dump(value.comparators[0]) for value in compared}
@@ -567,7 +572,25 @@ def _membership_reads_worse(module: Source, row: int) -> bool:
             isinstance(side, _DISPLAYS) for side in sides
         ):
             return True
+        members = [value.comparators[0] for value in compared] if len(lefts) == 1 else []
+        if not all(_constant(member) for member in members):
+            return True
     return False
+
+
+def _constant(node: ast.expr) -> bool:
+    """Whether ``node`` is a literal (``-1`` too), a builtin type (``list``) or names a constant
+    (``Opcode.CLOSE`` and ``DEFAULT``, a last name in capitals, yes; ``remote_peer`` no)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        node = node.operand
+    if isinstance(node, ast.Constant) or (isinstance(node, ast.Name) and node.id in _BUILTIN_TYPES):
+        return True
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return bool(name) and name.isupper()
+
+
+_BUILTIN_TYPES = frozenset(name for name, value in vars(builtins).items() if isinstance(value, type))
+"""The builtins that are types (``list``, ``str``): compared by identity as by equality."""
 
 
 def _aligned_below(module: Source, row: int, column: int) -> bool:

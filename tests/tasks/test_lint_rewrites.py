@@ -290,6 +290,8 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
         # xlrd 2.0.1: `oERR in (bop.kind, aop.kind)` turns the test around
         ("PLR1714", "def f(a, b, k):\n    return a.kind == k or b.kind == k\n"),
         ("PLR1714", "def f(self, c):\n    assert self.c == (0, 0) or self.c == c\n"),  # a tuple of tuples
+        # waitress 3.0.2: `in` tests identity first, and the two cases of a security check hide
+        ("PLR1714", "def f(proxy, peer):\n    return proxy == '*' or proxy == peer\n"),
         # xlrd 2.0.1: the membership test would be the odd one out of its function
         (
             "PLR1714",
@@ -383,6 +385,11 @@ COPY = "def f(index_v, rows):\n    return [index_v] + list(rows)\n"
             "def f(c, d):\n    x = 1 if not c else 2 if d else 3\n    return x\n",
         ),  # regrouped
         ("RUF005", COPY, "def f(index_v, rows):\n    return [index_v, *rows]\n"),
+        (
+            "RUF005",
+            "def f(file_info):\n    return tuple(file_info) + (None,)\n",
+            "def f(file_info):\n    return (*file_info, None)\n",
+        ),  # webtest 3.0.7's app.py: not (*tuple(file_info), None), a reviewer's EDIT
         (
             "SIM108",
             TERNARY.replace('x = ""', "x = size").replace("m.group(1)", "size - m.size"),
