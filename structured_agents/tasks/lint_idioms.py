@@ -28,8 +28,10 @@ display that ruff does not report (tablib 3.6.1's ``[self.headers[0]] + self[...
 ``[column, *self.get_col(index)]`` a reviewer sent back), and so is one onto the same sequence
 (pathvalidate 3.2.0's ``common_keywords + self._MACOS_RESERVED_FILE_PATHS`` beside
 ``common_keywords + ("/",)``).
-A fix whose twin the verdict drops (an f-string ruff could not finish writing), or the model
-rejected, is dropped with it (:func:`twins_dropped`), and so is a format with the same format
+A fix whose twin the verdict drops (an f-string ruff could not finish writing, a format a
+kept change overlaps, which no later pass makes: webtest 3.0.7's ``__repr__`` kept ``' %s' %
+self.content_type`` inside a conditional expression beside its twins made f-strings), or the
+model rejected, is dropped with it (:func:`twins_dropped`), and so is a format with the same format
 string as a dropped one anywhere in the file, or a concatenation onto the same sequence (tinydb
 4.8.0's ``self._path + (item,)`` made an unpacking beside ``self._path + (fn,)``). What is kept
 must still be at least half of its family's changes in the file (:func:`scarce_dropped`): the

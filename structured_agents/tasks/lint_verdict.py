@@ -60,6 +60,7 @@ from structured_agents.tasks.lint_idioms import scarce_dropped, twins_dropped
 from structured_agents.tasks.lint_settings import LintSettings
 from structured_agents.tasks.lint_source import compiled
 from structured_agents.tasks.ruff import ruff_codes, ruff_safe_fixes
+from structured_agents.tasks.same_code import same_code
 
 __all__ = ["MAX_CHECK_RUNS", "MAX_QUICK_RUNS", "QUICK_CHECK_S", "Dropped", "Verdict", "judge"]
 
@@ -380,7 +381,9 @@ def judge(
         verdict.problem = f"ruff's safe fixes break the lowest Python ({broken})"
         return verdict
     kept = judge.valid(changes, len(ruff_left), verdict.dropped)
-    failed = [d.change for d in verdict.dropped if d.why not in ("overlapped another", "another way kept")]
+    overlapped = [d.change for d in verdict.dropped if d.why == "overlapped another"]
+    later = same_code(by_ruff, overlapped)  # a later pass makes these (more_of_the_same)
+    failed = [d.change for d in verdict.dropped if d.why != "another way kept" and d.change not in later]
     failed += rejected
     stray = twins_dropped(by_ruff, kept, failed)
     kept = [change for change in kept if change not in stray]

@@ -109,3 +109,32 @@ def test_nothing_more_is_proposed_where_no_fix_keeps_the_code(tmp_path: Path) ->
     kept = more_of_the_same(root, path, text, verdict, lint_settings(root), ())
 
     assert kept == 0 and (verdict.text, verdict.kept) == before and verdict.unfixable == ["E711"]
+
+
+REPR = """class Response:
+    def __repr__(self):
+        if self.content_type:
+            ct = ' %s' % self.content_type
+        else:
+            ct = ''
+        body = ' body=%s' % self.body
+        return '<' + ct + body + '>'
+"""
+"""webtest 3.0.7's ``TestResponse.__repr__``: the conditional expression made of the ``if``
+overlaps the f-string of its ``%`` format, which no later pass makes (it changes the code)."""
+
+
+def test_a_format_an_overlapping_fix_keeps_holds_its_twins_back(tmp_path: Path) -> None:
+    """A reviewer sent back the function with one ``%`` format left in the conditional
+    expression beside its twins made f-strings."""
+    root = _codebase(tmp_path, REPR, '"SIM108", "UP"')
+    settings = lint_settings(root)
+    options = settings.file_options(root, "m.py", REPR)
+    by_ruff = ruff_safe_fixes(root, "m.py", REPR, *options)
+    offered = with_candidates(by_ruff, fixable_diagnostics(root, "m.py", by_ruff, *options), "m.py")[0]
+
+    verdict = judge(root, "m.py", REPR, by_ruff, fixes(by_ruff, offered), None, settings)
+
+    whys = [d.why for d in verdict.dropped if d.change.label.startswith("UP031")]
+    assert verdict.text.count("%s") == 2 and "f'" not in verdict.text  # all in one idiom
+    assert sorted(whys) == ["its twin stays", "overlapped another"]
