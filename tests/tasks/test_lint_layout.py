@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from structured_agents.tasks.lint import laid_out_fixes
 from structured_agents.tasks.lint_fixes import apply_changes, fixes
 from structured_agents.tasks.lint_layout import laid_out
@@ -147,61 +149,68 @@ def test_a_long_fix_in_code_not_in_blacks_style_is_left_for_the_verdict(tmp_path
     assert offered and all("wrapped" not in item["fix"]["message"] for item in offered)
 
 
-def test_a_long_f_string_in_code_that_aligns_its_continuations_is_split_under_its_bracket(
-    tmp_path: Path,
+GLOM = (  # glom 23.5.0's core.py, aligned under the bracket
+    "class PathAccessError(Exception):\n"
+    "    def get_message(self, path_part):\n"
+    "        return ('could not access %r, part %r of %r, got error: %r'\n"
+    "                % (path_part, self.part_idx, self.path, self.exc))\n"
+)
+CSSUTILS = (  # cssutils 2.15.0's Selector.__str__, black's at 79
+    "class Selector:\n"
+    "    def __str__(self):\n"
+    "        return (\n"
+    '            "<cssutils.css.%s object selectorText=%r specificity=%r"\n'
+    '            " namespaces=%r at 0x%x>"\n'
+    "            % (\n"
+    "                self.__class__.__name__,\n"
+    "                self.selectorText,\n"
+    "                self.specificity,\n"
+    "                self._getUsedNamespaces(),\n"
+    "                id(self),\n"
+    "            )\n"
+    "        )\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("source", "how", "written"),
+    [
+        (
+            GLOM,
+            "its string split at 79 columns",
+            [
+                "        return (f'could not access {path_part!r}, '",
+                "                f'part {self.part_idx!r} of {self.path!r}, '",
+                "                f'got error: {self.exc!r}')",
+            ],
+        ),
+        (
+            CSSUTILS,
+            "wrapped at 79 columns",
+            [
+                "        return (",
+                '            f"<cssutils.css.{self.__class__.__name__} "',
+                '            f"object selectorText={self.selectorText!r} "',
+                '            f"specificity={self.specificity!r} "',
+                '            f"namespaces={self._getUsedNamespaces()!r} at 0x{id(self):x}>"',
+                "        )",
+            ],
+        ),
+    ],
+)
+def test_an_f_string_a_fix_made_too_long_is_written_in_literals_that_fit_the_files_layout(
+    tmp_path: Path, source: str, how: str, written: list[str]
 ) -> None:
-    """glom 23.5.0's ``core.py`` aligns under the bracket: UP031's f-string ran past the length
-    and was dropped, with the twins it took along. It is split in the file's own layout."""
+    """UP031's f-string ran past the length and was dropped, with the twins it took along: in
+    code that aligns under the bracket (glom) each literal goes under the first; in black's
+    layout (cssutils), whose two literals were each too long, they are written again at its
+    indent."""
     (tmp_path / "pyproject.toml").write_text(CONFIG.replace('"B", "E", "F"', '"UP"'))
-    source = (
-        "class PathAccessError(Exception):\n"
-        "    def get_message(self, path_part):\n"
-        "        return ('could not access %r, part %r of %r, got error: %r'\n"
-        "                % (path_part, self.part_idx, self.path, self.exc))\n"
-    )
+
     offered, proposed = _proposed(tmp_path, source)
 
-    assert "its string split at 79 columns" in offered["fix"]["message"]
-    assert proposed.splitlines()[2:] == [
-        "        return (f'could not access {path_part!r}, '",
-        "                f'part {self.part_idx!r} of {self.path!r}, '",
-        "                f'got error: {self.exc!r}')",
-    ]
-
-
-def test_a_formatted_concatenation_too_long_in_each_literal_is_written_again_in_literals_that_fit(
-    tmp_path: Path,
-) -> None:
-    """cssutils 2.15.0's ``Selector.__str__`` (black's, at 79): the implicitly concatenated
-    format became two f-string literals too long each; they are written again as literals that
-    fit, at the indent black gives them."""
-    (tmp_path / "pyproject.toml").write_text(CONFIG.replace('"B", "E", "F"', '"UP"'))
-    source = (
-        "class Selector:\n"
-        "    def __str__(self):\n"
-        "        return (\n"
-        '            "<cssutils.css.%s object selectorText=%r specificity=%r"\n'
-        '            " namespaces=%r at 0x%x>"\n'
-        "            % (\n"
-        "                self.__class__.__name__,\n"
-        "                self.selectorText,\n"
-        "                self.specificity,\n"
-        "                self._getUsedNamespaces(),\n"
-        "                id(self),\n"
-        "            )\n"
-        "        )\n"
-    )
-    offered, proposed = _proposed(tmp_path, source)
-
-    assert "wrapped at 79 columns" in offered["fix"]["message"]
-    assert proposed.splitlines()[2:] == [
-        "        return (",
-        '            f"<cssutils.css.{self.__class__.__name__} "',
-        '            f"object selectorText={self.selectorText!r} "',
-        '            f"specificity={self.specificity!r} "',
-        '            f"namespaces={self._getUsedNamespaces()!r} at 0x{id(self):x}>"',
-        "        )",
-    ]
+    assert how in offered["fix"]["message"]
+    assert proposed.splitlines()[2:] == written
 
 
 def test_a_simplification_that_needs_wrapping_is_left_for_the_verdict(tmp_path: Path) -> None:

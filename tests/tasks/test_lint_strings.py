@@ -140,41 +140,51 @@ def test_a_long_string_a_fix_wrote_in_aligned_code_is_split_under_its_first_lite
     assert split[4:] == ALIGNED[4:] and _string(split) == _string(ALIGNED)
 
 
-def test_a_returned_string_takes_parentheses_and_brackets_left_alone_close_after_it() -> None:
-    """glom 23.5.0's ``return ('could not access %r, ...' % (...))``, whose parentheses the
-    f-string no longer needs, and a ``% (`` whose closing bracket the fix left on its own line."""
-    lines = [
-        "def message(self, path_part):\n",
-        "    if path_part:\n",
-        "        return f'could not access {path_part!r}, part {self.part_idx!r} of {self.path!r}'\n",
-        "    raise ValueError(f'{self.__class__.__name__}: screwed constraint values {self.start}'\n",
-        "            )\n",
-    ]
+@pytest.mark.parametrize(
+    ("body", "width", "written"),
+    [
+        (  # glom 23.5.0: a returned string takes parentheses, as the `%` format had them
+            ["        return f'could not access {path_part!r}, part {self.part_idx!r} of {self.path!r}'\n"],
+            72,
+            [
+                "        return (f'could not access {path_part!r}, '\n",
+                "                f'part {self.part_idx!r} of {self.path!r}')\n",
+            ],
+        ),
+        (  # pyasn1 0.6.0: the bracket the fix left alone on its line closes after the string
+            [
+                "        raise ValueError(f'{self.__class__.__name__}: "
+                "screwed constraint values {self.start}'\n",
+                "                )\n",
+            ],
+            72,
+            [
+                "        raise ValueError(f'{self.__class__.__name__}: '\n",  # after the label's colon
+                "                         f'screwed constraint values {self.start}')\n",
+            ],
+        ),
+        (  # a plain literal joins a formatted one with its braces doubled, then undoubled
+            [
+                "        return g('a {literal} brace before a field and then several words more '\n",
+                "                 f'{x} then the end')\n",
+            ],
+            64,
+            [
+                "        return g('a {literal} brace before a field and '\n",
+                "                 f'then several words more {x} then the end')\n",
+            ],
+        ),
+    ],
+)
+def test_a_string_is_written_again_in_literals_under_its_first(
+    body: list[str], width: int, written: list[str]
+) -> None:
+    head = ["def message(self, path_part, x):\n", "    if path_part:\n"]
 
-    split = reflow_strings(lines, 0, len(lines), 72, before="")
+    split = reflow_strings([*head, *body], 0, len(head) + len(body), width, before="")
 
-    assert split[2:] == [
-        "        return (f'could not access {path_part!r}, '\n",
-        "                f'part {self.part_idx!r} of {self.path!r}')\n",
-        "    raise ValueError(f'{self.__class__.__name__}: '\n",  # after the label's colon
-        "                     f'screwed constraint values {self.start}')\n",
-    ]
+    assert split == [*head, *written]
     compile("".join(split), "m.py", "exec")
-
-
-def test_plain_and_formatted_literals_join_with_their_braces_doubled_where_a_field_holds_them() -> None:
-    lines = [
-        "def f(x):\n",
-        "    return g('a {literal} brace before a field and then several words more '\n",
-        "             f'{x} then the end')\n",
-    ]
-
-    split = reflow_strings(lines, 0, len(lines), 60, before="")
-
-    assert split[1:] == [
-        "    return g('a {literal} brace before a field and '\n",
-        "             f'then several words more {x} then the end')\n",
-    ]
 
 
 @pytest.mark.parametrize(
@@ -195,25 +205,13 @@ def test_a_string_mid_list_beside_more_code_or_not_the_fixs_is_left_as_it_is(
     assert reflow_strings(lines, 0, len(lines), 60, before=before) == lines
 
 
-def test_a_part_opens_its_parenthesis_rather_than_leaving_a_word_alone() -> None:
-    """webtest 3.0.7's ``forms.py``: cut at the last space that fits, ``"given)"`` stood alone."""
-    lines = [
-        "def get(name):\n",
-        "    raise AssertionError(\n",
-        '        f"No fields found matching {name!r} (and no default given)")\n',
-    ]
-
-    split = reflow_strings(lines, 0, len(lines), 60, before="")
-
-    assert split[2:] == [
-        '        f"No fields found matching {name!r} "\n',
-        '        "(and no default given)")\n',
-    ]
-
-
 @pytest.mark.parametrize(
     ("string", "parts"),
     [  # webtest 3.0.7's lint.py, each cut at the furthest space before, which a reviewer sent back
+        (
+            'f"No fields found matching {name!r} (and no default given), so none is"',
+            ['f"No fields found matching {name!r} "', '"(and no default given), so none is"'],
+        ),  # forms.py: not "given)" alone
         (
             'f"wsgi.input ({wsgi_input!r}) doesn\'t have the attribute {attr}"',
             ['f"wsgi.input ({wsgi_input!r}) "', 'f"doesn\'t have the attribute {attr}"'],
