@@ -283,7 +283,6 @@ DECLINED = {
     "SIM105": "contextlib.suppress is slower on the common path and needs an import",
     "B028": "stacklevel=2 pointed inside the library itself (a cached or generator caller) each time",
     "PLW3301": "max(a, *(gen)) reads worse than the nested max, and fails differently when empty",
-    "SIM103": "return bool(a and b) reads worse than the guard returns it replaces",
     "RUF017": "functools.reduce(operator.iadd, ...) for sum(lists, []) reads worse and adds two "
     "imports, where the lists are few (marshmallow's classes' fields by MRO)",
     "RUF015": "next(iter(x)) for list(x)[0] reads worse in code that is not hot, and raises "
@@ -388,8 +387,11 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     ``Node.__slots__`` left each comment beside another slot), unpacks a conditional or a slice
     (:func:`_unpacks_worse`), or renames a name on a line the next one aligns with
     (:func:`_aligned_below`) or a name that already says it is unused (``dummy``), renames or
-    removes a name a comment of its function names (:func:`_commented`), or merges comparisons
-    into a membership test that reads worse (:func:`_membership_reads_worse`)."""
+    removes a name a comment of its function names (:func:`_commented`), merges comparisons
+    into a membership test that reads worse (:func:`_membership_reads_worse`), respells a
+    negated comparison a comment just above explains (:data:`_EQUALITY_NOTE`), or returns
+    ``bool(...)`` of a test for the guard returns it replaces (SIM103: it reads worse; a
+    comparison's ``return x is self`` is offered)."""
     code = str(diagnostic.get("code"))
     if code in DECLINED:
         return True
@@ -427,6 +429,10 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
             "#" in module.text[module.start(node) : module.end(node)]
             for node in module.at(row, (ast.Assign, ast.AnnAssign, ast.AugAssign))
         )
+    if code == "SIM103":
+        return "bool(" in _fix_text(diagnostic)  # return bool(a and b) reads worse than the guards
+    if code in ("SIM201", "SIM202"):
+        return any(_EQUALITY_NOTE.search(line) for line in module.lines[max(0, row - 3) : row])
     if code == "RUF005":
         return any(_unpacks_worse(node, module.parents.get(node)) for node in _binops_at(module, diagnostic))
     if code == "SIM102":
@@ -444,6 +450,18 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     if code == "UP031":
         return any(_format_reads_worse(module, node) for node in _binops_at(module, diagnostic))
     return False
+
+
+_EQUALITY_NOTE = re.compile(r"#.*(!=|==|__ne__|__eq__)")
+"""A comment on how a comparison is spelled: pyrsistent 0.20.0's ``# Use `not (k2 == k)`
+rather than `!=` to avoid relying on a well implemented `__ne__`, see #268`` above the very
+``not (k2 == k)`` SIM201 made ``k2 != k`` (a reviewer's REJECT: the bug it names, back)."""
+
+
+def _fix_text(diagnostic: Mapping[str, Any]) -> str:
+    """What ``diagnostic``'s fix writes, its edits' contents together."""
+    fix = diagnostic.get("fix") or {}
+    return "".join(str(edit.get("content", "")) for edit in fix.get("edits") or ())
 
 
 _BOOL_CALLS = frozenset({"isinstance", "issubclass", "hasattr", "callable", "bool", "any", "all"})

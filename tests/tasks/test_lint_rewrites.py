@@ -255,6 +255,13 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
         ("D212", 'def f(t):\n    """\n    >>> f(1)\n    \'a\'\n    """\n    return \'a\'\n'),
         # parsimonious 0.10.0's Node.__slots__: sorted, each comment stood beside another slot
         ("RUF023", "class Node:\n    __slots__ = [\n        'b',  # 2nd\n        'a',  # 1st\n    ]\n"),
+        # pyrsistent 0.20.0: the comment says why not `!=` (#268), and SIM201 wrote `!=`
+        (
+            "SIM201",
+            "def f(b, k):\n    # `not (k2 == k)`, not `!=`: see #268\n"
+            "    return [v for k2, v in b if not (k2 == k)]\n",
+        ),
+        ("SIM103", "def g(a, b):\n    if a and b:\n        return True\n    return False\n"),  # bool(a and b)
         # pyparsing 3.1.2: [*(trace if trace is not None else [])[:], self]
         ("RUF005", "def f(trace, item):\n    return (trace if trace is not None else [])[:] + [item]\n"),
         # sqlparse 0.5.1: _TokenType((*self, name))
@@ -333,6 +340,8 @@ def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: 
         ("B006", "def f(items=[]):\n    return len(items)\n"),  # read only: the same either way
         ("RUF022", '__all__ = ["b", "a"]\n'),
         ("RUF023", "class Node:\n    __slots__ = ['b', 'a']\n"),
+        ("SIM103", "def f(x, s):\n    if x is s:\n        return True\n    else:\n        return False\n"),
+        ("SIM201", "def f(b, k):\n    return [v for k2, v in b if not (k2 == k)]\n"),
         ("D400", 'def f(t):\n    """Return a"""\n    return \'a\'\n'),
         ("RUF005", "def f(trace, item):\n    return trace + [item]\n"),
         (
