@@ -389,7 +389,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     (:func:`_aligned_below`) or a name that already says it is unused (``dummy``), renames or
     removes a name a comment of its function names (:func:`_commented`), merges comparisons
     into a membership test that reads worse (:func:`_membership_reads_worse`), respells a
-    negated comparison a comment just above explains (:data:`_EQUALITY_NOTE`), or returns
+    negated comparison a comment just above explains (:data:`_EQUALITY_NOTE`), moves a bracket
+    the next line is aligned with (:func:`_shifts_alignment`), or returns
     ``bool(...)`` of a test for the guard returns it replaces (SIM103: it reads worse; a
     comparison's ``return x is self`` is offered)."""
     code = str(diagnostic.get("code"))
@@ -398,7 +399,7 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     row = row_of(diagnostic)
     if module is None or not 1 <= row <= len(module.lines):
         return False
-    if respells_numbers(module.text, module.starts, diagnostic):
+    if respells_numbers(module.text, module.starts, diagnostic) or _shifts_alignment(diagnostic, module):
         return True
     if code == "PLR5501":
         return _comment_leads_nested_if(module, row)
@@ -609,6 +610,37 @@ def _constant(node: ast.expr) -> bool:
 
 _BUILTIN_TYPES = frozenset(name for name, value in vars(builtins).items() if isinstance(value, type))
 """The builtins that are types (``list``, ``str``): compared by identity as by equality."""
+
+
+def _shifts_alignment(diagnostic: Mapping[str, Any], module: Source) -> bool:
+    """Whether ``diagnostic``'s fix (one edit, keeping its lines) moves an opening bracket that
+    the next line, which it leaves as it was, is aligned with: pyrsistent 0.20.0's
+    ``"{0}({1})".format(`` made ``"{}({})".format(`` left its second argument two columns off
+    the bracket (a reviewer's EDIT, four times)."""
+    edits: Sequence[Mapping[str, Any]] = (diagnostic.get("fix") or {}).get("edits") or []
+    if len(edits) != 1 or not isinstance(content := edits[0].get("content"), str):
+        return False
+    first, last = int(edits[0]["location"]["row"]), int(edits[0]["end_location"]["row"])
+    if not 1 <= first <= last <= len(module.lines):
+        return False
+    old = [line.rstrip("\r\n") for line in module.lines[first - 1 : last + 1]]  # and the line after
+    head = old[0][: int(edits[0]["location"]["column"]) - 1]
+    tail = old[last - first][int(edits[0]["end_location"]["column"]) - 1 :]
+    new = (head + content + tail).split("\n") + old[last - first + 1 :]
+    if len(new) != len(old):
+        return False
+    return any(
+        new[index + 1] == old[index + 1]
+        and _aligned(old[index], old[index + 1])
+        and not _aligned(new[index], new[index + 1])
+        for index in range(len(old) - 1)
+    )
+
+
+def _aligned(line: str, below: str) -> bool:
+    """Whether ``below`` starts under the first element of a bracket ``line`` opens."""
+    indent = len(below) - len(below.lstrip(" "))
+    return below.strip() != "" and 0 < indent <= len(line) and line[indent - 1] in "([{"
 
 
 def _aligned_below(module: Source, row: int, column: int) -> bool:

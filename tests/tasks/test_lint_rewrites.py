@@ -255,6 +255,12 @@ NESTED_TERNARY = """def place(node, subnode, is_text, kids):
         ("D212", 'def f(t):\n    """\n    >>> f(1)\n    \'a\'\n    """\n    return \'a\'\n'),
         # parsimonious 0.10.0's Node.__slots__: sorted, each comment stood beside another slot
         ("RUF023", "class Node:\n    __slots__ = [\n        'b',  # 2nd\n        'a',  # 1st\n    ]\n"),
+        # pyrsistent 0.20.0: the second argument left off the bracket `.format(` moved to
+        (
+            "UP030",
+            'def f(self):\n    return "{0}({1})".format(self.name,\n'
+            '                             ", ".join(self.items))\n',
+        ),
         # pyrsistent 0.20.0: the comment says why not `!=` (#268), and SIM201 wrote `!=`
         (
             "SIM201",
@@ -342,6 +348,10 @@ def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: 
         ("RUF023", "class Node:\n    __slots__ = ['b', 'a']\n"),
         ("SIM103", "def f(x, s):\n    if x is s:\n        return True\n    else:\n        return False\n"),
         ("SIM201", "def f(b, k):\n    return [v for k2, v in b if not (k2 == k)]\n"),
+        (
+            "UP030",
+            'def f(self):\n    return "{0}({1})".format(\n        self.name, ", ".join(self.items)\n    )\n',
+        ),  # a hanging indent: no bracket moves under it
         ("D400", 'def f(t):\n    """Return a"""\n    return \'a\'\n'),
         ("RUF005", "def f(trace, item):\n    return trace + [item]\n"),
         (
