@@ -638,9 +638,18 @@ def _shifts_alignment(diagnostic: Mapping[str, Any], module: Source) -> bool:
 
 
 def _aligned(line: str, below: str) -> bool:
-    """Whether ``below`` starts under the first element of a bracket ``line`` opens."""
+    """Whether ``below`` starts under the first element of a bracket ``line`` opens and leaves
+    open (``if (flag > 0) == True:`` over its block's body, at the indent one past its ``(``, is
+    not aligned with it)."""
     indent = len(below) - len(below.lstrip(" "))
-    return below.strip() != "" and 0 < indent <= len(line) and line[indent - 1] in "([{"
+    if not (below.strip() and 0 < indent <= len(line) and line[indent - 1] in "([{"):
+        return False
+    depth = 0
+    for char in line[indent - 1 :]:
+        depth += (char in "([{") - (char in ")]}")
+        if depth == 0:
+            return False
+    return True
 
 
 def _aligned_below(module: Source, row: int, column: int) -> bool:

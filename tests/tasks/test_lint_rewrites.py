@@ -352,6 +352,7 @@ def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: 
             "UP030",
             'def f(self):\n    return "{0}({1})".format(\n        self.name, ", ".join(self.items)\n    )\n',
         ),  # a hanging indent: no bracket moves under it
+        ("E712", "def f(flag):\n    if (flag > 0) == True:\n        return None\n"),  # a block, not aligned
         ("D400", 'def f(t):\n    """Return a"""\n    return \'a\'\n'),
         ("RUF005", "def f(trace, item):\n    return trace + [item]\n"),
         (
