@@ -14,18 +14,26 @@ with ``sh -c`` in the copy's root, in its own process group, killed after the ti
 command should import the code from its working directory (``python -m pytest`` puts it first
 on ``sys.path``; a ``src`` layout needs ``PYTHONPATH=src`` in the command): an editable install
 of the package would import the user's files instead of the copy.
+
+Runs of the same command on one machine take turns (a lock file per command in the temporary
+directory, held across processes): a suite that serves on a fixed port or writes a fixed path
+fails or hangs beside a copy of itself (feedparser 6.0.14's tests serve feeds on port 8097;
+two copies at once left one waiting for a server that never started until the timeout). The
+time a run waits for its turn is not counted in its time.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
 import os
 import shutil
 import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -160,11 +168,12 @@ class CheckRunner:
         for cached in (target.parent / "__pycache__").glob(f"{target.stem}.*"):
             cached.unlink(missing_ok=True)  # same size and second as an earlier try: stale bytecode
         self.runs += 1
-        started = time.monotonic()
-        try:
-            return self._outcome(copy, started)
-        finally:
-            self.seconds += _since(started)
+        with _turn(self.check.command):
+            started = time.monotonic()
+            try:
+                return self._outcome(copy, started)
+            finally:
+                self.seconds += _since(started)
 
     def _outcome(self, copy: Path, started: float) -> CheckOutcome:
         process = subprocess.Popen(
@@ -189,6 +198,24 @@ class CheckRunner:
         if process.returncode == 0:
             return CheckOutcome(True, "", _since(started))
         return CheckOutcome(False, f"exit {process.returncode}{_tail(output)}", _since(started))
+
+
+@contextlib.contextmanager
+def _turn(command: str) -> Iterator[None]:
+    """Wait for ``command``'s turn on this machine and hold it (see the module docstring); where
+    its lock file cannot be opened (another user's), the run goes on without it."""
+    digest = hashlib.sha256(command.encode("utf-8")).hexdigest()[:16]
+    path = Path(tempfile.gettempdir()) / f"sa-check-{digest}.lock"
+    try:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # closing releases the lock
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:

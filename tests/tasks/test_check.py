@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from structured_agents.tasks import TaskError
-from structured_agents.tasks.check import CheckCommand, CheckRunner
+from structured_agents.tasks.check import CheckCommand, CheckOutcome, CheckRunner
 
 IMPORT_CHECK = f"env -u PYTHONDONTWRITEBYTECODE {sys.executable} -c 'import calc; assert calc.double(2) == 4'"
 """Imports the module under test, writing its bytecode cache (which CI's environment may turn off)."""
@@ -49,6 +50,30 @@ def test_a_check_past_its_timeout_is_killed_and_fails(codebase: Path) -> None:
 
     assert not outcome.passed and outcome.reason == "timed out after 1s: ...started"
     assert time.monotonic() - started < 15
+
+
+def test_runs_of_one_command_take_turns(codebase: Path, tmp_path: Path) -> None:
+    """feedparser 6.0.14's suite serves on port 8097: two copies at once, and one waits for a
+    server that never starts. Here the command holds a fixed path while it runs and fails
+    when it finds the path held: each of four runs at once passes, one after another."""
+    busy = tmp_path / "busy"
+    check = CheckCommand(f"mkdir {busy} && sleep 0.3 && rmdir {busy}", timeout_s=30)
+    outcomes: list[CheckOutcome] = []
+
+    def run() -> None:
+        with CheckRunner(check, codebase, "calc.py") as runner:
+            outcomes.append(runner.run("x = 1\n"))
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert [outcome.passed for outcome in outcomes] == [True] * 4
+    assert time.monotonic() - started >= 1.2  # one after another
+    assert all(outcome.duration_s < 1.2 for outcome in outcomes)  # the wait is not the run's
 
 
 def test_a_virtual_environment_inside_the_codebase_is_linked_not_copied(codebase: Path) -> None:
