@@ -32,7 +32,13 @@ commonmark 0.9.1's ``tests/unit_tests.py``), pytest is given them by name. Where
 can use them and the tests folder holds scripts that run their own tests (``test*.py`` calling
 ``unittest.main()`` as they load, which neither runner can import: ply 3.11's ``python
 testlex.py``, run from ``test/`` as its README says), each script runs from that folder, and
-where some of a script's tests fail as released, it is given the others by name. A package
+where some of a script's tests fail as released, it is given the others by name. Where neither
+runner can use them and the project has a script that runs its whole suite with unittest
+(``runtests.py`` or ``run_tests.py`` in its root or tests folder, behind an ``if __name__``
+guard: feedparser 6.0.14's ``python tests/runtests.py`` builds its 4,335 tests from the feeds it
+globs under ``./tests`` and serves some of them over HTTP), that script runs from the project
+root, and counts only where it passes as released (it takes no test names, so nothing can be
+left out of it). A package
 whose tests need more than that shows up as ``cannot run`` with the runner's last words, never
 as a pass.
 
@@ -66,7 +72,7 @@ TESTS_TIMEOUT_S = 300
 """Longest one run of a package's tests may take."""
 
 TestsStatus = Literal["ran", "no tests", "cannot run", "timed out"]
-Runner = Literal["pytest", "unittest", "scripts"]
+Runner = Literal["pytest", "unittest", "scripts", "runtests"]
 _COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)")
 _SUMMARY = re.compile(r"^=*\s*(\d+ \w+.*) in [\d.]+s")
 
@@ -103,7 +109,8 @@ class TestsOutcome:
     """Test modules pytest was given by name (``tests.py`` modules, which its default
     patterns do not collect); empty: pytest collected the project itself. For ``scripts``: the
     scripts run (``test/testyacc.py``), or a script's tests run by name where others fail as
-    released (``test/testlex.py::LexBuildOptionTests.test_lex_closure``)."""
+    released (``test/testlex.py::LexBuildOptionTests.test_lex_closure``). For ``runtests``: the
+    script that runs the suite (``tests/runtests.py``)."""
     doctests: bool = False
     """pytest also ran the doctests of the project's modules (``--doctest-modules``), as the
     project's own test command does."""
@@ -227,6 +234,27 @@ def _test_scripts(root: Path) -> tuple[str, ...]:
     return tuple(found)
 
 
+_RUNTESTS = ("runtests.py", "run_tests.py")
+"""Names of a script that runs a project's whole suite."""
+_GUARDED = re.compile(r"^if __name__ == ['\"]__main__['\"]:", re.M)
+
+
+def _runtests_script(root: Path) -> str | None:
+    """The project's script that runs its whole suite with unittest (:data:`_RUNTESTS`, in its
+    root or its tests folder, behind an ``if __name__`` guard), relative to ``root``."""
+    folder = _tests_folder(root)
+    for place in ("", *([folder] if folder is not None else [])):
+        for name in _RUNTESTS:
+            path = root / place / name
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if _GUARDED.search(text) and "unittest" in text:
+                return path.relative_to(root).as_posix()
+    return None
+
+
 def _script_runs(named: Sequence[str]) -> list[tuple[str, list[str]]]:
     """Each script of ``named`` (see :attr:`TestsOutcome.named`) with the tests it is given."""
     runs: dict[str, list[str]] = {}
@@ -244,7 +272,10 @@ def _args(
     """The runner's arguments: pytest as :data:`_PYTEST`, without the modules ``like`` left out
     and the tests it deselected; unittest: the project's tests module (:func:`_tests_module`),
     else discovery from its tests folder (``tests`` or ``test``, imported from the project
-    root), else from the root. ``first_failure``: stop there."""
+    root), else from the root; runtests: the script ``like`` names. ``first_failure``: stop
+    there (not the script's: it takes no options)."""
+    if runner == "runtests":
+        return list(_carried(like)[2])
     if runner == "pytest":
         left_out, deselected, named = _carried(like)
         ignored = [*(f"--ignore={path}" for path in left_out), *(f"--deselect={test}" for test in deselected)]
@@ -413,8 +444,9 @@ def _attempt_once(root: Path, runner: Runner, like: TestsOutcome) -> tuple[Tests
         detail = f"over {TESTS_TIMEOUT_S} s"
         return TestsOutcome("timed out", detail=detail, seconds=TESTS_TIMEOUT_S, runner=runner), ""
     output = done.stdout + done.stderr
-    if runner == "unittest":
-        return _unittest_outcome(output, done.returncode, seconds), output
+    if runner in ("unittest", "runtests"):
+        outcome = replace(_unittest_outcome(output, done.returncode, seconds), runner=runner)
+        return replace(outcome, named=like.named) if runner == "runtests" else outcome, output
     left_out, deselected, named = _carried(like)
     last = _last_line(output)
     if done.returncode == 5:
@@ -525,8 +557,9 @@ def run_package_tests(
     it collects nothing by itself), again without the modules that need a package not
     installed here, again without the tests that failed or errored, and once more, leaving
     out what fails that time too (chardet 5.2.0 has a test that fails now and then); then
-    unittest where pytest cannot use them and the project declares unittest; then the tests
-    folder's scripts (:func:`_test_scripts`). ``dependencies``: folders on ``PYTHONPATH`` after
+    unittest where pytest cannot use them and the project declares unittest; then its script
+    that runs the suite (:func:`_runtests_script`); then the tests folder's scripts
+    (:func:`_test_scripts`). ``dependencies``: folders on ``PYTHONPATH`` after
     the project's (``like``'s when it is given)."""
     if like is not None:
         return _attempt(root, like.runner, like)[0]
@@ -552,6 +585,10 @@ def run_package_tests(
         return outcome
     if _declares_unittest(root) and (fallback := _attempt(root, "unittest", start)[0]).usable:
         return fallback
+    if (script := _runtests_script(root)) is not None:
+        fallback = _attempt(root, "runtests", replace(start, named=(script,)))[0]
+        if fallback.usable and not fallback.failed:
+            return fallback
     if scripts := _test_scripts(root):
         fallback = _scripts_outcome(root, scripts, dependencies)
         return replace(fallback, dependencies=dependencies) if fallback.usable else outcome

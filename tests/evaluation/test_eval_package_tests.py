@@ -394,3 +394,77 @@ def test_scripts_that_run_their_own_tests_run_from_their_folder_without_what_fai
         subprocess.run(["/bin/sh", "-c", command], cwd=copy, capture_output=True, check=False).returncode != 0
     )
     assert run_package_tests(copy, outcome).failed == 1
+
+
+_RUNTESTS = """import glob
+import os
+import sys
+import unittest
+
+from pkg import two
+
+
+class Feeds(unittest.TestCase):
+    pass
+
+
+def make(path):
+    def test(self):
+        with open(path) as f:
+            self.assertEqual(two(), int(f.read()))
+
+    return test
+
+
+def runtests():
+    for n, path in enumerate(sorted(glob.glob(os.path.join(".", "tests", "cases", "*.txt")))):
+        setattr(Feeds, "test_%d" % n, make(path))
+    result = unittest.TextTestRunner(verbosity=1).run(unittest.TestLoader().loadTestsFromTestCase(Feeds))
+    sys.exit(not result.wasSuccessful())
+
+
+if __name__ == "__main__":
+    runtests()
+"""
+
+
+def test_a_script_that_runs_the_suite_runs_from_the_root_and_is_the_check(tmp_path: Path) -> None:
+    """feedparser 6.0.14: ``tests/runtests.py`` builds its tests from the files it globs under
+    ``./tests`` when run as a script from the project root; pytest collects nothing there."""
+    project = tmp_path / "released"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "__init__.py").write_text("def two():\n    return 2\n")
+    (project / "tests" / "cases").mkdir(parents=True)
+    for n in range(3):
+        (project / "tests" / "cases" / f"{n}.txt").write_text("2")
+    (project / "tests" / "runtests.py").write_text(_RUNTESTS)
+
+    outcome = run_package_tests(project)
+
+    assert (outcome.status, outcome.runner, outcome.named) == ("ran", "runtests", ("tests/runtests.py",))
+    assert (outcome.passed, outcome.failed, outcome.errors) == (3, 0, 0) and outcome.usable
+    command = check_command(project, outcome)
+    copy = shutil.copytree(project, tmp_path / "copy")
+    assert subprocess.run(["/bin/sh", "-c", command], cwd=copy, check=False).returncode == 0
+    assert run_package_tests(copy, outcome).passed == 3
+    (copy / "pkg" / "__init__.py").write_text("def two():\n    return 3\n")
+    assert (
+        subprocess.run(["/bin/sh", "-c", command], cwd=copy, capture_output=True, check=False).returncode != 0
+    )
+    assert run_package_tests(copy, outcome).failed == 3
+
+
+def test_a_suite_script_that_fails_as_released_is_not_used(tmp_path: Path) -> None:
+    """The script takes no test names, so a test failing as released cannot be left out: such
+    a script tells nothing of a change."""
+    project = tmp_path / "released"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "__init__.py").write_text("def two():\n    return 2\n")
+    (project / "tests" / "cases").mkdir(parents=True)
+    (project / "tests" / "cases" / "0.txt").write_text("2")
+    (project / "tests" / "cases" / "1.txt").write_text("3")
+    (project / "tests" / "runtests.py").write_text(_RUNTESTS)
+
+    outcome = run_package_tests(project)
+
+    assert outcome.runner != "runtests" and not outcome.usable
