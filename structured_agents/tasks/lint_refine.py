@@ -61,6 +61,12 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
   Python has f-strings (3.6). ``str.format`` and an
   f-string format each value the same way (``format(value, spec)``), and each of the
   ``{}`` fields takes one argument, in order, so each is evaluated once, in the same order.
+- ``UP031``: ``'%(name)s' % locals()`` (or ``vars()``), which ruff writes
+  ``'{name}'.format(**locals())`` and its UP032 leaves, becomes the f-string ``f'{name}'``,
+  each implicitly joined piece with a field an f-string of its own, for a codebase whose lowest
+  Python has f-strings: oauthlib 4.0.1's ``uri_validate`` builds 29 regular expressions so. Not
+  where a field indexes (``{name[key]}``, a string key to ``str.format``), nor in a file that
+  binds ``locals`` or ``vars`` itself.
 - ``UP031``: ``'%s' % value``, a format of one field and nothing else, becomes ``str(value)``,
   not ``f'{value}'``: a reviewer sent back jsonpath-ng 1.6.1's ``f'{self.target}'``. Not in a
   file that binds the name ``str``.
@@ -76,6 +82,8 @@ from __future__ import annotations
 
 import ast
 import io
+import itertools
+import keyword
 import re
 import string
 import tokenize
@@ -772,12 +780,125 @@ def _bare_str(content: str, text: str) -> str:
     return f"str({ast.get_source_segment(content, node.args[0])})"
 
 
+_NAMESPACES = frozenset({"locals", "vars"})
+"""Calls that give a format the names in scope (``vars()`` with no argument is ``locals()``)."""
+_FIELD_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+"""A field an f-string reads as ``str.format`` does: a name, perhaps with attributes (not
+``[key]``, which ``str.format`` reads as a string and an f-string as an expression)."""
+_STRING_TOKEN = re.compile(r"([rR]?)('\'\'|\"\"\"|'|\")(.*)\2", re.DOTALL)
+
+
+def _line_starts(text: str) -> list[int]:
+    """The offset in ``text`` where each of its lines starts."""
+    return list(itertools.accumulate((len(line) for line in text.splitlines(keepends=True)), initial=0))
+
+
+def _scope_format(content: str, text: str) -> tuple[str, int] | None:
+    """``content`` stripped and where its ``.format`` begins, where it is ruff's UP031 fix of a
+    ``%`` format of the names in scope: ``'...'.format(**locals())`` (or ``**vars()``), no other
+    argument, in a file ``text`` that does not bind the call's name itself."""
+    stripped = content.strip()
+    try:
+        call = syntax.parse(stripped, mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "format"
+        and not call.args
+        and len(call.keywords) == 1
+        and call.keywords[0].arg is None
+    ):
+        return None
+    scope = call.keywords[0].value
+    if not (
+        isinstance(scope, ast.Call)
+        and isinstance(scope.func, ast.Name)
+        and scope.func.id in _NAMESPACES
+        and not scope.args
+        and not scope.keywords
+        and not _rebinds(text, scope.func.id)
+    ):
+        return None
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(stripped).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    starts = _line_starts(stripped)
+    dots = [
+        starts[first.start[0] - 1] + first.start[1]
+        for first, second in itertools.pairwise(tokens)
+        if first.string == "." and second.string == "format"
+    ]
+    return (stripped, dots[-1]) if dots else None
+
+
+def _named_piece(token: str) -> str | None:
+    """The string literal ``token`` (ruff's format string, or one of its implicitly joined
+    pieces) as an f-string reading its named fields from scope, or as a plain literal where it
+    has no field; None where a field is not a name (:data:`_FIELD_NAME`), the literal is bytes,
+    or it holds an escape an f-string reads otherwise (``\\N{...}``)."""
+    match = _STRING_TOKEN.fullmatch(token)
+    if match is None:
+        return None
+    prefix, quote, body = match.groups()
+    if not prefix and "\\N{" in body:
+        return None
+    try:
+        fields = list(string.Formatter().parse(body))
+    except ValueError:
+        return None
+    named = [name for _, name, _, _ in fields if name is not None]
+    for name, spec in ((name, spec) for _, name, spec, _ in fields if name is not None):
+        if not _FIELD_NAME.fullmatch(name) or keyword.iskeyword(name.split(".")[0]) or "{" in (spec or ""):
+            return None
+    if not named:
+        return f"{prefix}{quote}{body.replace('{{', '{').replace('}}', '}')}{quote}"
+    return f"{prefix}f{quote}{body}{quote}"
+
+
+def _from_scope(content: str, text: str, lowest: Version | None) -> str:
+    """UP031's ``'{name}'.format(**locals())`` (for ``'%(name)s' % locals()``, which the verdict
+    drops as a ``.format()`` call) as the f-string ``f'{name}'``, for a codebase whose lowest
+    Python has f-strings; else as it is. Each field reads the same name the format looked up
+    in the scope's names, formatted the same way (``format(value, spec)``); oauthlib 4.0.1's
+    ``uri_validate`` builds its 29 regular expressions so."""
+    found = _scope_format(content, text) if lowest is None or lowest >= _FSTRINGS else None
+    if found is None:
+        return content
+    stripped, dot = found
+    head = stripped[:dot]
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(head).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return content
+    starts = _line_starts(head)
+    written, at, pieces = [], 0, 0
+    for token in tokens:
+        if token.type != tokenize.STRING:
+            continue
+        piece = _named_piece(token.string)
+        if piece is None:
+            return content
+        start = starts[token.start[0] - 1] + token.start[1]
+        written += [head[at:start], piece]
+        at, pieces = start + len(token.string), pieces + piece.startswith(("f", "rf", "Rf"))
+    if not pieces:
+        return content
+    return _respaced(content, "".join([*written, head[at:]]))
+
+
 def _up031(content: str, text: str, lowest: Version | None) -> str:
-    """UP031's ``.format()`` call as ``str()`` where it is nothing else (:func:`_bare_str`), else
-    with its conversions (:func:`_converted`), then as an f-string where ruff's UP032 would not
-    write one (:func:`_fstring`)."""
+    """UP031's ``.format()`` call as ``str()`` where it is nothing else (:func:`_bare_str`), as an
+    f-string where it formats the names in scope (:func:`_from_scope`), else with its
+    conversions (:func:`_converted`), then as an f-string where ruff's UP032 would not write one
+    (:func:`_fstring`)."""
     bare = _bare_str(content, text)
-    return bare if bare != content else _fstring(_converted(content, text, lowest), text, lowest)
+    if bare != content:
+        return bare
+    scoped = _from_scope(content, text, lowest)
+    return scoped if scoped != content else _fstring(_converted(content, text, lowest), text, lowest)
 
 
 REFINED: dict[str, Callable[[str, str, Version | None], str]] = {

@@ -742,6 +742,61 @@ def test_a_format_call_with_a_string_in_its_arguments_becomes_an_f_string(
     assert ".format(" in apply_changes(text, fixes(text, older))[0]  # no f-string before 3.6
 
 
+_SCOPE = 'ALPHA = "[a-z]"\nDIGIT = "[0-9]"\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            _SCOPE + 'scheme = r"%(ALPHA)s (?: %(ALPHA)s | %(DIGIT)s | \\+ )* %%" % locals()\n',
+            _SCOPE + 'scheme = rf"{ALPHA} (?: {ALPHA} | {DIGIT} | \\+ )* %"\n',
+        ),  # oauthlib 4.0.1's uri_validate
+        (
+            _SCOPE + 'both = ("<%(ALPHA)r>"\n        " or "\n        "%(DIGIT)s") % vars()\n',
+            _SCOPE + 'both = (f"<{ALPHA!r}>"\n        " or "\n        f"{DIGIT}")\n',
+        ),  # each piece with a field an f-string, the others plain
+        (
+            'def f(a, b):\n    return "%(a)s-%(b)s" % locals()\n',
+            'def f(a, b):\n    return f"{a}-{b}"\n',
+        ),
+    ],
+)
+def test_a_format_of_the_names_in_scope_becomes_an_f_string(tmp_path: Path, text: str, expected: str) -> None:
+    """Ruff writes ``'%(name)s' % locals()`` as ``'{name}'.format(**locals())``, which its UP032
+    leaves and the verdict drops: the f-string reads the same names, formatted the same way."""
+    found, _ = with_candidates(text, ruff_json(tmp_path, "m.py", text, "UP031"), "m.py", lowest=(3, 6))
+
+    candidate = apply_changes(text, fixes(text, found))[0]
+
+    assert candidate == expected
+    before: dict[str, Any] = {}
+    after: dict[str, Any] = {}
+    exec(compile(text, "m.py", "exec"), before)
+    exec(compile(candidate, "m.py", "exec"), after)
+    values = [name for name, value in before.items() if isinstance(value, str) and not name.startswith("__")]
+    assert all(before[name] == after[name] for name in values)
+    if "def f" in text:
+        assert before["f"](1, "x") == after["f"](1, "x") == "1-x"
+    older, _ = with_candidates(text, ruff_json(tmp_path, "m.py", text, "UP031"), "m.py", lowest=(3, 5))
+    assert ".format(**" in apply_changes(text, fixes(text, older))[0]  # no f-string before 3.6
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "from helpers import locals\n\nscheme = '%(ALPHA)s' % locals()\n",  # not the builtin
+        "def f(row):\n    return '%(row)s' % self.__dict__\n",  # not the names in scope
+    ],
+)
+def test_a_format_of_other_names_stays_as_ruff_writes_it(tmp_path: Path, text: str) -> None:
+    """Ruff's ``.format(**...)`` stays (and the verdict drops it) where the names are not the
+    scope's: an f-string would read others."""
+    found, _ = with_candidates(text, ruff_json(tmp_path, "m.py", text, "UP031"), "m.py", lowest=(3, 6))
+
+    assert ".format(**" in apply_changes(text, fixes(text, found))[0]
+
+
 class Color(IntEnum):
     RED = 1
 
