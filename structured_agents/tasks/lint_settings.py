@@ -38,7 +38,7 @@ from structured_agents.tasks.ruff_config import read_toml, ruff_config_file, ruf
 from structured_agents.tasks.ruff_format import formatted_at
 from structured_agents.tasks.type_comments import imports_read_unseen
 
-__all__ = ["MIN_WIDTH", "WIDTHS", "LintSettings", "lint_settings"]
+__all__ = ["GROWTH", "MIN_WIDTH", "WIDTHS", "LintSettings", "lint_settings"]
 
 MIN_WIDTH = 79
 """The line length a change may always reach, where the project sets none."""
@@ -72,6 +72,9 @@ _UNREAD_IMPORTS = ("--unfixable", "F401")
 examples use an import."""
 WIDTHS = (79, 88, 99, 100, 110, 119, 120)
 """The line lengths projects keep to (pycodestyle's, black's, flake8 and pylint's common ones)."""
+GROWTH = 10
+"""Columns a change may add to a line already past the width (a rename's underscores, a ``from
+err``) without making it too long: the project keeps that line long."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,7 +57,7 @@ from structured_agents.tasks.check import CheckCommand, CheckRunner
 from structured_agents.tasks.errors import TaskError
 from structured_agents.tasks.lint_fixes import Change, apply_changes
 from structured_agents.tasks.lint_idioms import scarce_dropped, twins_dropped
-from structured_agents.tasks.lint_settings import LintSettings
+from structured_agents.tasks.lint_settings import GROWTH, LintSettings
 from structured_agents.tasks.lint_source import compiled
 from structured_agents.tasks.ruff import ruff_codes, ruff_safe_fixes
 from structured_agents.tasks.same_code import same_code
@@ -172,9 +172,6 @@ _REASONS = (
 """Why a change is dropped, in the order a summary lists them."""
 _DETAILED = frozenset({"failed the check", "did not compile", "breaks the lowest Python"})
 """Reasons a summary quotes the message of."""
-_GROWTH = 10
-"""Columns a change may add to a line already past the width: a rename's underscores, a
-``from err``."""
 _SHORT = 100
 """Characters of a message a summary quotes."""
 
@@ -251,7 +248,8 @@ class _Judge:
 
     def lengthened(self, text: str) -> set[int]:
         """The lines of ``text`` (numbered from 1) that stand one for one where a line of ruff's
-        fixed text stood that was past the width already, and are at most :data:`_GROWTH`
+        fixed text stood that was past the width already, and are at most
+        :data:`~structured_agents.tasks.lint_settings.GROWTH`
         columns longer: a change that lengthens a line the project keeps long a little
         (humanfriendly 10.0's 114-column ``h, w, hp, wp = struct.unpack(...)``, whose unused
         names RUF059 renames ``_hp, _wp``) does not make it too long."""
@@ -263,7 +261,7 @@ class _Judge:
                 found.update(
                     j + 1
                     for j, before in zip(range(j1, j2), old[i1:i2], strict=True)
-                    if len(before) > self.width and len(new[j]) <= len(before) + _GROWTH
+                    if len(before) > self.width and len(new[j]) <= len(before) + GROWTH
                 )
         return found
 

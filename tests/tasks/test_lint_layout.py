@@ -213,6 +213,25 @@ def test_an_f_string_a_fix_made_too_long_is_written_in_literals_that_fit_the_fil
     assert proposed.splitlines()[2:] == written
 
 
+def test_a_line_the_project_keeps_long_is_not_split_where_the_fix_makes_it_no_longer(tmp_path: Path) -> None:
+    """feedparser 6.0.14's strict parser raises with a 96-column ``%`` format on a line it keeps
+    long: the f-string is three columns shorter, so it stays one line, as the verdict allows
+    (it was split in two, a split nobody asked for)."""
+    (tmp_path / "pyproject.toml").write_text(CONFIG.replace('"B", "E", "F"', '"UP"'))
+    source = (
+        "def start(self, givenprefix, namespaces_in_use):\n"
+        "    if givenprefix and givenprefix not in namespaces_in_use:\n"
+        "        raise UndeclaredNamespace(\"'%s' is not associated with a namespace\" % givenprefix)\n"
+    )
+
+    offered, proposed = _proposed(tmp_path, source)
+
+    assert "split" not in offered["fix"]["message"]
+    assert proposed.splitlines()[2] == (
+        "        raise UndeclaredNamespace(f\"'{givenprefix}' is not associated with a namespace\")"
+    )
+
+
 def test_a_simplification_that_needs_wrapping_is_left_for_the_verdict(tmp_path: Path) -> None:
     """A four-line if/else is simpler than a wrapped conditional expression (toolz's SIM108).
     The project wraps at 60 here: a conditional expression past 79 columns is not offered at all
