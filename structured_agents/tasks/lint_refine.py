@@ -27,7 +27,9 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
   gives its elements to the call or display instead, ``cls(*args, d, **kwargs)``: the reviewer
   sent back ``cls(*(*args, d), **kwargs)``, which builds a tuple only to unpack it (and lark
   1.1.9's ``TransformerChain(*(*self.transformers, other))``, for ``*self.transformers +
-  (other,)`` with no parentheses of its own).
+  (other,)`` with no parentheses of its own), and so does a ``tuple()`` or ``list()`` copy
+  unpacked where it stands, ``build_opener(*handlers, h)`` for ``build_opener(*tuple(handlers +
+  [h]))`` (feedparser 6.0.14: a reviewer sent back ``*tuple([*handlers, h])``).
 - ``SIM108``: an assignment whose bare annotation stands just above the ``if``
   (``sender_id: c.Hashable``) takes the annotation, in the declaration's place:
   ``sender_id: c.Hashable = ANY_ID if sender is ANY else make_id(sender)``. The reviewer sent
@@ -258,12 +260,17 @@ def _ungrouped(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] 
     tested = isinstance(node, ast.BoolOp) and isinstance(parent, ast.BoolOp) and _membership(content)
     if node is None or not (_atom(content) or tested):
         return None
+    message = str((diagnostic.get("fix") or {}).get("message") or "")
+    unpacked = _copy_unpacked(module, node, parent, content)
+    if unpacked is not None:  # feedparser's build_opener(*tuple(handlers + [_FeedURLHandler()]))
+        return unsafe_fix(
+            module, message, [(module.start(unpacked), module.end(unpacked), _elements(content))]
+        )
     if isinstance(parent, ast.Call) and node in parent.args:
         return None
     if isinstance(parent, ast.ClassDef) and node in parent.bases:
         return None
-    message = str((diagnostic.get("fix") or {}).get("message") or "")
-    elements = content.strip()[1:-1].strip().rstrip(",").rstrip() if _tuple_display(content) else None
+    elements = _elements(content) if _tuple_display(content) else None
     opening = len(text[:start].rstrip())
     if isinstance(parent, ast.Starred) and elements is not None and text[:opening].endswith("*"):
         return unsafe_fix(module, message, [(opening - 1, end, elements)])  # lark's *a + (b,)
@@ -276,6 +283,44 @@ def _ungrouped(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] 
     after = text[closing + 1 : closing + 2]
     spaced = (" " if before.isidentifier() else "") + content + (" " if after.isidentifier() else "")
     return unsafe_fix(module, message, [(opening - 1, closing + 1, spaced)])
+
+
+def _elements(content: str) -> str:
+    """The elements of the display ``content`` (``[*handlers, h]``: ``*handlers, h``)."""
+    return content.strip()[1:-1].strip().rstrip(",").rstrip()
+
+
+def _copy_unpacked(
+    module: Source, node: ast.expr, parent: ast.AST | None, content: str
+) -> ast.Starred | None:
+    """The starred argument or element that unpacks a ``tuple()`` or ``list()`` copy of ``node``
+    (``*tuple(handlers + [h])``), where ``content``, the fix's text for ``node``, is a list or
+    tuple display: unpacking iterates the display's elements once either way, so they take the
+    starred copy's place (``*handlers, h``). A reviewer sent back feedparser 6.0.14's
+    ``build_opener(*tuple([*handlers, _FeedURLHandler()]))``, a list copied to a tuple only to be
+    unpacked."""
+    if not (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Name)
+        and parent.func.id in ("tuple", "list")
+        and parent.args == [node]
+        and not parent.keywords
+        and not _rebinds(module.text, parent.func.id)
+    ):
+        return None
+    starred = module.parents.get(parent)
+    holder = module.parents.get(starred) if isinstance(starred, ast.Starred) else None
+    inside = isinstance(holder, ast.Call) and starred in holder.args
+    if not isinstance(starred, ast.Starred) or not (
+        inside or isinstance(holder, ast.List | ast.Tuple | ast.Set)
+    ):
+        return None
+    try:
+        display = syntax.parse(content.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    is_display = isinstance(display, ast.List) or (isinstance(display, ast.Tuple) and _tuple_display(content))
+    return starred if is_display and display.elts else None
 
 
 def _tuple_display(content: str) -> bool:

@@ -451,6 +451,16 @@ COPY = "def f(index_v, rows):\n    return [index_v] + list(rows)\n"
             "def f(head, rest):\n    return [*head, rest]\n",
         ),
         (
+            "RUF005",
+            "def f(handlers, h):\n    return build_opener(*tuple(handlers + [h]))\n",
+            "def f(handlers, h):\n    return build_opener(*handlers, h)\n",
+        ),  # feedparser 6.0.14's http.py: not build_opener(*tuple([*handlers, h]))
+        (
+            "RUF005",
+            "def f(handlers, h):\n    return [*list(handlers + [h]), 1]\n",
+            "def f(handlers, h):\n    return [*handlers, h, 1]\n",
+        ),
+        (
             "UP031",
             "def g(v, w):\n    return ('%s on %s' %\n            (v, w))\n",
             "def g(v, w):\n    return '{} on {}'.format(v, w)\n",
