@@ -319,8 +319,9 @@ def _copy_unpacked(
         display = syntax.parse(content.strip(), mode="eval").body
     except SyntaxError:
         return None
-    is_display = isinstance(display, ast.List) or (isinstance(display, ast.Tuple) and _tuple_display(content))
-    return starred if is_display and display.elts else None
+    if isinstance(display, ast.Tuple) and not _tuple_display(content):
+        return None
+    return starred if isinstance(display, ast.List | ast.Tuple) and display.elts else None
 
 
 def _tuple_display(content: str) -> bool:
