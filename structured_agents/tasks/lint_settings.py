@@ -104,6 +104,11 @@ class LintSettings:
         return (*options, *_breaking_fixes(self.target, root, path, original, options))
 
     @staticmethod
+    def leaves_unused_imports(options: tuple[str, ...]) -> bool:
+        """Whether ``options`` (:meth:`file_options` of a file) leave unused imports unfixed."""
+        return any(options[at : at + 2] == _UNREAD_IMPORTS for at in range(len(options) - 1))
+
+    @staticmethod
     def text_options(options: tuple[str, ...], text: str) -> tuple[str, ...]:
         """``options`` (:meth:`file_options` of a file) for a proposed ``text`` of it: isort's
         fix stands again once no star import is left (explicit imports in their place)."""

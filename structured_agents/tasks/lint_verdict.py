@@ -55,12 +55,13 @@ from pathlib import Path
 
 from structured_agents.tasks.check import CheckCommand, CheckRunner
 from structured_agents.tasks.errors import TaskError
-from structured_agents.tasks.lint_fixes import Change, apply_changes
+from structured_agents.tasks.lint_fixes import Change, apply_changes, apply_edits
 from structured_agents.tasks.lint_idioms import scarce_dropped, twins_dropped
 from structured_agents.tasks.lint_settings import GROWTH, LintSettings
-from structured_agents.tasks.lint_source import compiled
-from structured_agents.tasks.ruff import ruff_codes, ruff_safe_fixes
+from structured_agents.tasks.lint_source import Source, compiled
+from structured_agents.tasks.ruff import ruff_codes, ruff_diagnostics, ruff_safe_fixes
 from structured_agents.tasks.same_code import same_code
+from structured_agents.tasks.unused_imports import typing_leftovers
 
 __all__ = ["MAX_CHECK_RUNS", "MAX_QUICK_RUNS", "QUICK_CHECK_S", "Dropped", "Verdict", "judge"]
 
@@ -225,14 +226,45 @@ class _Judge:
         }  # a line ruff's fixes wrote is not a change's
         self.long = [line for line in self.lines if len(line) > self.width]
         self.numbers, self.comments = _literals(by_ruff)
+        self.unused = (
+            {
+                str(finding.get("message"))
+                for finding in ruff_diagnostics(root, path, by_ruff, *self.options)
+                if finding.get("code") == "F401"
+            }
+            if LintSettings.leaves_unused_imports(self.options)
+            else set()
+        )
+        """Messages of the unused imports ruff's fixes left, which no change made unused."""
 
     def proposal(self, changes: Sequence[Change]) -> tuple[str, list[Change], list[Change]]:
-        """The text with ``changes`` and ruff's safe fixes on top; applied and overlapping changes."""
+        """The text with ``changes`` and ruff's safe fixes on top, without the ``typing`` imports
+        the changes left unused where ruff's removal of unused imports is left off in the file
+        (:func:`~structured_agents.tasks.unused_imports.typing_leftovers`); applied and
+        overlapping changes."""
         if not changes:
             return self.by_ruff, [], []
         text, applied, overlapping = apply_changes(self.by_ruff, changes)
         options = LintSettings.text_options(self.options, text)
-        return ruff_safe_fixes(self.root, self.path, text, *options), applied, overlapping
+        return (
+            self.without_leftovers(ruff_safe_fixes(self.root, self.path, text, *options)),
+            applied,
+            overlapping,
+        )
+
+    def without_leftovers(self, text: str) -> str:
+        if not LintSettings.leaves_unused_imports(self.options):
+            return text
+        unused = [
+            finding
+            for finding in ruff_diagnostics(self.root, self.path, text, *self.options)
+            if finding.get("code") == "F401" and finding.get("message") not in self.unused
+        ]
+        try:
+            edits = typing_leftovers(Source(text), unused) if unused else []
+        except (SyntaxError, ValueError):
+            return text
+        return apply_edits(text, edits) if edits else text
 
     def codes(self, text: str) -> list[str]:
         return ruff_codes(self.root, self.path, text, *self.options)

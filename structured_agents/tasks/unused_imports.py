@@ -19,6 +19,11 @@
 its names is used. A statement with a comment among its names is left as it is, and so is a
 name a type comment or a doctest example uses (unidecode 1.3.8's ``Cache = {}  # type:
 Dict[...]``).
+
+:func:`typing_leftovers` removes what a change leaves unused in such a file: pyte 0.8.2's
+``screens.py`` (whose doctests use its imports) had every ``List[...]`` and ``Optional[...]``
+written ``list[...]`` and ``... | None`` (UP006, UP045), and ``from typing import ..., List,
+Optional, ...`` was left importing them for nothing.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from structured_agents.tasks.type_comments import (
     type_comment_names,
 )
 
-__all__ = ["unused_imports"]
+__all__ = ["typing_leftovers", "unused_imports"]
 
 _TYPING = frozenset({"typing", "typing_extensions", "collections.abc"})
 """Modules whose names no package re-exports as its own."""
@@ -106,3 +111,24 @@ def unused_imports(
         fix = unsafe_fix(module, "Remove the unused imports", [edit])
         found.update({at: {**flagged[at], "fix": fix} for at in unused})
     return found
+
+
+def typing_leftovers(module: Source, diagnostics: Sequence[Mapping[str, Any]]) -> list[tuple[int, int, str]]:
+    """The edits removing the names of ``typing``, ``typing_extensions`` and ``collections.abc``
+    imports that F401 findings of ``diagnostics`` (ruff's, on ``module``) flag and no type
+    comment or doctest example uses, one for each statement (see the module docstring)."""
+    flagged = set(findings_at(module, diagnostics, "F401"))
+    read = type_comment_names(module.text) | doctest_names(module.text)
+    edits = []
+    for node in ast.walk(module.tree):
+        if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in _TYPING):
+            continue
+        unused = {
+            module.start(alias)
+            for alias in node.names
+            if module.start(alias) in flagged and (alias.asname or alias.name) not in read
+        }
+        edit = _removal(module, node, unused) if unused and not _in_try(module, node) else None
+        if edit is not None:
+            edits.append(edit)
+    return edits

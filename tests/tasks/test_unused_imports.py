@@ -12,7 +12,8 @@ from tasks.ruff_json import ruff_json
 from structured_agents.tasks.lint_fixes import apply_changes, fixes
 from structured_agents.tasks.lint_rewrites import with_candidates
 from structured_agents.tasks.lint_settings import lint_settings
-from structured_agents.tasks.ruff import ruff_safe_fixes
+from structured_agents.tasks.lint_verdict import judge
+from structured_agents.tasks.ruff import fixable_diagnostics, ruff_safe_fixes
 from structured_agents.tasks.type_comments import type_comment_names
 
 INICONFIG = (
@@ -171,3 +172,43 @@ def test_a_package_init_keeps_its_other_imports_where_type_comments_use_one(tmp_
     )
 
     assert found == [] and [item["code"] for item in left] == ["F401", "F401"]
+
+
+SCREENS = '''from __future__ import annotations
+
+import json
+from typing import Dict, List, Optional
+
+
+class Table(Dict[str, int]):
+    """
+    >>> json.dumps(Table())
+    '{}'
+    """
+
+
+def resize(lines: Optional[int] = None) -> List[str]:
+    return [str(lines)]
+'''
+"""pyte 0.8.2's ``screens.py``, whose doctests use ``json``: ruff's removal of unused imports
+is withheld in the file, so the ``List`` and ``Optional`` its UP006 and UP045 fixes stop using
+were left imported."""
+
+
+def test_the_typing_imports_a_change_leaves_unused_go_where_ruffs_removal_is_withheld(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nrequires-python = ">=3.8"\n[tool.ruff.lint]\nselect = ["F401", "UP006", "UP045"]\n'
+    )
+    (tmp_path / "m.py").write_text(SCREENS)
+    settings = lint_settings(tmp_path)
+    options = settings.file_options(tmp_path, "m.py", SCREENS)
+    by_ruff = ruff_safe_fixes(tmp_path, "m.py", SCREENS, *options)
+    offered = with_candidates(by_ruff, fixable_diagnostics(tmp_path, "m.py", by_ruff, *options), "m.py")[0]
+    assert sorted(item["code"] for item in offered) == ["UP006", "UP045"]
+
+    verdict = judge(tmp_path, "m.py", SCREENS, by_ruff, fixes(by_ruff, offered), None, settings)
+
+    assert len(verdict.kept) == 2 and verdict.left == ["F401"]  # json, which the doctest reads
+    assert "from typing import Dict\n" in verdict.text  # Dict is still a base class
+    assert "def resize(lines: int | None = None) -> list[str]:" in verdict.text
+    assert "import json\n" in verdict.text  # the doctest's import stays
