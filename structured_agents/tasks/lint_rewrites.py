@@ -21,7 +21,8 @@ that does what the rule asks and nothing else:
   whose traceback a reviewer called noise (and the cause of the error the handler raises,
   wrongly), ``from None`` first, unless the handler stands in another one, whose exception
   ``from None`` would hide too, or its ``try`` calls more than a reading builtin, where the
-  miss may come from deep in the call (:data:`_LOOKUPS`);
+  miss may come from deep in the call (:data:`_LOOKUPS`); and ``from None`` first where the code
+  around raises so as its way (:func:`_quiet_here`);
 - ``PLC0415`` (an import inside a function): its removal, where the module ran the same import
   at its top (:mod:`~structured_agents.tasks.repeated_imports`);
 - ``E701`` (a block on its header's line, ``if not data: return None``): the block on a line
@@ -144,16 +145,30 @@ def _b904(module: Source, row: int, at: int, _end: int) -> list[Candidate]:
             )
             edits = ((bound, bound, f" as {name}"), *read, (end, end, f" from {name}"))
             found.append((f"Bind the exception as `{name}` and raise from it", edits))
-        if (
-            not _caught_lookups(handler)
-            or module.handler_of(handler) is not None
-            or not _looks_up(module, handler)
-            or not _says_something(raised.exc)
-        ):
+        looked_up = (
+            _caught_lookups(handler) and module.handler_of(handler) is None and _looks_up(module, handler)
+        )
+        if not _says_something(raised.exc) or not (looked_up or _quiet_here(module, handler)):
             return found
         quiet: Candidate = ("Raise it `from None` (its context is not shown)", ((end, end, " from None"),))
         return [quiet, *found]
     return []
+
+
+def _is_none(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _quiet_here(module: Source, handler: ast.ExceptHandler) -> bool:
+    """Whether the code around ``handler`` raises ``from None`` as its way: the handler itself
+    does, or the file's ``raise ... from`` statements mostly do. bitstring 5.0.0 re-raises its
+    conversion errors ``from None`` throughout: a reviewer sent back each ``from err`` given
+    there, and rejected one three lines below a ``from None`` of the same handler."""
+    if any(isinstance(node, ast.Raise) and _is_none(node.cause) for node in ast.walk(handler)):
+        return True
+    causes = [node.cause for node in ast.walk(module.tree) if isinstance(node, ast.Raise) and node.cause]
+    quiet = sum(_is_none(cause) for cause in causes)
+    return quiet > len(causes) - quiet
 
 
 def _exc_info_value(node: ast.AST) -> bool:
@@ -295,6 +310,8 @@ DECLINED = {
     "SIM222": "a truthy constant in an or is the same switch, turned on (SIM223's twin)",
     "E731": "projects allow assigned lambdas on purpose (more-itertools and toolz ignore E731), and "
     "the def ruff writes was sent back in each file's own layout",
+    "B905": "zip(..., strict=False) restates the default only to quiet the rule (bitstring 5.0.0, "
+    "whose lengths are checked just above: a reviewer's EDIT as noise); strict=True changes what runs",
     "RUF036": "moving None to the end of a Union changes nothing a reader or a type checker sees "
     "(wsproto 1.2.0's Union[bool, None, str]: a reviewer's REJECT, as churn)",
 }
