@@ -858,7 +858,9 @@ def _format_reads_worse(module: Source, node: ast.BinOp) -> bool:
     format holds a brace (the f-string doubles it: Markdown's ``rf'^(([ ]{{{self.tab_length}}})+)'``)
     or a backslash before a ``%`` (``rf'\\{value}'`` reads as an escaped brace), or it is a
     logging call's message (``logger.warning("...: %r", block)`` formats lazily; a reviewer asked
-    for that, not an f-string)."""
+    for that, not an f-string). ``warnings.warn`` formats nothing itself: its message is as any
+    other (jsonpickle 4.1.4's ``warnings.warn('... could not find %s!' % class_name)`` stayed
+    beside the ``raise`` below it made an f-string, a reviewer's EDIT)."""
     if not isinstance(node.op, ast.Mod):
         return False
     fmt = module.text[module.start(node.left) : module.end(node.left)]
@@ -870,6 +872,7 @@ def _format_reads_worse(module: Source, node: ast.BinOp) -> bool:
         and node in parent.args
         and isinstance(parent.func, ast.Attribute)
         and parent.func.attr in _LOGGING
+        and not (isinstance(parent.func.value, ast.Name) and parent.func.value.id == "warnings")
     )
 
 

@@ -13,7 +13,7 @@ from tasks.ruff_json import ruff_json
 from structured_agents.tasks.lint_fixes import apply_changes, fixes
 from structured_agents.tasks.lint_rewrites import CANDIDATE_RULES, DECLINED, with_candidates
 from structured_agents.tasks.lint_settings import lint_settings
-from structured_agents.tasks.lint_source import Source
+from structured_agents.tasks.lint_source import Source, row_of
 from structured_agents.tasks.old_syntax import older_syntax
 from structured_agents.tasks.one_line_blocks import one_line_block
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_safe_fixes
@@ -1035,3 +1035,16 @@ def test_zip_is_not_given_strict_false_to_quiet_its_rule(tmp_path: Path) -> None
     found, left = with_candidates(text, diagnostics, "m.py")
 
     assert "B905" in DECLINED and found == [] and [item["code"] for item in left] == ["B905"]
+
+
+def test_a_warnings_message_is_formatted_as_any_other(tmp_path: Path) -> None:
+    """``warnings.warn`` formats nothing lazily, unlike a logger: jsonpickle 4.1.4's ``%`` format
+    there stayed beside the ``raise`` below it made an f-string (a reviewer's EDIT)."""
+    text = (
+        "import warnings\n\n\ndef f(name, log):\n    warnings.warn('could not find %s!' % name)\n"
+        "    log.warn('could not find %s!' % name)\n"
+    )
+
+    found, left = with_candidates(text, ruff_json(tmp_path, "m.py", text, "UP031"), "m.py", lowest=(3, 8))
+
+    assert [row_of(item) for item in found] == [5] and [row_of(item) for item in left] == [6]
