@@ -51,7 +51,7 @@ import tokenize
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from structured_agents.tasks.check import CheckCommand, CheckRunner
 from structured_agents.tasks.errors import TaskError
@@ -226,21 +226,26 @@ class _Judge:
         }  # a line ruff's fixes wrote is not a change's
         self.long = [line for line in self.lines if len(line) > self.width]
         self.numbers, self.comments = _literals(by_ruff)
+        self.withheld = (
+            LintSettings.leaves_unused_imports(self.options) or PurePosixPath(path).name == "__init__.py"
+        )
+        """Whether ruff removes no unused import in the file: its type comments or doctests use
+        one, or it is a package's ``__init__.py`` (a name there may be a re-export)."""
         self.unused = (
             {
                 str(finding.get("message"))
                 for finding in ruff_diagnostics(root, path, by_ruff, *self.options)
                 if finding.get("code") == "F401"
             }
-            if LintSettings.leaves_unused_imports(self.options)
+            if self.withheld
             else set()
         )
         """Messages of the unused imports ruff's fixes left, which no change made unused."""
 
     def proposal(self, changes: Sequence[Change]) -> tuple[str, list[Change], list[Change]]:
         """The text with ``changes`` and ruff's safe fixes on top, without the ``typing`` imports
-        the changes left unused where ruff's removal of unused imports is left off in the file
-        (:func:`~structured_agents.tasks.unused_imports.typing_leftovers`); applied and
+        the changes left unused where ruff removes no unused import in the file (:attr:`withheld`:
+        :func:`~structured_agents.tasks.unused_imports.typing_leftovers`); applied and
         overlapping changes."""
         if not changes:
             return self.by_ruff, [], []
@@ -253,7 +258,7 @@ class _Judge:
         )
 
     def without_leftovers(self, text: str) -> str:
-        if not LintSettings.leaves_unused_imports(self.options):
+        if not self.withheld:
             return text
         unused = [
             finding

@@ -20,10 +20,12 @@ its names is used. A statement with a comment among its names is left as it is, 
 name a type comment or a doctest example uses (unidecode 1.3.8's ``Cache = {}  # type:
 Dict[...]``).
 
-:func:`typing_leftovers` removes what a change leaves unused in such a file: pyte 0.8.2's
-``screens.py`` (whose doctests use its imports) had every ``List[...]`` and ``Optional[...]``
-written ``list[...]`` and ``... | None`` (UP006, UP045), and ``from typing import ..., List,
-Optional, ...`` was left importing them for nothing.
+:func:`typing_leftovers` removes the ``typing`` names a change leaves unused in either kind of
+file: pyte 0.8.2's ``screens.py`` (whose doctests use its imports) had every ``List[...]`` and
+``Optional[...]`` written ``list[...]`` and ``... | None`` (UP006, UP045), and ``from typing
+import ..., List, Optional, ...`` was left importing them for nothing; dpath 2.2.0's
+``__init__.py`` kept ``Union`` once its last ``Union[...]`` was written ``... | ...`` (a
+reviewer's EDIT), and its ``Optional[str]`` stayed, dropped for leaving ``Optional`` unused.
 """
 
 from __future__ import annotations

@@ -212,3 +212,38 @@ def test_the_typing_imports_a_change_leaves_unused_go_where_ruffs_removal_is_wit
     assert "from typing import Dict\n" in verdict.text  # Dict is still a base class
     assert "def resize(lines: int | None = None) -> list[str]:" in verdict.text
     assert "import json\n" in verdict.text  # the doctest's import stays
+
+
+DPATH = """from __future__ import annotations
+
+from typing import Optional, Union
+
+from .core import helper
+
+
+def get(path: Union[str, int], separator: Optional[str] = "/") -> None:
+    return helper(path, separator)
+"""
+"""dpath 2.2.0's ``__init__.py``: ruff removes no unused import in a package's ``__init__.py``
+(a name there may be a re-export), so ``Union`` stayed imported once UP007 had rewritten its
+last use, and UP045's fix was dropped for leaving ``Optional`` unused (a reviewer's EDIT)."""
+
+
+def test_a_package_init_loses_the_typing_imports_a_change_leaves_unused(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nrequires-python = ">=3.8"\n[tool.ruff.lint]\nselect = ["F401", "UP007", "UP045"]\n'
+    )
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text(DPATH)
+    settings = lint_settings(tmp_path)
+    path = "pkg/__init__.py"
+    options = settings.file_options(tmp_path, path, DPATH)
+    by_ruff = ruff_safe_fixes(tmp_path, path, DPATH, *options)
+    offered = with_candidates(by_ruff, fixable_diagnostics(tmp_path, path, by_ruff, *options), path)[0]
+    assert sorted(item["code"] for item in offered) == ["UP007", "UP045"]
+
+    verdict = judge(tmp_path, path, DPATH, by_ruff, fixes(by_ruff, offered), None, settings)
+
+    assert len(verdict.kept) == 2 and verdict.left == []
+    assert "typing" not in verdict.text and "from .core import helper\n" in verdict.text  # a re-export stays
+    assert 'def get(path: str | int, separator: str | None = "/") -> None:' in verdict.text
