@@ -310,6 +310,8 @@ DECLINED = {
     "SIM222": "a truthy constant in an or is the same switch, turned on (SIM223's twin)",
     "E731": "projects allow assigned lambdas on purpose (more-itertools and toolz ignore E731), and "
     "the def ruff writes was sent back in each file's own layout",
+    "RUF023": "sorting __slots__ changes the order code that walks them sees (voluptuous 0.15.2's "
+    "_iterate_object yields them in order) and loses their grouping: a reviewer's EDIT, as churn",
     "B905": "zip(..., strict=False) restates the default only to quiet the rule (bitstring 5.0.0, "
     "whose lengths are checked just above: a reviewer's EDIT as noise); strict=True changes what runs",
     "RUF036": "moving None to the end of a Union changes nothing a reader or a type checker sees "
@@ -400,8 +402,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     restyles a docstring that holds doctest examples (pydocstyle's rules: hyperlink 21.0.0's
     ``_decode_path_part`` had its example moved onto the opening quotes' line and a period added
     to its expected output, which its tox's ``--doctest-modules`` would fail), sorts an
-    ``__all__`` or ``__slots__`` its comments group (RUF022, RUF023: parsimonious 0.10.0's sorted
-    ``Node.__slots__`` left each comment beside another slot), unpacks a conditional or a slice
+    ``__all__`` its comments group (RUF022: as parsimonious 0.10.0's sorted ``Node.__slots__``,
+    RUF023, now declined whole, left each comment beside another slot), unpacks a conditional or a slice
     (:func:`_unpacks_worse`), or renames a name on a line the next one aligns with
     (:func:`_aligned_below`) or a name that already says it is unused (``dummy``), renames or
     removes a name a comment of its function names (:func:`_commented`), merges comparisons
@@ -442,7 +444,7 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
         return any(
             isinstance(node.value, str) and ">>>" in node.value for node in module.at(row, (ast.Constant,))
         )
-    if code in ("RUF022", "RUF023"):
+    if code == "RUF022":
         return any(
             "#" in module.text[module.start(node) : module.end(node)]
             for node in module.at(row, (ast.Assign, ast.AnnAssign, ast.AugAssign))

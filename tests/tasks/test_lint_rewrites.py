@@ -363,7 +363,6 @@ def test_fixes_a_strict_reviewer_rejected_are_not_offered(tmp_path: Path, rule: 
         ("UP031", "def f(name):\n    return 'missing: %s' % (name,)\n"),
         ("B006", "def f(items=[]):\n    return len(items)\n"),  # read only: the same either way
         ("RUF022", '__all__ = ["b", "a"]\n'),
-        ("RUF023", "class Node:\n    __slots__ = ['b', 'a']\n"),
         ("SIM103", "def f(x, s):\n    if x is s:\n        return True\n    else:\n        return False\n"),
         ("SIM201", "def f(b, k):\n    return [v for k2, v in b if not (k2 == k)]\n"),
         (
