@@ -803,18 +803,25 @@ _BARE_FIELDS = frozenset({"{}", "{0}", "{!s}"})
 """Format strings that are one field of ``str()`` and nothing else."""
 
 
+def _format_of(content: str) -> ast.Call | None:
+    """The ``....format(...)`` call ``content`` is, if it is one."""
+    try:
+        node = syntax.parse(content, mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        return node
+    return None
+
+
 def _bare_str(content: str, text: str) -> str:
     """UP031's ``'{}'.format(value)`` (for ``'%s' % value``) as ``str(value)``: a reviewer sent
     back jsonpath-ng 1.6.1's ``f'{self.target}'`` (ruff's f-string of it), a format with nothing
     around its one field. Not in a file that binds the name ``str``."""
-    try:
-        node = syntax.parse(content, mode="eval").body
-    except (SyntaxError, ValueError):
-        return content
+    node = _format_of(content)
     if not (
-        isinstance(node, ast.Call)
+        node is not None
         and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "format"
         and isinstance(node.func.value, ast.Constant)
         and node.func.value.value in _BARE_FIELDS
         and len(node.args) == 1
@@ -844,18 +851,8 @@ def _scope_format(content: str, text: str) -> tuple[str, int] | None:
     ``%`` format of the names in scope: ``'...'.format(**locals())`` (or ``**vars()``), no other
     argument, in a file ``text`` that does not bind the call's name itself."""
     stripped = content.strip()
-    try:
-        call = syntax.parse(stripped, mode="eval").body
-    except (SyntaxError, ValueError):
-        return None
-    if not (
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Attribute)
-        and call.func.attr == "format"
-        and not call.args
-        and len(call.keywords) == 1
-        and call.keywords[0].arg is None
-    ):
+    call = _format_of(stripped)
+    if call is None or call.args or len(call.keywords) != 1 or call.keywords[0].arg is not None:
         return None
     scope = call.keywords[0].value
     if not (
