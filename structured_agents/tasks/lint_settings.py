@@ -17,8 +17,10 @@
   B009 writes ``moves.builtins.exec``, a syntax error on Python 2.7), so the file's other fixes
   stand instead of the whole file being rejected; and F401's where a type comment or a doctest
   example uses a name the file imports, since ruff reads neither and would remove the import it
-  needs (:mod:`~structured_agents.tasks.type_comments`). The findings stay, with no fix to
-  apply or offer.
+  needs (:mod:`~structured_agents.tasks.type_comments`); and RUF100's where a ``# noqa``
+  comment names a rule ruff does not check there, which another tool may (oauthlib 4.0.1's
+  ``# noqa: S101`` for its bandit checks, deleted under a selection without ``S``: a
+  reviewer's EDIT, three times). The findings stay, with no fix to apply or offer.
 """
 
 from __future__ import annotations
@@ -99,6 +101,8 @@ class LintSettings:
             options = (*options, *_STAR_ORDER)
         if imports_read_unseen(original):
             options = (*options, *_UNREAD_IMPORTS)
+        if _names_other_rules(root, path, original, options):
+            options = (*options, *_OTHER_TOOLS)
         if self.target.lowest is None or self.target.lowest >= RUFF_LOWEST:
             return options
         return (*options, *_breaking_fixes(self.target, root, path, original, options))
@@ -177,6 +181,25 @@ def _sorting_moves_imports(root: Path, path: str, original: str, options: tuple[
     ordered = ruff_safe_fixes(root, path, original, *options, "--fixable", "I001")
     before = _imports_in_order(original)
     return before is None or _imports_in_order(ordered) != before
+
+
+_OTHER_TOOLS = ("--unfixable", "RUF100")
+"""The removal of unused ``# noqa`` codes left unfixed, in a file where one names a rule ruff
+does not check."""
+_NOQA = re.compile(r"#\s*noqa\s*:", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=64)
+def _names_other_rules(root: Path, path: str, original: str, options: tuple[str, ...]) -> bool:
+    """Whether a ``# noqa`` comment of ``original`` names a rule ruff does not check under
+    ``options`` (RUF100 says ``non-enabled``): another tool's, whose directive ruff's fix would
+    delete."""
+    if not _NOQA.search(original):
+        return False
+    return any(
+        item.get("code") == "RUF100" and "non-enabled" in str(item.get("message"))
+        for item in ruff_diagnostics(root, path, original, *options)
+    )
 
 
 @functools.lru_cache(maxsize=64)

@@ -683,6 +683,25 @@ def test_a_star_imports_file_takes_isorts_blank_lines_where_no_import_moves(tmp_
     assert ruff_diagnostics(tmp_path, "pkg/__init__.py", by_ruff, *options) == []
 
 
+def test_a_noqa_for_a_rule_ruff_does_not_check_stays(tmp_path: Path) -> None:
+    """oauthlib 4.0.1's ``assert isinstance(claims, dict)  # noqa: S101`` is for its bandit
+    checks: under a selection without ``S``, RUF100's fix deleted the directive (a reviewer's
+    EDIT, three times). In such a file the unused directives stay, with no fix; elsewhere ruff
+    removes them as before."""
+    (tmp_path / "ruff.toml").write_text('[lint]\nselect = ["RUF100", "E501"]\n')
+    other = "import os\n\n\ndef f(x):\n    assert x  # noqa: S101\n    return os.sep  # noqa: E501\n"
+    own = other.replace("  # noqa: S101", "")
+    settings = lint_settings(tmp_path)
+
+    options = settings.file_options(tmp_path, "m.py", other)
+    by_ruff = ruff_safe_fixes(tmp_path, "m.py", other, *options)
+
+    assert by_ruff == other
+    assert [item["code"] for item in ruff_diagnostics(tmp_path, "m.py", by_ruff, *options)] == ["RUF100"] * 2
+    own_options = settings.file_options(tmp_path, "m.py", own)
+    assert ruff_safe_fixes(tmp_path, "m.py", own, *own_options) == own.replace("  # noqa: E501", "")
+
+
 def test_no_cause_is_given_to_the_caught_exception_raised_again() -> None:
     """pyparsing 3.1.2 re-raises the caught exception with its traceback cleared; ``from exc``
     would make it its own cause."""
