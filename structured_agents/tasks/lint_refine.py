@@ -96,7 +96,7 @@ import libcst as cst
 
 from structured_agents import syntax
 from structured_agents.tasks.lint_fixes import fix_edits
-from structured_agents.tasks.lint_source import Source, location_of, reads_only, row_of, unsafe_fix
+from structured_agents.tasks.lint_source import Source, location_of, offset_of, reads_only, row_of, unsafe_fix
 
 __all__ = ["REFINED", "refine"]
 
@@ -841,11 +841,6 @@ _FIELD_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _STRING_TOKEN = re.compile(r"([rR]?)('\'\'|\"\"\"|'|\")(.*)\2", re.DOTALL)
 
 
-def _line_starts(text: str) -> list[int]:
-    """The offset in ``text`` where each of its lines starts."""
-    return list(itertools.accumulate((len(line) for line in text.splitlines(keepends=True)), initial=0))
-
-
 def _scope_format(content: str, text: str) -> tuple[str, int] | None:
     """``content`` stripped and where its ``.format`` begins, where it is ruff's UP031 fix of a
     ``%`` format of the names in scope: ``'...'.format(**locals())`` (or ``**vars()``), no other
@@ -868,9 +863,8 @@ def _scope_format(content: str, text: str) -> tuple[str, int] | None:
         tokens = list(tokenize.generate_tokens(io.StringIO(stripped).readline))
     except (tokenize.TokenError, SyntaxError):
         return None
-    starts = _line_starts(stripped)
     dots = [
-        starts[first.start[0] - 1] + first.start[1]
+        offset_of(stripped, {"row": first.start[0], "column": first.start[1] + 1})
         for first, second in itertools.pairwise(tokens)
         if first.string == "." and second.string == "format"
     ]
@@ -916,7 +910,6 @@ def _from_scope(content: str, text: str, lowest: Version | None) -> str:
         tokens = list(tokenize.generate_tokens(io.StringIO(head).readline))
     except (tokenize.TokenError, SyntaxError):
         return content
-    starts = _line_starts(head)
     written, at, pieces = [], 0, 0
     for token in tokens:
         if token.type != tokenize.STRING:
@@ -924,7 +917,7 @@ def _from_scope(content: str, text: str, lowest: Version | None) -> str:
         piece = _named_piece(token.string)
         if piece is None:
             return content
-        start = starts[token.start[0] - 1] + token.start[1]
+        start = offset_of(head, {"row": token.start[0], "column": token.start[1] + 1})
         written += [head[at:start], piece]
         at, pieces = start + len(token.string), pieces + piece.startswith(("f", "rf", "Rf"))
     if not pieces:
