@@ -14,6 +14,8 @@ that does what the rule asks and nothing else:
   ``Optional``), or in a file where ruff's fix is withheld because its type comments or doctest
   examples use an import, on a name neither uses: the import removed
   (:mod:`~structured_agents.tasks.unused_imports`);
+- ``F811`` on an imported name the module binds again, unconditionally and in the same block,
+  before anything reads it: the name removed from its import (the same module);
 - ``B904`` (``raise`` in an ``except`` without ``from``): ``from`` the handled exception (bound
   as ``err`` when the handler binds none, its ``sys.exc_info()[1]`` read as ``err`` too; from the
   name it gives ``sys.exc_info()[1]`` where it gives it one); where the handler catches only a lookup miss
@@ -31,7 +33,10 @@ that does what the rule asks and nothing else:
   the semicolon on a line of its own, at the same indent (the same module);
 - ``B007`` (an unused loop variable) where ruff has no rename because the function reads the
   name elsewhere: ``_name``, where each of those reads follows a binding of its own, as in a
-  later loop over the same name (:mod:`~structured_agents.tasks.rebound_loops`).
+  later loop over the same name (:mod:`~structured_agents.tasks.rebound_loops`);
+- ``SIM115`` (a file opened without a context manager) where the code closes it by hand, in a
+  ``try``'s ``finally:`` or after the statements that use it: the ``with`` statement
+  (:mod:`~structured_agents.tasks.opened_files`).
 
 :func:`with_candidates` gives them to the lint task as ruff-shaped findings with a fix, so each
 is offered, decided, verified and refined as ruff's unsafe fixes are. A finding of any other rule gets
@@ -72,10 +77,11 @@ from structured_agents.tasks.lint_source import (
 )
 from structured_agents.tasks.number_spellings import as_written, respells_numbers
 from structured_agents.tasks.one_line_blocks import one_line_block, statements_apart
+from structured_agents.tasks.opened_files import opened_with
 from structured_agents.tasks.rebound_loops import rebound_loop_name
 from structured_agents.tasks.repeated_imports import repeated_import
 from structured_agents.tasks.star_imports import explicit_imports
-from structured_agents.tasks.unused_imports import unused_imports
+from structured_agents.tasks.unused_imports import shadowed_imports, unused_imports
 from structured_agents.tasks.version_branches import dead_lines
 
 __all__ = ["CANDIDATE_RULES", "DECLINED", "with_candidates"]
@@ -285,6 +291,7 @@ _GENERATORS: dict[str, Callable[[Source, int, int, int], list[Candidate]]] = {
     "E702": statements_apart,
     "E722": _e722,
     "PLC0415": repeated_import,
+    "SIM115": opened_with,
 }
 CANDIDATE_RULES = frozenset(_GENERATORS)
 """The rules a finding without a fix gets candidates for."""
@@ -899,7 +906,9 @@ def with_candidates(
     only where a check runs, since other modules may import from this one what the star bound
     and it does not use, which only running them shows. An unused import ruff gives no fix
     (F401) gets its removal where nothing could read it
-    (:func:`~structured_agents.tasks.unused_imports.unused_imports`)."""
+    (:func:`~structured_agents.tasks.unused_imports.unused_imports`), and so does an imported
+    name bound again before use (F811:
+    :func:`~structured_agents.tasks.unused_imports.shadowed_imports`)."""
     try:
         module: Source | None = Source(text)
     except (SyntaxError, ValueError):
@@ -913,6 +922,7 @@ def with_candidates(
         for found in (explicit_imports(root, path, module, diagnostics) if root and module else ())
     }
     unused = unused_imports(path, module, diagnostics) if module is not None else {}
+    unused |= shadowed_imports(path, module, diagnostics) if module is not None else {}
     for diagnostic in diagnostics:
         row = row_of(diagnostic)
         if row in copied or (row in dead and diagnostic.get("code") != "UP036"):
@@ -921,7 +931,7 @@ def with_candidates(
         if diagnostic.get("code") == "F403" and row in explicit:
             fixed.append(explicit[row])
             continue
-        if diagnostic.get("code") == "F401" and module is not None:
+        if diagnostic.get("code") in ("F401", "F811") and module is not None:
             at = offset_of(text, diagnostic.get("location") or {}, module.starts)
             removal = unused.get(at)
             if removal is not None:

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from structured_agents.tasks.lint_fixes import Edit
 from structured_agents.tasks.lint_source import Source
 
-__all__ = ["one_line_block", "statements_apart"]
+__all__ = ["one_line_block", "statements_apart", "step_of"]
 
 _BLOCKS = ("body", "orelse", "finalbody")
 _STEP = "    "
@@ -87,12 +87,12 @@ def _sharing(module: Source) -> dict[int, list[tuple[ast.stmt, ast.stmt, ast.stm
 @functools.lru_cache(maxsize=1)
 def _layout(module: Source) -> tuple[dict[int, list[tuple[ast.AST | None, ast.stmt]]], str]:
     """The module's blocks by the line their first statement starts on (:func:`_blocks`), and
-    its indent (:func:`_step`), read once for all of a file's findings (bottle 0.12.25 has 127:
+    its indent (:func:`step_of`), read once for all of a file's findings (bottle 0.12.25 has 127:
     walking its tree for each took 2.4 s); the last module only is kept."""
     blocks: dict[int, list[tuple[ast.AST | None, ast.stmt]]] = {}
     for header, first in _blocks(module.tree):
         blocks.setdefault(first.lineno, []).append((header, first))
-    return blocks, _step(module)
+    return blocks, step_of(module)
 
 
 def _blocks(tree: ast.AST) -> Iterator[tuple[ast.AST | None, ast.stmt]]:
@@ -115,7 +115,7 @@ def _indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip(" \t"))]
 
 
-def _step(module: Source) -> str:
+def step_of(module: Source) -> str:
     """One indent of the file: a tab where a block is indented with tabs, else the smallest
     indent of a statement, else four spaces."""
     indents = {

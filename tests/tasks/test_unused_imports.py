@@ -247,3 +247,56 @@ def test_a_package_init_loses_the_typing_imports_a_change_leaves_unused(tmp_path
     assert len(verdict.kept) == 2 and verdict.left == []
     assert "typing" not in verdict.text and "from .core import helper\n" in verdict.text  # a re-export stays
     assert 'def get(path: str | int, separator: str | None = "/") -> None:' in verdict.text
+
+
+DEFUSEDXML = (
+    "import warnings\n\nfrom xml.etree.cElementTree import parse as _parse\n"
+    "from xml.etree.cElementTree import tostring\n\n"
+    "from .ElementTree import (\n    XML,\n    XMLParser,\n    fromstring,\n"
+    "    tostring,\n    DefusedXMLParser,\n)\n\n"
+    "warnings.warn('deprecated', DeprecationWarning, stacklevel=2)\n"
+    "XMLParser = DefusedXMLParser\n"
+    "fromstring = _parse\nXML = fromstring\n__all__ = ['XML', 'XMLParser', 'fromstring', 'tostring']\n"
+)
+
+
+def test_imported_names_bound_again_before_use_are_removed(tmp_path: Path) -> None:
+    """defusedxml 0.7.1's ``cElementTree.py``: ``tostring`` imported twice, and ``XML``,
+    ``XMLParser``, ``fromstring`` imported then bound again before anything reads them (F811,
+    which ruff does not fix)."""
+    found, left = with_candidates(DEFUSEDXML, ruff_json(tmp_path, "pkg/c.py", DEFUSEDXML, "F811"), "pkg/c.py")
+    fixed = apply_changes(DEFUSEDXML, fixes(DEFUSEDXML, found))[0]
+
+    assert left == [] and len(found) == 4
+    assert "from xml.etree.cElementTree import tostring\n" not in fixed
+    assert "from .ElementTree import (\n    tostring,\n    DefusedXMLParser,\n)\n" in fixed
+    assert ruff_json(tmp_path, "pkg/c.py", fixed, "F811,F401") == []
+    compile(fixed, "c.py", "exec")
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("m.py", "from a import x\nfor x in range(3):\n    pass\nprint(x)\n"),  # the loop may not run
+        ("m.py", "from a import x\nif True:\n    x = 1\n"),  # not the import's block
+        ("m.py", "from a import x\nwith open('f') as x:\n    pass\n"),
+        ("m.py", "from a import (\n    x,  # the old name\n    y,\n)\nx = y\n"),  # a comment among the names
+        ("pkg/__init__.py", "from .core import x\nx = 1\n"),  # importing the submodule re-exports it
+        ("m.py", "def x():\n    pass\n\n\ndef x():\n    pass\n"),  # not an import: which to keep is a choice
+    ],
+)
+def test_a_binding_that_may_not_run_or_a_statement_that_must_stay_is_left(
+    tmp_path: Path, path: str, text: str
+) -> None:
+    found, _ = with_candidates(text, ruff_json(tmp_path, path, text, "F811"), path)
+
+    assert found == []
+
+
+def test_an_init_keeps_the_import_of_a_module_it_imports_once(tmp_path: Path) -> None:
+    """In an ``__init__.py`` a statement whose every name is bound again goes only where the
+    same module is imported again; a name among others goes."""
+    text = "from .core import x, y\nfrom .core import z\nx = 1\n\n__all__ = ['x', 'y', 'z']\n"
+    found, _ = with_candidates(text, ruff_json(tmp_path, "pkg/__init__.py", text, "F811"), "pkg/__init__.py")
+
+    assert apply_changes(text, fixes(text, found))[0] == text.replace("import x, y", "import y")
