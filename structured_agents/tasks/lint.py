@@ -20,7 +20,8 @@ the verdict's evidence holds (:func:`~structured_agents.tasks.lint_verdict.judge
 compiles, breaks no supported Python, leaves fewer findings, the check passes), and the job
 offers the agent nothing to decide. Without one, only a fix with which the file compiles to
 the same bytecode (:func:`~structured_agents.tasks.same_code.same_code`: a one-line block put
-on its own line, nested ``if`` statements joined) is known to keep what the code does: such
+on its own line, nested ``if`` statements joined, an ``if``/``else`` assignment written as a
+conditional expression) is known to keep what the code does: such
 fixes are proposed without a decision. For every other fix the agent accepts or rejects it
 (:func:`~structured_agents.tasks.lint_fixes.candidates`, one a turn, in order, each turn's
 grammar admitting only the next one: :func:`~structured_agents.tasks.lint_fixes.lint_tool_view`),

@@ -8,7 +8,10 @@ emits the same jumps) and an unused loop variable renamed ``_name`` (B007: a fun
 variables are slots, their names only labels), where the function cannot read its own names
 (it calls none of :data:`~structured_agents.tasks.lint_source.NAME_READERS`). A conditional
 expression for an ``if``/``else`` assignment (SIM108) does not: it stores once instead of
-twice, the same result by other instructions, and is left to a check or the model.
+twice, the same result by other instructions. So both texts are compiled with each such
+assignment written as the ``if``/``else`` it stands for (:class:`_Spelled`), a rewrite that
+keeps what the code does (the test, then one branch's value, then the target's store, in both):
+a SIM108 fix then compiles as the statement it replaces.
 
 Compared, for the module and every function, class and comprehension in it: the instructions,
 the exception table, the constants (code objects recursively), the global and attribute names,
@@ -20,12 +23,15 @@ supported Python then compiles alike.
 
 from __future__ import annotations
 
+import ast
 import types
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from structured_agents import syntax
 from structured_agents.tasks.lint_fixes import Change, apply_changes
-from structured_agents.tasks.lint_source import NAME_READERS, compiled
+from structured_agents.tasks.lint_source import NAME_READERS
 
 __all__ = ["same_code"]
 
@@ -64,10 +70,29 @@ def _shape(code: types.CodeType) -> tuple[Any, ...]:
     )
 
 
+class _Spelled(ast.NodeTransformer):
+    """Each ``x = a if c else b`` as ``if c: x = a`` ``else: x = b`` (see the module docstring)."""
+
+    def visit_Assign(self, node: ast.Assign) -> ast.stmt:
+        self.generic_visit(node)
+        value = node.value
+        if not isinstance(value, ast.IfExp):
+            return node
+        body, orelse = (
+            self.visit_Assign(ast.copy_location(ast.Assign(targets=node.targets, value=branch), node))
+            for branch in (value.body, value.orelse)
+        )
+        return ast.copy_location(ast.If(test=value.test, body=[body], orelse=[orelse]), node)
+
+
 def _compiled(text: str) -> tuple[Any, ...] | None:
-    """``text``'s bytecode without lines and positions, or None where it does not compile."""
+    """``text``'s bytecode without lines and positions, conditional expressions assigned spelled
+    out (:class:`_Spelled`), or None where it does not compile."""
     try:
-        return _shape(compiled(text, "<lint>"))
+        tree = ast.fix_missing_locations(_Spelled().visit(syntax.parse(text, "<lint>")))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return _shape(compile(tree, "<lint>", "exec", dont_inherit=True))
     except (SyntaxError, ValueError):
         return None
 

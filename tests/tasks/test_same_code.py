@@ -22,16 +22,22 @@ def test_moving_code_between_lines_keeps_it_and_moving_it_out_of_a_block_does_no
     assert same_code("if x: a(\n", [split]) == []  # a text that does not compile: nothing is known
 
 
-def test_nested_ifs_joined_by_and_keep_the_code_a_conditional_expression_does_not() -> None:
+def test_nested_ifs_joined_by_and_and_a_conditional_expression_keep_the_code() -> None:
+    """SIM102 compiles to the same jumps; SIM108's ``x = 1 if c else 2`` stores once, and keeps
+    the code once both are compiled with assigned conditional expressions spelled out."""
     nested = "def f(a, b):\n    if a:\n        if b:\n            g()\n    return 1\n"
-    ternary = "def f(c):\n    if c:\n        x = 1\n    else:\n        x = 2\n    return x\n"
+    ternary = "def f(c):\n    if c:\n        o.x[k] = 1\n    else:\n        o.x[k] = h(2 if d else 3)\n"
     joined = _change(nested, "if a:\n        if b:\n            g()", "if a and b:\n        g()")
-    expression = _change(ternary, "if c:\n        x = 1\n    else:\n        x = 2", "x = 1 if c else 2")
+    old = ternary[ternary.index("if c:") : ternary.rindex("\n")]
+    expression = _change(ternary, old, "o.x[k] = 1 if c else h(2 if d else 3)")
+    flipped = _change(ternary, old, "o.x[k] = h(2 if d else 3) if c else 1")
+    other_target = _change(ternary, old, "o.y[k] = 1 if c else h(2 if d else 3)")
     swapped = _change(nested, "if a:\n        if b:", "if b:\n        if a:")
 
     assert same_code(nested, [joined]) == [joined]
     assert same_code(nested, [swapped]) == []
-    assert same_code(ternary, [expression]) == []
+    assert same_code(ternary, [expression]) == [expression]
+    assert same_code(ternary, [flipped]) == same_code(ternary, [other_target]) == []
 
 
 def test_a_local_variable_may_be_renamed_an_argument_a_global_or_a_read_name_not() -> None:
