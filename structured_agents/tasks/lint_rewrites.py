@@ -321,6 +321,9 @@ DECLINED = {
     "_iterate_object yields them in order) and loses their grouping: a reviewer's EDIT, as churn",
     "B905": "zip(..., strict=False) restates the default only to quiet the rule (bitstring 5.0.0, "
     "whose lengths are checked just above: a reviewer's EDIT as noise); strict=True changes what runs",
+    "PLC0414": "'import x as x' is how a module marks x as its re-export (PEP 484): bidict 0.24.1's "
+    "_typing.py re-exports override so, and with the alias gone ruff's F401 removed the import "
+    "three modules take from it (a reviewer's REJECT: import bidict failed)",
     "RUF036": "moving None to the end of a Union changes nothing a reader or a type checker sees "
     "(wsproto 1.2.0's Union[bool, None, str]: a reviewer's REJECT, as churn)",
 }
@@ -418,7 +421,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     negated comparison a comment just above explains (:data:`_EQUALITY_NOTE`), moves a bracket
     the next line is aligned with (:func:`_shifts_alignment`), or returns
     ``bool(...)`` of a test for the guard returns it replaces (SIM103: it reads worse; a
-    comparison's ``return x is self`` is offered)."""
+    comparison's ``return x is self`` is offered), or calls the method it stands in on its own
+    object (SIM401's ``self.get(key, default)`` in a ``get``: :func:`_calls_itself`)."""
     code = str(diagnostic.get("code"))
     if code in DECLINED:
         return True
@@ -441,6 +445,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
         return repeated or _aligned_below(module, row, column)
     if code == "B006":
         return _shares_default(module, row)
+    if code == "SIM401":
+        return _calls_itself(module, row, _fix_text(diagnostic))
     if code == "F841":
         return _keeps_alive(module, row)
     if code == "PLR1714":
@@ -735,6 +741,21 @@ def _shares_default(module: Source, row: int) -> bool:
             return True
         if names and any(isinstance(default, ast.Name) and default.id == arg.arg for arg, default in pairs):
             return True  # ``len=len``: its defaults are bound once on purpose, for speed
+    return False
+
+
+def _calls_itself(module: Source, row: int, fix: str) -> bool:
+    """Whether the fix ``fix`` of a finding on line ``row`` calls the method it stands in on its
+    own object: SIM401 wrote ``return self.get(key, default)`` for schematics 2.1.1's
+    ``ChainMap.get``, ``return self[key] if key in self else default``, which then recursed for
+    ever (a reviewer's REJECT)."""
+    for function in ast.walk(module.tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) or not function.args.args:
+            continue
+        if function.lineno <= row <= (function.end_lineno or 0):
+            own = f"{function.args.args[0].arg}.{function.name}("
+            if own in fix:
+                return True
     return False
 
 

@@ -1066,3 +1066,29 @@ def test_a_warnings_message_is_formatted_as_any_other(tmp_path: Path) -> None:
     found, left = with_candidates(text, ruff_json(tmp_path, "m.py", text, "UP031"), "m.py", lowest=(3, 8))
 
     assert [row_of(item) for item in found] == [5] and [row_of(item) for item in left] == [6]
+
+
+def test_a_re_export_alias_is_kept(tmp_path: Path) -> None:
+    """bidict 0.24.1's ``_typing.py``: ``from typing import override as override`` marks the
+    re-export three modules import; without the alias ruff's F401 removed it (a REJECT)."""
+    text = "import sys\n\nif sys.version_info >= (3, 12):\n    from typing import override as override\n"
+    diagnostics = ruff_json(tmp_path, "pkg/_typing.py", text, "PLC0414")
+    assert diagnostics and all(item.get("fix") for item in diagnostics)
+
+    found, left = with_candidates(text, diagnostics, "pkg/_typing.py")
+
+    assert "PLC0414" in DECLINED and found == [] and [item["code"] for item in left] == ["PLC0414"]
+
+
+def test_a_get_is_not_made_to_call_itself(tmp_path: Path) -> None:
+    """schematics 2.1.1's ``ChainMap.get``: SIM401 wrote ``return self.get(key, default)`` in
+    ``get`` itself, which recursed for ever (a reviewer's REJECT); elsewhere it is offered."""
+    text = (
+        "class ChainMap:\n    def get(self, key, default=None):\n"
+        "        return self[key] if key in self else default\n\n"
+        "    def value(self, key):\n        return self[key] if key in self else None\n"
+    )
+    found, left = with_candidates(text, ruff_json(tmp_path, "m.py", text, "SIM401"), "m.py")
+
+    assert [item["location"]["row"] for item in found] == [6]
+    assert [item["location"]["row"] for item in left] == [3]
