@@ -421,7 +421,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     negated comparison a comment just above explains (:data:`_EQUALITY_NOTE`), moves a bracket
     the next line is aligned with (:func:`_shifts_alignment`), or returns
     ``bool(...)`` of a test for the guard returns it replaces (SIM103: it reads worse; a
-    comparison's ``return x is self`` is offered), or calls the method it stands in on its own
+    comparison's ``return x is self`` is offered), folds a nested ``if`` under a constant flag
+    (:func:`_flag_gate`) or in an ``elif`` (:func:`_an_elif`), or calls the method it stands in on its own
     object (SIM401's ``self.get(key, default)`` in a ``get``: :func:`_calls_itself`)."""
     code = str(diagnostic.get("code"))
     if code in DECLINED:
@@ -463,7 +464,10 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
             for node in module.at(row, (ast.Assign, ast.AnnAssign, ast.AugAssign))
         )
     if code == "SIM103":
-        return "bool(" in _fix_text(diagnostic)  # return bool(a and b) reads worse than the guards
+        # return bool(a and b) reads worse than the guards, and so does one guard of a row
+        return "bool(" in _fix_text(diagnostic) or any(
+            _follows_guards(module, node) for node in module.at(row, (ast.If,))
+        )
     if code in ("SIM201", "SIM202"):
         return any(_EQUALITY_NOTE.search(line) for line in module.lines[max(0, row - 3) : row])
     if code == "RUF005":
@@ -471,6 +475,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     if code == "SIM102":
         return any(
             (isinstance(node.test, ast.Name) and node.test.id == "__debug__")
+            or _flag_gate(node.test)
+            or _an_elif(module, node)
             or _acts_in_nested_test(node)
             or _long_nested_test(node)
             or _alternatives_joined(node)
@@ -742,6 +748,54 @@ def _shares_default(module: Source, row: int) -> bool:
         if names and any(isinstance(default, ast.Name) and default.id == arg.arg for arg, default in pairs):
             return True  # ``len=len``: its defaults are bound once on purpose, for speed
     return False
+
+
+def _returns_constant(statement: ast.stmt) -> bool:
+    """Whether ``statement`` is ``if ...: return True`` (or ``False``), with no ``else``."""
+    return (
+        isinstance(statement, ast.If)
+        and not statement.orelse
+        and len(statement.body) == 1
+        and isinstance(returned := statement.body[0], ast.Return)
+        and isinstance(returned.value, ast.Constant)
+        and isinstance(returned.value.value, bool)
+    )
+
+
+def _follows_guards(module: Source, node: ast.If) -> bool:
+    """Whether the ``if`` SIM103 would fold into ``return`` its test comes after another guard
+    returning a constant: deepdiff 9.1.0's row of ``if ...: return False`` guards ending in
+    ``if self.ignore_order_func: return False`` and ``return True`` lost its last guard to
+    ``return not self.ignore_order_func`` (a reviewer's REJECT: the row reads as a list)."""
+    parent = module.parents.get(node)
+    block = next(
+        (
+            b
+            for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
+            if isinstance(b, list) and node in b
+        ),
+        [],
+    )
+    at = block.index(node) if node in block else 0
+    return at > 0 and _returns_constant(block[at - 1])
+
+
+def _flag_gate(test: ast.expr) -> bool:
+    """Whether ``test`` is a constant flag (``PY2``, ``six.PY3``, ``WINDOWS``): an ``if`` on it
+    gates what runs on one platform or version, and schematics 2.1.1's compatibility helpers
+    keep that gate apart from the test under it (``if PY2: if '__str__' in ...``: folded into
+    one ``and``, a reviewer's REJECT)."""
+    name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else ""
+    return len(name) > 1 and name.isupper()
+
+
+def _an_elif(module: Source, node: ast.If) -> bool:
+    """Whether ``node`` is an ``elif`` of a chain: its nested ``if`` mirrors the branches before
+    it, which SIM102 leaves nested (an ``if`` with an ``else`` is not flagged): webob 1.8.11's
+    ``if scheme == 'https': if port == '443'`` beside ``elif scheme == 'http': if port ==
+    '80'``, of which only the second was folded (a reviewer's REJECT, three times)."""
+    parent = module.parents.get(node)
+    return isinstance(parent, ast.If) and parent.orelse == [node]
 
 
 def _calls_itself(module: Source, row: int, fix: str) -> bool:

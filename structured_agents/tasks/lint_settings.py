@@ -20,7 +20,10 @@
   needs (:mod:`~structured_agents.tasks.type_comments`); and RUF100's where a ``# noqa``
   comment names a rule ruff does not check there, which another tool may (oauthlib 4.0.1's
   ``# noqa: S101`` for its bandit checks, deleted under a selection without ``S``: a
-  reviewer's EDIT, three times). The findings stay, with no fix to apply or offer.
+  reviewer's EDIT, three times); and SIM114's where it would join branches one of whose tests
+  is an ``and`` (deepdiff 9.1.0's ``_skip_this``: three ``elif ...: skip = True`` arms, each a
+  clear guard, became one line of ``a and b or c and d or ...``, a reviewer's REJECT). The
+  findings stay, with no fix to apply or offer.
 """
 
 from __future__ import annotations
@@ -103,6 +106,8 @@ class LintSettings:
             options = (*options, *_UNREAD_IMPORTS)
         if _names_other_rules(root, path, original, options):
             options = (*options, *_OTHER_TOOLS)
+        if _joins_and_tests(original):
+            options = (*options, *_JOINED_TESTS)
         if self.target.lowest is None or self.target.lowest >= RUFF_LOWEST:
             return options
         return (*options, *_breaking_fixes(self.target, root, path, original, options))
@@ -181,6 +186,33 @@ def _sorting_moves_imports(root: Path, path: str, original: str, options: tuple[
     ordered = ruff_safe_fixes(root, path, original, *options, "--fixable", "I001")
     before = _imports_in_order(original)
     return before is None or _imports_in_order(ordered) != before
+
+
+_JOINED_TESTS = ("--unfixable", "SIM114")
+"""The joining of branches with the same body left unfixed, where a test joined is an ``and``."""
+
+
+@functools.lru_cache(maxsize=64)
+def _joins_and_tests(original: str) -> bool:
+    """Whether an ``if``/``elif`` chain of ``original`` has two branches in a row with the same
+    body, one of whose tests is an ``and``: SIM114's fix would write them as one test of
+    ``and`` and ``or`` without parentheses."""
+    if "elif" not in original:
+        return False
+    try:
+        tree = syntax.parse(original)
+    except (SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.If) and len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)):
+            continue
+        after = node.orelse[0]
+        same = [ast.dump(statement) for statement in node.body] == [ast.dump(s) for s in after.body]
+        if same and any(
+            isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) for test in (node.test, after.test)
+        ):
+            return True
+    return False
 
 
 _OTHER_TOOLS = ("--unfixable", "RUF100")

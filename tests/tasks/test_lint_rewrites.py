@@ -702,6 +702,26 @@ def test_a_noqa_for_a_rule_ruff_does_not_check_stays(tmp_path: Path) -> None:
     assert ruff_safe_fixes(tmp_path, "m.py", own, *own_options) == own.replace("  # noqa: E501", "")
 
 
+def test_branches_joined_into_and_and_or_stay_apart(tmp_path: Path) -> None:
+    """deepdiff 9.1.0's ``_skip_this``: SIM114 joined ``elif`` guards, some of them ``and``
+    tests, into one line of ``a and b or c and d`` (a reviewer's REJECT). Where a test joined is
+    an ``and`` the file's SIM114 is left unfixed; elsewhere ruff joins the branches as before."""
+    (tmp_path / "ruff.toml").write_text('[lint]\nselect = ["SIM114"]\n')
+    guards = (
+        "def f(a, b, c):\n    if a and b:\n        skip = True\n    elif c:\n        skip = True\n"
+        "    else:\n        skip = False\n    return skip\n"
+    )
+    plain = guards.replace("if a and b:", "if a:")
+    settings = lint_settings(tmp_path)
+
+    options = settings.file_options(tmp_path, "m.py", guards)
+
+    assert ruff_safe_fixes(tmp_path, "m.py", guards, *options) == guards
+    assert [item["code"] for item in ruff_diagnostics(tmp_path, "m.py", guards, *options)] == ["SIM114"]
+    joined = ruff_safe_fixes(tmp_path, "m.py", plain, *settings.file_options(tmp_path, "m.py", plain))
+    assert "if a or c:" in joined
+
+
 def test_no_cause_is_given_to_the_caught_exception_raised_again() -> None:
     """pyparsing 3.1.2 re-raises the caught exception with its traceback cleared; ``from exc``
     would make it its own cause."""
@@ -1092,3 +1112,34 @@ def test_a_get_is_not_made_to_call_itself(tmp_path: Path) -> None:
 
     assert [item["location"]["row"] for item in found] == [6]
     assert [item["location"]["row"] for item in left] == [3]
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        # webob 1.8.11: the elif's nested if mirrors the if's, which ruff leaves nested
+        (
+            "def f(scheme, port):\n    if scheme == 'https':\n        if port == '443':\n"
+            "            port = None\n    elif scheme == 'http':\n        if port == '80':\n"
+            "            port = None\n    return port\n",
+            [],
+        ),
+        # schematics 2.1.1: a platform flag gates the test under it
+        ("def f(c):\n    if PY2:\n        if c:\n            c.x = 1\n    return c\n", []),
+        ("def f(c, d):\n    if d:\n        if c:\n            c.x = 1\n    return c\n", [2]),
+    ],
+)
+def test_a_nested_if_in_an_elif_or_under_a_flag_stays(tmp_path: Path, text: str, kept: list[int]) -> None:
+    found, _ = with_candidates(text, ruff_json(tmp_path, "m.py", text, "SIM102"), "m.py")
+
+    assert [item["location"]["row"] for item in found] == kept
+
+
+def test_the_last_of_a_row_of_guards_stays_a_guard(tmp_path: Path) -> None:
+    """deepdiff 9.1.0: a row of ``if ...: return False`` guards then ``return True``; SIM103
+    made the last one ``return not ...`` (a reviewer's REJECT). A lone guard is still folded."""
+    row = "def f(a, b):\n    if a:\n        return False\n    if b:\n        return False\n    return True\n"
+    lone = "def f(a, b):\n    g(a)\n    if b:\n        return False\n    return True\n"
+
+    assert with_candidates(row, ruff_json(tmp_path, "m.py", row, "SIM103"), "m.py")[0] == []
+    assert len(with_candidates(lone, ruff_json(tmp_path, "m.py", lone, "SIM103"), "m.py")[0]) == 1
