@@ -17,13 +17,15 @@
   B009 writes ``moves.builtins.exec``, a syntax error on Python 2.7), so the file's other fixes
   stand instead of the whole file being rejected; and F401's where a type comment or a doctest
   example uses a name the file imports, since ruff reads neither and would remove the import it
-  needs (:mod:`~structured_agents.tasks.type_comments`); and RUF100's where a ``# noqa``
-  comment names a rule ruff does not check there, which another tool may (oauthlib 4.0.1's
-  ``# noqa: S101`` for its bandit checks, deleted under a selection without ``S``: a
-  reviewer's EDIT, three times); and SIM114's where it would join branches one of whose tests
-  is an ``and`` (deepdiff 9.1.0's ``_skip_this``: three ``elif ...: skip = True`` arms, each a
-  clear guard, became one line of ``a and b or c and d or ...``, a reviewer's REJECT). The
-  findings stay, with no fix to apply or offer.
+  needs (:mod:`~structured_agents.tasks.type_comments`), or where another module imports from
+  the file a name it imports (:mod:`~structured_agents.tasks.imported_from`: webob 1.8.11's
+  ``compat.py``, whose re-exports ruff removed, and 20 test modules failed to import); and
+  RUF100's where a ``# noqa`` comment names a rule ruff does not check there, which another tool
+  may (oauthlib 4.0.1's ``# noqa: S101`` for its bandit checks, deleted under a selection
+  without ``S``: a reviewer's EDIT, three times); and SIM114's where it would join branches one
+  of whose tests is an ``and`` (deepdiff 9.1.0's ``_skip_this``: three ``elif ...: skip = True``
+  arms, each a clear guard, became one line of ``a and b or c and d or ...``, a reviewer's
+  REJECT). The findings stay, with no fix to apply or offer.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from pathlib import Path
 from structured_agents import syntax
 from structured_agents.tasks.declared_tools import declared_text, declares_in
 from structured_agents.tasks.flake8_config import Flake8Rules, flake8_rules
+from structured_agents.tasks.imported_from import imported_names
+from structured_agents.tasks.lint_source import import_bound, own_nodes
 from structured_agents.tasks.pytarget import RUFF_LOWEST, PythonTarget, python_target
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_safe_fixes
 from structured_agents.tasks.ruff_config import read_toml, ruff_config_file, ruff_settings
@@ -102,7 +106,7 @@ class LintSettings:
         options = self.ruff_options()
         if _has_star_import(original) and _sorting_moves_imports(root, path, original, options):
             options = (*options, *_STAR_ORDER)
-        if imports_read_unseen(original):
+        if imports_read_unseen(original) or _reexports(root, path, original):
             options = (*options, *_UNREAD_IMPORTS)
         if _names_other_rules(root, path, original, options):
             options = (*options, *_OTHER_TOOLS)
@@ -186,6 +190,26 @@ def _sorting_moves_imports(root: Path, path: str, original: str, options: tuple[
     ordered = ruff_safe_fixes(root, path, original, *options, "--fixable", "I001")
     before = _imports_in_order(original)
     return before is None or _imports_in_order(ordered) != before
+
+
+@functools.lru_cache(maxsize=64)
+def _reexports(root: Path, path: str, original: str) -> bool:
+    """Whether ``original`` (the module ``root/path``, not a package's ``__init__.py``, where
+    ruff removes no unused import) imports at its top level a name another module of the
+    codebase imports from it (:func:`~structured_agents.tasks.imported_from.imported_names`)."""
+    if path.endswith("__init__.py"):
+        return False
+    try:
+        tree = syntax.parse(original)
+    except (SyntaxError, ValueError):
+        return False
+    bound = {
+        name
+        for node in own_nodes(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for name in import_bound(node)
+    }
+    return bool(bound) and not bound.isdisjoint(imported_names(root, path))
 
 
 _JOINED_TESTS = ("--unfixable", "SIM114")
