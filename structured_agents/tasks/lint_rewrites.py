@@ -767,15 +767,7 @@ def _follows_guards(module: Source, node: ast.If) -> bool:
     returning a constant: deepdiff 9.1.0's row of ``if ...: return False`` guards ending in
     ``if self.ignore_order_func: return False`` and ``return True`` lost its last guard to
     ``return not self.ignore_order_func`` (a reviewer's REJECT: the row reads as a list)."""
-    parent = module.parents.get(node)
-    block = next(
-        (
-            b
-            for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
-            if isinstance(b, list) and node in b
-        ),
-        [],
-    )
+    block = module.block_of(node) or []
     at = block.index(node) if node in block else 0
     return at > 0 and _returns_constant(block[at - 1])
 

@@ -129,6 +129,16 @@ class Source:
             parent = self.parents.get(parent)
         return parent
 
+    def block_of(self, statement: ast.stmt) -> list[ast.stmt] | None:
+        """The list of statements ``statement`` stands in (its parent's body, ``else:``,
+        ``finally:`` or case), or None."""
+        parent = self.parents.get(statement)
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None)
+            if isinstance(block, list) and statement in block:
+                return block
+        return None
+
     def handler_of(self, node: ast.AST) -> ast.ExceptHandler | None:
         """The ``except`` clause ``node`` stands in (not across a function or class)."""
         parent = self.parents.get(node)

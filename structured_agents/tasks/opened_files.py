@@ -74,15 +74,6 @@ def _spans_strings(statements: list[ast.stmt]) -> bool:
     )
 
 
-def _block_of(module: Source, statement: ast.stmt) -> list[ast.stmt] | None:
-    parent = module.parents.get(statement)
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field, None)
-        if isinstance(block, list) and statement in block:
-            return block
-    return None
-
-
 def opened_with(module: Source, row: int, at: int, _end: int) -> list[tuple[str, tuple[Edit, ...]]]:
     """The candidate for the ``SIM115`` finding whose call starts at ``at`` on line ``row``."""
     for assign in module.at(row, (ast.Assign,)):
@@ -92,7 +83,7 @@ def opened_with(module: Source, row: int, at: int, _end: int) -> list[tuple[str,
             and module.start(assign.value) == at
         ):
             continue
-        block = _block_of(module, assign)
+        block = module.block_of(assign)
         if block is None or block[-1] is assign or not _alone(module, assign):
             return []
         name, call = target.id, module.text[module.start(assign.value) : module.end(assign.value)]

@@ -169,10 +169,10 @@ def _statement_of(module: Source, offset: int) -> ast.stmt | None:
 def _block_of(module: Source, statement: ast.stmt) -> list[ast.stmt] | None:
     """The body ``statement`` stands in directly: a module's, a function's or a class's (None:
     another block, whose statements may not run)."""
-    parent = module.parents.get(statement)
     scopes = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-    body = parent.body if isinstance(parent, scopes) else []
-    return body if statement in body else None
+    block = module.block_of(statement)
+    parent = module.parents.get(statement)
+    return block if isinstance(parent, scopes) and block is getattr(parent, "body", None) else None
 
 
 def _binds_surely(module: Source, statement: ast.stmt, offset: int) -> bool:

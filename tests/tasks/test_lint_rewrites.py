@@ -1062,17 +1062,29 @@ def test_a_removed_version_block_leaves_one_run_of_blank_lines(tmp_path: Path) -
     assert changed == "import sys\n\n\nclass A:\n" + method + "    def __float__(self):\n        return 1.0\n"
 
 
-def test_zip_is_not_given_strict_false_to_quiet_its_rule(tmp_path: Path) -> None:
-    """bitstring 5.0.0 checks the lengths equal just above its ``zip``: ruff's ``strict=False``
-    restates the default (a reviewer's EDIT, as noise), and ``strict=True`` would change what
-    runs. The finding is left, said to have no fix offered."""
-    text = "def f(a, b):\n    assert len(a) == len(b)\n    return list(zip(a, b))\n"
-    diagnostics = ruff_json(tmp_path, "m.py", text, "B905")
+@pytest.mark.parametrize(
+    ("rule", "path", "text"),
+    [
+        # bitstring 5.0.0 checks the lengths equal just above its ``zip``: ruff's
+        # ``strict=False`` restates the default (a reviewer's EDIT, as noise), and
+        # ``strict=True`` would change what runs
+        ("B905", "m.py", "def f(a, b):\n    assert len(a) == len(b)\n    return list(zip(a, b))\n"),
+        # bidict 0.24.1's ``_typing.py``: ``override as override`` marks the re-export three
+        # modules import; without the alias ruff's F401 removed it (a reviewer's REJECT)
+        (
+            "PLC0414",
+            "pkg/_typing.py",
+            "import sys\n\nif sys.version_info >= (3, 12):\n    from typing import override as override\n",
+        ),
+    ],
+)
+def test_a_declined_rule_is_left_with_no_fix(tmp_path: Path, rule: str, path: str, text: str) -> None:
+    diagnostics = ruff_json(tmp_path, path, text, rule)
     assert diagnostics and all(item.get("fix") for item in diagnostics)
 
-    found, left = with_candidates(text, diagnostics, "m.py")
+    found, left = with_candidates(text, diagnostics, path)
 
-    assert "B905" in DECLINED and found == [] and [item["code"] for item in left] == ["B905"]
+    assert rule in DECLINED and found == [] and [item["code"] for item in left] == [rule]
 
 
 def test_a_warnings_message_is_formatted_as_any_other(tmp_path: Path) -> None:
@@ -1086,18 +1098,6 @@ def test_a_warnings_message_is_formatted_as_any_other(tmp_path: Path) -> None:
     found, left = with_candidates(text, ruff_json(tmp_path, "m.py", text, "UP031"), "m.py", lowest=(3, 8))
 
     assert [row_of(item) for item in found] == [5] and [row_of(item) for item in left] == [6]
-
-
-def test_a_re_export_alias_is_kept(tmp_path: Path) -> None:
-    """bidict 0.24.1's ``_typing.py``: ``from typing import override as override`` marks the
-    re-export three modules import; without the alias ruff's F401 removed it (a REJECT)."""
-    text = "import sys\n\nif sys.version_info >= (3, 12):\n    from typing import override as override\n"
-    diagnostics = ruff_json(tmp_path, "pkg/_typing.py", text, "PLC0414")
-    assert diagnostics and all(item.get("fix") for item in diagnostics)
-
-    found, left = with_candidates(text, diagnostics, "pkg/_typing.py")
-
-    assert "PLC0414" in DECLINED and found == [] and [item["code"] for item in left] == ["PLC0414"]
 
 
 def test_a_get_is_not_made_to_call_itself(tmp_path: Path) -> None:
