@@ -40,7 +40,7 @@ from structured_agents import syntax
 from structured_agents.tasks.declared_tools import declared_text, declares_in
 from structured_agents.tasks.flake8_config import Flake8Rules, flake8_rules
 from structured_agents.tasks.imported_from import imported_names
-from structured_agents.tasks.lint_source import import_bound, own_nodes
+from structured_agents.tasks.lint_source import Source, findings_at
 from structured_agents.tasks.pytarget import RUFF_LOWEST, PythonTarget, python_target
 from structured_agents.tasks.ruff import ruff_diagnostics, ruff_safe_fixes
 from structured_agents.tasks.ruff_config import read_toml, ruff_config_file, ruff_settings
@@ -106,7 +106,7 @@ class LintSettings:
         options = self.ruff_options()
         if _has_star_import(original) and _sorting_moves_imports(root, path, original, options):
             options = (*options, *_STAR_ORDER)
-        if imports_read_unseen(original) or _reexports(root, path, original):
+        if imports_read_unseen(original) or _reexports(root, path, original, options):
             options = (*options, *_UNREAD_IMPORTS)
         if _names_other_rules(root, path, original, options):
             options = (*options, *_OTHER_TOOLS)
@@ -193,21 +193,27 @@ def _sorting_moves_imports(root: Path, path: str, original: str, options: tuple[
 
 
 @functools.lru_cache(maxsize=64)
-def _reexports(root: Path, path: str, original: str) -> bool:
-    """Whether ``original`` (the module ``root/path``, not a package's ``__init__.py``, where
-    ruff removes no unused import) imports at its top level a name another module of the
-    codebase imports from it (:func:`~structured_agents.tasks.imported_from.imported_names`)."""
-    if path.endswith("__init__.py"):
+def _reexports(root: Path, path: str, original: str, options: tuple[str, ...]) -> bool:
+    """Whether an import ``original`` (the module ``root/path``) does not use, by ruff's F401
+    under ``options``, binds a name another module of the codebase imports from it
+    (:func:`~structured_agents.tasks.imported_from.imported_names`). Not in a package's
+    ``__init__.py``, where ruff removes no unused import."""
+    if path.endswith("__init__.py") or "import" not in original:
+        return False
+    unused = [item for item in ruff_diagnostics(root, path, original, *options) if item.get("code") == "F401"]
+    if not unused:
         return False
     try:
-        tree = syntax.parse(original)
+        module = Source(original)
     except (SyntaxError, ValueError):
         return False
+    flagged = set(findings_at(module, unused, "F401"))
     bound = {
-        name
-        for node in own_nodes(tree)
+        alias.asname or alias.name.split(".")[0]
+        for node in ast.walk(module.tree)
         if isinstance(node, ast.Import | ast.ImportFrom)
-        for name in import_bound(node)
+        for alias in node.names
+        if module.start(alias) in flagged
     }
     return bool(bound) and not bound.isdisjoint(imported_names(root, path))
 

@@ -60,3 +60,8 @@ def test_a_module_whose_imports_others_import_keeps_its_unused_imports(tmp_path:
 
     assert kept == COMPAT
     assert alone == "\nPY2 = False\n"
+    used = COMPAT + "print(join)\n"  # the name others import is used here: the unused ones go
+    fixed = ruff_safe_fixes(
+        tmp_path, "pkg/compat.py", used, *settings.file_options(tmp_path, "pkg/compat.py", used)
+    )
+    assert fixed == "from os.path import join\n\nPY2 = False\nprint(join)\n"
