@@ -399,8 +399,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     number in another spelling that it cannot keep
     (:func:`~structured_agents.tasks.number_spellings.respells_numbers`), moves a comment out of the ``else:``
     it describes (:func:`_comment_leads_nested_if`), writes a conditional expression past
-    :data:`_TERNARY_WIDTH` columns, of two equal branches (:func:`_same_branches`) or on an
-    ``and``/``or`` test (humanize's
+    :data:`_TERNARY_WIDTH` columns, of two equal branches (:func:`_same_branches`), for a block
+    a comment closes (:func:`_comment_trails`) or on an ``and``/``or`` test (humanize's
     ``"" if not (unit or ordinal_) or unit in (...) else " "``), folds a nested test into an ``if``
     where either test spans lines (pyparsing's eleven-line condition), turns into an f-string a ``%``
     format that reads better as it is (:func:`_format_reads_worse`), gives each call its own
@@ -484,7 +484,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
         )
     if code == "SIM108":
         return _long_ternary(diagnostic) or any(
-            isinstance(node.test, ast.BoolOp) or _same_branches(node) for node in module.at(row, (ast.If,))
+            isinstance(node.test, ast.BoolOp) or _same_branches(node) or _comment_trails(module, node)
+            for node in module.at(row, (ast.If,))
         )
     if code == "UP031":
         return any(_format_reads_worse(module, node) for node in _binops_at(module, diagnostic))
@@ -747,6 +748,20 @@ def _shares_default(module: Source, row: int) -> bool:
             return True
         if names and any(isinstance(default, ast.Name) and default.id == arg.arg for arg, default in pairs):
             return True  # ``len=len``: its defaults are bound once on purpose, for speed
+    return False
+
+
+def _comment_trails(module: Source, node: ast.stmt) -> bool:
+    """Whether a comment indented under ``node`` follows its last line: it closes the block,
+    and a one-line form would leave it indented under nothing (parsedatetime 2.6's ``icu.py``
+    keeps ``# 'PM' or ''`` at the ``else:`` block's indent, a reviewer's EDIT)."""
+    indent = module.start(node) - module.starts[node.lineno - 1]
+    for line in module.lines[node.end_lineno or node.lineno :]:
+        text = line.strip()
+        if text and not text.startswith("#"):
+            return False
+        if text and len(line) - len(line.lstrip(" \t")) > indent:
+            return True
     return False
 
 

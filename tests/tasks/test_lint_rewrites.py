@@ -1143,3 +1143,16 @@ def test_the_last_of_a_row_of_guards_stays_a_guard(tmp_path: Path) -> None:
 
     assert with_candidates(row, ruff_json(tmp_path, "m.py", row, "SIM103"), "m.py")[0] == []
     assert len(with_candidates(lone, ruff_json(tmp_path, "m.py", lone, "SIM103"), "m.py")[0]) == 1
+
+
+def test_an_if_else_a_comment_closes_stays(tmp_path: Path) -> None:
+    """parsedatetime 2.6's ``icu.py``: the ``else:`` block ends in a comment at its indent; the
+    conditional expression left it under nothing (a reviewer's EDIT). A comment at the ``if``'s
+    own indent, after it, is the next statement's."""
+    block = (
+        "def f(c, s):\n    if c:\n        s = 1\n    else:\n        s = 2\n\n        # then\n    return s\n"
+    )
+    after = block.replace("        # then", "    # then")
+
+    assert with_candidates(block, ruff_json(tmp_path, "m.py", block, "SIM108"), "m.py")[0] == []
+    assert len(with_candidates(after, ruff_json(tmp_path, "m.py", after, "SIM108"), "m.py")[0]) == 1
