@@ -77,6 +77,10 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
   ``f'<{repr(x)}>'``, the spelling ruff's own RUF010 sends back (h11 0.14.0's
   ``"<Headers(%s)>" % repr(list(self))``). Not in a file that binds the name itself.
 
+- ``SIM110``: ``any(d for d in self.dicts)``, where the loop it replaces tested each item bare,
+  becomes ``any(self.dicts)`` (webob 1.8.11's ``MultiDict.__contains__``: a reviewer's EDIT);
+  ``any`` tests each item's truth either way.
+
 A fix whose text does not parse, or that holds nothing to refine, is left as ruff wrote it.
 """
 
@@ -619,6 +623,39 @@ _FSTRINGS = (3, 6)
 """The first Python with f-strings."""
 
 
+def _any_of(content: str, _text: str, _lowest: Version | None) -> str:
+    """``content`` with each ``any(x for x in items)`` (SIM110's generator of the loop's own
+    variable, where the loop tested it bare) as ``any(items)``."""
+    lead = len(content) - len(content.lstrip())
+    try:
+        module = Source(content.strip())
+    except (SyntaxError, ValueError):
+        return content
+    spans = [
+        (lead + module.start(generator), lead + module.end(generator), loop.iter)
+        for node in ast.walk(module.tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("any", "all")
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(generator := node.args[0], ast.GeneratorExp)
+        and len(generator.generators) == 1
+        and not (loop := generator.generators[0]).ifs
+        and not loop.is_async
+        and isinstance(loop.target, ast.Name)
+        and isinstance(generator.elt, ast.Name)
+        and generator.elt.id == loop.target.id
+    ]
+    if len(spans) != 1:
+        return content  # none, or one inside another's items: left as ruff wrote it
+    start, end, items = spans[0]
+    written = content[lead + module.start(items) : lead + module.end(items)]
+    if content[start] == "(":  # the call's parentheses, which a lone generator's span takes
+        written = f"({written})"
+    return f"{content[:start]}{written}{content[end:]}"
+
+
 def _tupled(content: str, _text: str, _lowest: Version | None) -> str:
     """``content`` with each membership test's set display (``x in {'a', 'b'}``) a tuple."""
     lead = len(content) - len(content.lstrip())  # a reshaped fix's spacing (``_ungrouped``)
@@ -942,6 +979,7 @@ REFINED: dict[str, Callable[[str, str, Version | None], str]] = {
     "RUF005": _ruf005,
     "PLR1714": _tupled,
     "UP031": _up031,
+    "SIM110": _any_of,
 }
 """Rules whose fixes' texts are refined, and how (a fix's text, the file's text and the
 codebase's lowest Python, where known, in; the text out)."""

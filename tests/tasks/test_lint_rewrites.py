@@ -1156,3 +1156,16 @@ def test_an_if_else_a_comment_closes_stays(tmp_path: Path) -> None:
 
     assert with_candidates(block, ruff_json(tmp_path, "m.py", block, "SIM108"), "m.py")[0] == []
     assert len(with_candidates(after, ruff_json(tmp_path, "m.py", after, "SIM108"), "m.py")[0]) == 1
+
+
+def test_any_of_the_items_themselves_is_any_of_the_items(tmp_path: Path) -> None:
+    """webob 1.8.11's ``__contains__``: SIM110 wrote ``any(d for d in self.dicts)``, which a
+    reviewer sent back for ``any(self.dicts)``; a generator that tests more stays."""
+    bare = (
+        "def f(self):\n    for d in self.dicts:\n        if d:\n            return True\n    return False\n"
+    )
+    tested = bare.replace("if d:", "if d.x:")
+
+    for text, expected in ((bare, "return any(self.dicts)"), (tested, "return any(d.x for d in self.dicts)")):
+        found, _ = with_candidates(text, ruff_json(tmp_path, "m.py", text, "SIM110"), "m.py")
+        assert expected in apply_changes(text, fixes(text, found))[0]
