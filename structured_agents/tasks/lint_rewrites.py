@@ -422,7 +422,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     the next line is aligned with (:func:`_shifts_alignment`), or returns
     ``bool(...)`` of a test for the guard returns it replaces (SIM103: it reads worse; a
     comparison's ``return x is self`` is offered), folds a nested ``if`` under a constant flag
-    (:func:`_flag_gate`) or in an ``elif`` (:func:`_an_elif`), or calls the method it stands in on its own
+    (:func:`_flag_gate`) or in an ``elif`` (:func:`_an_elif`), makes ``all(...)`` of a loop whose test
+    it inverts (SIM110: :func:`_inverts_comparison`), or calls the method it stands in on its own
     object (SIM401's ``self.get(key, default)`` in a ``get``: :func:`_calls_itself`)."""
     code = str(diagnostic.get("code"))
     if code in DECLINED:
@@ -462,6 +463,10 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
         return any(
             "#" in module.text[module.start(node) : module.end(node)]
             for node in module.at(row, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+        )
+    if code == "SIM110":
+        return "all(" in _fix_text(diagnostic) and any(
+            _inverts_comparison(node) for node in module.at(row, (ast.For,))
         )
     if code == "SIM103":
         # return bool(a and b) reads worse than the guards, and so does one guard of a row
@@ -763,6 +768,20 @@ def _comment_trails(module: Source, node: ast.stmt) -> bool:
         if text and len(line) - len(line.lstrip(" \t")) > indent:
             return True
     return False
+
+
+_ORDERS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+"""Comparisons whose negation is another method of the operands' (``__ne__`` for ``__eq__``),
+or another result for a NaN (``not a < b`` is not ``a >= b``)."""
+
+
+def _inverts_comparison(loop: ast.For) -> bool:
+    """Whether the loop SIM110 makes an ``all(...)`` tests a comparison of :data:`_ORDERS`, which
+    ruff's fix writes inverted: schematics 2.1.1's ``FrozenList.__eq__`` looped ``if self[i] !=
+    other[i]: return False`` and became ``all(self[i] == other[i] ...)``, and Python 2.7, which
+    it supports, does not derive ``__ne__`` from ``__eq__`` (a reviewer's EDIT)."""
+    test = loop.body[0].test if loop.body and isinstance(loop.body[0], ast.If) else None
+    return isinstance(test, ast.Compare) and any(isinstance(op, _ORDERS) for op in test.ops)
 
 
 def _returns_constant(statement: ast.stmt) -> bool:

@@ -1169,3 +1169,14 @@ def test_any_of_the_items_themselves_is_any_of_the_items(tmp_path: Path) -> None
     for text, expected in ((bare, "return any(self.dicts)"), (tested, "return any(d.x for d in self.dicts)")):
         found, _ = with_candidates(text, ruff_json(tmp_path, "m.py", text, "SIM110"), "m.py")
         assert expected in apply_changes(text, fixes(text, found))[0]
+
+
+def test_an_all_of_an_inverted_comparison_is_not_offered(tmp_path: Path) -> None:
+    """schematics 2.1.1's ``FrozenList.__eq__``: SIM110 wrote ``all(self[i] == other[i] ...)``
+    for a loop returning False where ``!=``; ``__ne__`` is not ``not __eq__`` on Python 2.7, nor
+    ``not a < b`` ``a >= b`` for a NaN (a reviewer's EDIT). ``is`` inverts exactly."""
+    loop = "def f(a, b):\n    for i in a:\n        if i != b:\n            return False\n    return True\n"
+    same = loop.replace("i != b", "i is not b")
+
+    assert with_candidates(loop, ruff_json(tmp_path, "m.py", loop, "SIM110"), "m.py")[0] == []
+    assert len(with_candidates(same, ruff_json(tmp_path, "m.py", same, "SIM110"), "m.py")[0]) == 1
