@@ -569,16 +569,9 @@ def test_the_change_that_rewrites_most_is_tried_out_first_when_the_check_fails(
     assert "check ran 3x" in result.summary and "+from .core import" not in result.diff
 
 
-_TWIN = "    if {c}:\n        {n} = 1\n    else:\n        {n} = 2\n"
-
-
 @pytest.mark.parametrize(
     ("rule", "text"),
     [
-        (  # twin if/else assignments, whose conditional expressions compile otherwise
-            "SIM108",
-            "def f(a, b):\n" + _TWIN.format(c="a", n="x") + _TWIN.format(c="b", n="y") + "    return x, y\n",
-        ),
         (  # pexpect 4.9.0's fdspawn: two type(fd) != type(0) three lines apart
             "E721",
             "def f(fd):\n    if type(fd) != type(0) and hasattr(fd, 'fileno'):\n        fd = fd.fileno()\n"
@@ -590,8 +583,9 @@ def test_a_fix_whose_twin_the_model_rejected_is_not_kept(
     lint_bundle: Bundle, store: Store, tmp_path: Path, rule: str, text: str
 ) -> None:
     """tomli 2.0.1: the model joined one of two twin nested ``if`` statements and not the other
-    (joined ``if`` statements now keep the code and need no decision); pexpect 4.9.0: it made one
-    of two type comparisons ``is not``. A reviewer asked for both or neither."""
+    (joined ``if`` statements, and ``if``/``else`` assignments made conditional expressions, now
+    keep the code and need no decision); pexpect 4.9.0: it made one of two type comparisons ``is
+    not``. A reviewer asked for both or neither."""
     root = _codebase(tmp_path / "code", twins=text)
     (root / "ruff.toml").write_text(f'[lint]\nselect = ["{rule}"]\n')
     engine = scripted(
