@@ -129,6 +129,14 @@ class Source:
             parent = self.parents.get(parent)
         return parent
 
+    def own_lines(self, node: ast.stmt) -> tuple[int, int] | None:
+        """The offsets where ``node``'s lines start and end, where it has them to itself (but
+        for spaces and line breaks); else None."""
+        first = self.starts[node.lineno - 1]
+        last = self.starts[min(node.end_lineno or node.lineno, len(self.lines))]
+        beside = self.text[first : self.start(node)] + self.text[self.end(node) : last]
+        return None if beside.strip() else (first, last)
+
     def block_of(self, statement: ast.stmt) -> list[ast.stmt] | None:
         """The list of statements ``statement`` stands in (its parent's body, ``else:``,
         ``finally:`` or case), or None."""

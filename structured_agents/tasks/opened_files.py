@@ -57,14 +57,6 @@ def _rebinds(statements: list[ast.stmt], name: str) -> bool:
     )
 
 
-def _alone(module: Source, statement: ast.stmt) -> bool:
-    """Whether ``statement`` has its lines to itself (but for spaces)."""
-    first = module.starts[statement.lineno - 1]
-    last = module.starts[min(statement.end_lineno or statement.lineno, len(module.lines))]
-    beside = module.text[first : module.start(statement)] + module.text[module.end(statement) : last]
-    return not beside.strip()
-
-
 def _spans_strings(statements: list[ast.stmt]) -> bool:
     """Whether a string literal among ``statements`` spans lines (an indent would enter it)."""
     return any(
@@ -84,7 +76,7 @@ def opened_with(module: Source, row: int, at: int, _end: int) -> list[tuple[str,
         ):
             continue
         block = module.block_of(assign)
-        if block is None or block[-1] is assign or not _alone(module, assign):
+        if block is None or block[-1] is assign or module.own_lines(assign) is None:
             return []
         name, call = target.id, module.text[module.start(assign.value) : module.end(assign.value)]
         after = block[block.index(assign) + 1 :]
@@ -101,7 +93,8 @@ def _try_finally(
     if statement.handlers or statement.orelse or len(statement.finalbody) != 1:
         return []
     close = statement.finalbody[0]
-    if not _closes(close, name) or _rebinds(statement.body, name) or not _alone(module, close):
+    closing = module.own_lines(close)
+    if not _closes(close, name) or _rebinds(statement.body, name) or closing is None:
         return []
     header = module.start(statement)
     if module.text[module.end(assign) : header].strip() or not module.text.startswith("try", header):
@@ -112,25 +105,25 @@ def _try_finally(
     if module.text[colon : colon + 1] != ":":
         return []
     body_end = module.starts[statement.body[-1].end_lineno or statement.lineno]
-    close_end = module.starts[min(close.end_lineno or close.lineno, len(module.lines))]
     if module.text[body_end : module.start(close)].strip() != "finally:":
         return []
-    edits = ((module.start(assign), colon + 1, opened), (body_end, close_end, ""))
+    edits = ((module.start(assign), colon + 1, opened), (body_end, closing[1], ""))
     return [(f"Open it in a `with` statement (the `finally:` closes `{name}`)", edits)]
 
 
 def _closed_after(
     module: Source, assign: ast.Assign, after: list[ast.stmt], name: str, opened: str
 ) -> list[tuple[str, tuple[Edit, ...]]]:
-    closing = next((i for i, statement in enumerate(after) if _closes(statement, name)), None)
-    if not closing or not _alone(module, after[closing]):
-        return []  # no close in the block, or nothing between it and the open
-    inside = after[:closing]
+    at = next((i for i, statement in enumerate(after) if _closes(statement, name)), None)
+    closing = module.own_lines(after[at]) if at else None
+    if not at or closing is None:
+        return []  # no close on its own lines in the block, or nothing between it and the open
+    inside = after[:at]
     if _rebinds(inside, name) or _spans_strings(inside):
         return []
     if any(isinstance(node, _LEAVES) for statement in inside for node in ast.walk(statement)):
         return []
-    close = after[closing]
+    close = after[at]
     between = module.text[module.end(inside[-1]) : module.start(close)]
     if between.strip():
         return []  # a comment before the close
@@ -141,7 +134,5 @@ def _closed_after(
         for line in range(first, last + 1)
         if module.lines[line - 1].strip()
     )
-    close_start = module.starts[close.lineno - 1]
-    close_end = module.starts[min(close.end_lineno or close.lineno, len(module.lines))]
-    edits = ((module.start(assign), module.end(assign), opened), *indents, (close_start, close_end, ""))
+    edits = ((module.start(assign), module.end(assign), opened), *indents, (*closing, ""))
     return [(f"Open it in a `with` statement (in place of `{name}.close()`)", edits)]

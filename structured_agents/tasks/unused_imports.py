@@ -69,10 +69,8 @@ def _removal(
         return None
     kept = [alias for alias in node.names if module.start(alias) not in unused]
     if not kept:
-        first = module.starts[node.lineno - 1]
-        last = module.starts[min(node.end_lineno or node.lineno, len(module.lines))]
-        beside = module.text[first : module.start(node)] + module.text[module.end(node) : last]
-        return (first, last, "") if not beside.strip() else None
+        lines = module.own_lines(node)
+        return (*lines, "") if lines is not None else None
     start, end = module.start(node.names[0]), module.end(node.names[-1])
     between = (
         module.text[module.end(node.names[0]) : module.start(node.names[1])] if len(node.names) > 1 else ""
