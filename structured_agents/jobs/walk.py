@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from pathspec import GitIgnoreSpec
 
 from structured_agents.jobs.errors import DiscoveryError
+from structured_agents.jobs.source import read_regular
 
 __all__ = ["ALWAYS_SKIPPED", "iter_source_files"]
 
@@ -30,10 +31,11 @@ class _IgnoreRules:
         self._specs: dict[PurePosixPath, GitIgnoreSpec] = {}
 
     def load(self, directory: Path, relative: PurePosixPath) -> None:
-        gitignore = directory / ".gitignore"
-        if gitignore.is_file():
-            lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
-            self._specs[relative] = GitIgnoreSpec.from_lines(lines)
+        try:
+            lines = read_regular(directory / ".gitignore").decode("utf-8", "replace").splitlines()
+        except OSError:  # none, or no regular file
+            return
+        self._specs[relative] = GitIgnoreSpec.from_lines(lines)
 
     def ignored(self, path: PurePosixPath, *, is_dir: bool) -> bool:
         verdict = False

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from structured_agents.jobs.ids import source_hash
+from structured_agents.jobs.source import read_regular
 from structured_agents.jobs.spec import JobSpec
 from structured_agents.kernel.result import RunResult
 from structured_agents.tasks.errors import TaskError
@@ -17,7 +18,7 @@ def read_target(job: JobSpec, root: Path) -> str:
     """The job's target file's text, which must still be what discovery read (its hash)."""
     target = root / job.path
     try:
-        data = target.read_bytes()
+        data = read_regular(target)
     except OSError as exc:
         raise TaskError(f"cannot read {job.path}: {exc.strerror or exc}") from exc
     if source_hash(data) != job.source_hash:

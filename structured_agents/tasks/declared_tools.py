@@ -17,6 +17,8 @@ import functools
 import re
 from pathlib import Path
 
+from structured_agents.jobs.source import read_regular
+
 __all__ = ["declared_text", "declares_in"]
 
 _REQUIREMENTS = (
@@ -40,7 +42,7 @@ _COMMENT = re.compile(r"(^|\s)#.*$", re.M)
 
 def _read(path: Path) -> str:
     try:
-        return _COMMENT.sub("", path.read_text(encoding="utf-8", errors="replace"))
+        return _COMMENT.sub("", read_regular(path).decode("utf-8", "replace"))
     except OSError:
         return ""
 
@@ -49,8 +51,8 @@ def _tox_deps(root: Path) -> str:
     """The ``deps`` of every environment in ``tox.ini``."""
     parser = configparser.RawConfigParser(strict=False)
     try:
-        parser.read(root / "tox.ini", encoding="utf-8")
-    except (configparser.Error, UnicodeDecodeError):
+        parser.read_string(read_regular(root / "tox.ini").decode("utf-8"), source="tox.ini")
+    except (OSError, configparser.Error, UnicodeDecodeError):
         return ""
     deps = (parser.get(section, "deps", fallback="") for section in parser.sections())
     return _COMMENT.sub("", "\n".join(deps))

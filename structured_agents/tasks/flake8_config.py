@@ -37,6 +37,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from structured_agents.jobs.source import read_regular
 from structured_agents.tasks.declared_tools import declared_text
 from structured_agents.tasks.flake8_plugins import plugin_codes
 
@@ -190,8 +191,8 @@ def _section(root: Path) -> tuple[str, configparser.SectionProxy] | None:
     for name in FLAKE8_FILES:
         parser = configparser.RawConfigParser()
         try:
-            parser.read(root / name, encoding="utf-8")
-        except (configparser.Error, UnicodeDecodeError):
+            parser.read_string(read_regular(root / name).decode("utf-8"), source=name)
+        except (OSError, configparser.Error, UnicodeDecodeError):
             continue
         if parser.has_section("flake8"):
             return name, parser["flake8"]

@@ -12,19 +12,23 @@ ruff's fix stands)
 (:meth:`~structured_agents.tasks.lint_settings.LintSettings.file_options`). An ``import
 module`` read as ``module.name`` is not counted.
 
-Only regular files under the root are read (no symbolic link is followed), at most
-:data:`MAX_FILES` of them and each at most :data:`MAX_BYTES`, skipping hidden folders and
-virtual environments. Each file's imports are read once for its size and modification time.
+Only regular files under the root are read (no symbolic link is followed, no named pipe
+waited on), at most :data:`MAX_FILES` of them and each at most :data:`MAX_BYTES`, skipping hidden
+folders and virtual environments. Each file's imports are read once for its size and
+modification time, and kept for the files used last.
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import stat
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from structured_agents import syntax
+from structured_agents.jobs.source import read_regular
 
 __all__ = ["imported_names"]
 
@@ -34,8 +38,10 @@ _SKIPPED = frozenset({"node_modules", "site-packages", "venv", "build", "dist", 
 
 _Imports = tuple[tuple[int, str, tuple[str, ...]], ...]
 """A file's ``from`` imports: level, module and names."""
-_read: dict[tuple[str, str], tuple[int, int, _Imports]] = {}
-"""Each file's imports, by root and path, with the size and modification time they were read at."""
+_READ_KEPT = 50_000
+_read: OrderedDict[tuple[str, str], tuple[int, int, _Imports]] = OrderedDict()
+"""Each file's imports, by root and path, with the size and modification time they were read at:
+the :data:`_READ_KEPT` files used last (a worker linting codebase after codebase)."""
 
 
 def _files(root: Path) -> Iterator[tuple[PurePosixPath, os.stat_result]]:
@@ -51,10 +57,13 @@ def _files(root: Path) -> Iterator[tuple[PurePosixPath, os.stat_result]]:
         )
         for name in sorted(names):
             path = os.path.join(folder, name)
-            if not name.endswith(".py") or os.path.islink(path):
+            if not name.endswith(".py"):
                 continue
-            status = os.stat(path)
-            if status.st_size <= MAX_BYTES:
+            try:
+                status = os.lstat(path)
+            except OSError:  # gone since the folder was listed
+                continue
+            if stat.S_ISREG(status.st_mode) and status.st_size <= MAX_BYTES:
                 count += 1
                 if count > MAX_FILES:
                     return
@@ -65,9 +74,10 @@ def _imports(root: Path, path: PurePosixPath, status: os.stat_result) -> _Import
     key = (str(root), str(path))
     known = _read.get(key)
     if known is not None and known[:2] == (status.st_size, status.st_mtime_ns):
+        _read.move_to_end(key)
         return known[2]
     try:
-        tree = syntax.parse((root / path).read_text(encoding="utf-8"))
+        tree = syntax.parse(read_regular(root / path, MAX_BYTES).decode("utf-8"))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
         tree = ast.Module(body=[], type_ignores=[])
     found = tuple(
@@ -76,6 +86,9 @@ def _imports(root: Path, path: PurePosixPath, status: os.stat_result) -> _Import
         if isinstance(node, ast.ImportFrom)
     )
     _read[key] = (status.st_size, status.st_mtime_ns, found)
+    _read.move_to_end(key)
+    while len(_read) > _READ_KEPT:
+        _read.popitem(last=False)
     return found
 
 

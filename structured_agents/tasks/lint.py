@@ -51,6 +51,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from structured_agents import syntax
+from structured_agents.jobs.errors import DiscoveryError
 from structured_agents.jobs.ids import job_id
 from structured_agents.jobs.source import SourceFile, read_source
 from structured_agents.jobs.spec import JobSpec
@@ -76,6 +77,7 @@ from structured_agents.tasks.lint_settings import LintSettings, lint_settings
 from structured_agents.tasks.lint_verdict import judge
 from structured_agents.tasks.protocol import Guidance, Outcome
 from structured_agents.tasks.ruff import codes_of, fixable_diagnostics, ruff_findings, ruff_safe_fixes
+from structured_agents.tasks.ruff_config import blocking_configs
 from structured_agents.tasks.same_code import same_code
 
 __all__ = [
@@ -235,6 +237,9 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
     """One job per file with findings, for a batch with ``options`` (see the module docstring)."""
     with_fixes = CheckCommand.from_options(options or {}) is None
     files = [path.as_posix() for path in iter_source_files(root)]
+    blocking = blocking_configs(root, files)
+    if blocking:
+        raise DiscoveryError(f"{blocking[0]}: not a regular file, where ruff reads its configuration")
     settings = lint_settings(root)
     ruff_options, lowest = settings.ruff_options(), settings.target.lowest
     jobs = []

@@ -56,6 +56,7 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from structured_agents import syntax
+from structured_agents.jobs.source import read_regular
 from structured_agents.tasks.errors import TaskError
 from structured_agents.tasks.old_syntax import older_syntax
 from structured_agents.tasks.ruff_config import read_toml, ruff_config_file, ruff_settings
@@ -326,20 +327,18 @@ def _packaging(root: Path) -> _Packaging:
     above = "" if home == root.resolve() else f"{os.path.relpath(home, root.resolve())}/"
     setup_cfg = configparser.ConfigParser(interpolation=None)
     try:
-        setup_cfg.read(home / "setup.cfg", encoding="utf-8")
-    except configparser.Error:
+        setup_cfg.read_string(read_regular(home / "setup.cfg").decode("utf-8"), source="setup.cfg")
+    except (OSError, configparser.Error, UnicodeDecodeError):
         setup_cfg = configparser.ConfigParser(interpolation=None)
     try:
-        setup_py: ast.Module | None = syntax.parse(
-            (home / "setup.py").read_text(encoding="utf-8", errors="replace")
-        )
+        setup_py: ast.Module | None = syntax.parse(read_regular(home / "setup.py").decode("utf-8", "replace"))
     except (OSError, SyntaxError, ValueError):
         setup_py = None
     metadata = home / "PKG-INFO"
     if not metadata.is_file():  # an unpacked wheel: the same headers, in its METADATA
         metadata = next(iter(sorted(home.glob("*.dist-info/METADATA"))), metadata)
     try:
-        pkg_info = metadata.read_text(encoding="utf-8", errors="replace").split("\n\n", 1)[0]
+        pkg_info = read_regular(metadata).decode("utf-8", "replace").split("\n\n", 1)[0]
     except OSError:
         pkg_info = ""
     name = metadata.relative_to(home).as_posix()

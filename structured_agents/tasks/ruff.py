@@ -33,6 +33,9 @@ __all__ = [
 
 FILES_PER_RUN = 200
 """Paths passed to one ruff process (keeps the command line short)."""
+TIMEOUT_S = 120.0
+"""The longest one ruff process may take (200 files take about a second): ruff waits for ever on
+a configuration file that is a named pipe."""
 
 
 def _finding(raw: dict[str, Any]) -> dict[str, Any]:
@@ -67,7 +70,11 @@ def ruff_findings(root: Path, files: Sequence[str], *options: str) -> dict[str, 
         ]
         command += [*options, "--no-cache", "--force-exclude", "--", *chunk]
         try:
-            done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
+            done = subprocess.run(
+                command, cwd=root, capture_output=True, text=True, check=False, timeout=TIMEOUT_S
+            )
+        except subprocess.TimeoutExpired:
+            raise DiscoveryError(f"ruff did not finish in {TIMEOUT_S:.0f} s in {root}") from None
         except OSError as exc:
             raise DiscoveryError(f"could not run ruff: {exc}") from exc
         if done.returncode != 0:
@@ -91,7 +98,11 @@ def _ruff(root: Path, path: str, text: str, *options: str) -> str:
     command = [sys.executable, "-m", "ruff", "check", *options, "--exit-zero", "--no-cache"]
     command += ["--force-exclude", "--stdin-filename", str(root.resolve() / path), "-"]
     try:
-        done = subprocess.run(command, cwd=root, input=text.encode("utf-8"), capture_output=True, check=False)
+        done = subprocess.run(
+            command, cwd=root, input=text.encode("utf-8"), capture_output=True, check=False, timeout=TIMEOUT_S
+        )
+    except subprocess.TimeoutExpired:
+        raise TaskError(f"ruff did not finish in {TIMEOUT_S:.0f} s on {path}") from None
     except OSError as exc:
         raise TaskError(f"could not run ruff: {exc}") from exc
     if done.returncode != 0:

@@ -8,11 +8,23 @@ is read: a nested one that governs a subfolder is not.
 
 from __future__ import annotations
 
+import os
+import stat
 import tomllib
-from pathlib import Path
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-__all__ = ["RUFF_CONFIG_NAMES", "read_toml", "ruff_config_file", "ruff_settings", "selects_rules"]
+from structured_agents.jobs.source import read_regular
+
+__all__ = [
+    "RUFF_CONFIG_NAMES",
+    "blocking_configs",
+    "read_toml",
+    "ruff_config_file",
+    "ruff_settings",
+    "selects_rules",
+]
 
 RUFF_CONFIG_NAMES = (".ruff.toml", "ruff.toml", "pyproject.toml")
 """The files ruff reads in a folder, first found first."""
@@ -20,11 +32,11 @@ _MAX_EXTENDS = 8
 
 
 def read_toml(path: Path) -> dict[str, Any] | None:
-    """The TOML file at ``path``, or None when it cannot be read or parsed."""
+    """The TOML file at ``path``, or None when it cannot be read or parsed, or is no regular
+    file. A symbolic link is followed, as ruff follows it to its configuration."""
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError):
+        return tomllib.loads(read_regular(path, follow=True).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
 
 
@@ -38,6 +50,26 @@ def _settings_of(path: Path) -> dict[str, Any] | None:
     tool = data.get("tool")
     ruff = tool.get("ruff") if isinstance(tool, dict) else None
     return ruff if isinstance(ruff, dict) else None
+
+
+def blocking_configs(root: Path, files: Iterable[str]) -> list[str]:
+    """The files under ``root`` named as ruff's configuration (:data:`RUFF_CONFIG_NAMES`), in the
+    root or a folder holding one of ``files`` (relative to it), that are there but are no regular
+    file (a link is followed, as ruff follows it): ruff, reading one that is a named pipe, waits
+    for ever."""
+    folders = {PurePosixPath()}
+    for path in files:
+        folders.update(PurePosixPath(path).parents)
+    found = []
+    for folder in sorted(folders):
+        for name in RUFF_CONFIG_NAMES:
+            try:
+                mode = os.stat(root / folder / name).st_mode
+            except OSError:  # none there (or a dangling link, which ruff reports itself)
+                continue
+            if not stat.S_ISREG(mode):
+                found.append((folder / name).as_posix())
+    return found
 
 
 def ruff_config_file(root: Path) -> Path | None:

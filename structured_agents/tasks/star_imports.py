@@ -34,6 +34,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from structured_agents import syntax
+from structured_agents.jobs.source import read_regular
 from structured_agents.tasks.lint_fixes import Edit
 from structured_agents.tasks.lint_source import Source, row_of, unsafe_fix
 
@@ -48,16 +49,14 @@ _USED = re.compile(r"^`([^`]+)` may be undefined, or defined from star imports")
 
 def _read(root: Path, relative: PurePosixPath) -> str | None:
     """The text of the regular file ``relative`` under ``root``; None where it is missing, too
-    large, not UTF-8, or reached through a symbolic link."""
+    large, not UTF-8, anything but a regular file, or reached through a symbolic link."""
     path = root
-    for part in relative.parts:
+    for part in relative.parts[:-1]:
         path = path / part
         if path.is_symlink():
             return None
     try:
-        if not path.is_file() or path.stat().st_size > _MAX_BYTES:
-            return None
-        return path.read_text(encoding="utf-8")
+        return read_regular(path / relative.name, _MAX_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
 

@@ -3,15 +3,19 @@ SA_API__BUNDLE_DIRS, job paths inside their root; resolved (``..``, symlinks) be
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
-from api_helpers import api_app, authorized, lookup_jobs
+from api_helpers import AUTH, api_app, authorized, lookup_jobs
 from cluster_fixtures import BUNDLE, SCRIPTED_DOCSTRING, Cluster
 from fastapi.testclient import TestClient
+
+from structured_agents.serve import serve_in_thread
 
 SECRET = "hunter2-do-not-leak"
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "sample_project"
@@ -127,6 +131,31 @@ def test_a_shipped_bundle_by_name_over_an_allowed_root_runs(
     results = client.get(f"/batches/{batch_id}/results").json()
     assert results and all(SCRIPTED_DOCSTRING in result["diff"] for result in results)
     assert client.get(f"/batches/{batch_id}").json()["root_path"] == str((places.root / "project").resolve())
+
+
+def test_a_pipe_for_a_ruff_config_is_422_promptly_and_the_next_batch_runs(
+    cluster: Cluster, places: Places
+) -> None:
+    """Over a real uvicorn server: discovery, which the API runs while it answers, had ruff
+    wait for ever on a ``pyproject.toml`` that is a named pipe, holding the request's thread."""
+    root = places.root / "piped"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "flags.py").write_text("import os\n\n\ndef known(email):\n    return email\n")
+    os.mkfifo(root / "pkg" / "pyproject.toml")
+    app = api_app(cluster, [places.root], bundle_dirs=[places.bundles])
+    before = _batches(cluster)
+    with serve_in_thread(app) as url, httpx.Client(base_url=url, headers=AUTH, timeout=60) as client:
+        answer = client.post("/batches", json={"bundle": "lint", "root": str(root)})
+        assert answer.status_code == 422, answer.text
+        detail = answer.json()["detail"]
+        assert detail == "pkg/pyproject.toml: not a regular file, where ruff reads its configuration"
+        assert _batches(cluster) == before
+
+        (root / "pkg" / "pyproject.toml").unlink()
+        created = client.post("/batches", json={"bundle": "lint", "root": str(root)})
+        assert created.status_code == 201, created.text
+        assert created.json()["queued"] == 1
+    cluster.wait(created.json()["batch_id"])
 
 
 def test_a_lint_batch_reads_a_codebase_whose_ruff_config_fixes_without_writing_it(
