@@ -58,10 +58,12 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from structured_agents import syntax
 from structured_agents.tasks.ambiguous_names import comprehension_name
 from structured_agents.tasks.lint_fixes import Edit
 from structured_agents.tasks.lint_idioms import together
@@ -421,7 +423,8 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
     negated comparison a comment just above explains (:data:`_EQUALITY_NOTE`), moves a bracket
     the next line is aligned with (:func:`_shifts_alignment`), or returns
     ``bool(...)`` of a test for the guard returns it replaces (SIM103: it reads worse; a
-    comparison's ``return x is self`` is offered), folds a nested ``if`` under a constant flag
+    comparison's ``return x is self`` is offered) or what may be other than a ``bool``, or
+    negates a negation (:func:`_returns_other_than_bool`), folds a nested ``if`` under a constant flag
     (:func:`_flag_gate`) or in an ``elif`` (:func:`_an_elif`), makes ``all(...)`` of a loop whose test
     it inverts (SIM110: :func:`_inverts_comparison`), or calls the method it stands in on its own
     object (SIM401's ``self.get(key, default)`` in a ``get``: :func:`_calls_itself`)."""
@@ -470,8 +473,10 @@ def _declined(diagnostic: Mapping[str, Any], module: Source | None) -> bool:
         )
     if code == "SIM103":
         # return bool(a and b) reads worse than the guards, and so does one guard of a row
-        return "bool(" in _fix_text(diagnostic) or any(
-            _follows_guards(module, node) for node in module.at(row, (ast.If,))
+        return (
+            "bool(" in _fix_text(diagnostic)
+            or _returns_other_than_bool(_fix_text(diagnostic))
+            or any(_follows_guards(module, node) for node in module.at(row, (ast.If,)))
         )
     if code in ("SIM201", "SIM202"):
         return any(_EQUALITY_NOTE.search(line) for line in module.lines[max(0, row - 3) : row])
@@ -523,6 +528,32 @@ def _yields_bool(node: ast.expr) -> bool:
     if isinstance(node, ast.BoolOp):
         return all(_yields_bool(value) for value in node.values)
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _BOOL_CALLS
+
+
+def _returns_other_than_bool(fix: str) -> bool:
+    """Whether SIM103's ``fix`` returns what may be other than a ``bool``
+    (:func:`_yields_bool`), or negates a negation (:func:`_negates_a_negation`), where the
+    guards it replaces returned ``True`` or ``False``: ruff
+    wrote ``return PYTHON_SHEBANG_REGEX.match(first_line)`` for autopep8 2.3.2's
+    ``is_python_file``, whose docstring promises ``True`` and which then returned a match object
+    (a reviewer's EDIT); ``bool(...)`` around it reads worse than the guards."""
+    try:
+        statements = syntax.parse(textwrap.dedent(fix).strip()).body
+    except (SyntaxError, ValueError):
+        return True
+    returned = [node.value for node in statements if isinstance(node, ast.Return) and node.value is not None]
+    return any(not _yields_bool(value) or _negates_a_negation(value) for value in returned)
+
+
+def _negated_inside(node: ast.expr) -> bool:
+    return any(isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not) for inner in ast.walk(node))
+
+
+def _negates_a_negation(node: ast.expr) -> bool:
+    """Whether ``node`` is ``not (...)`` of a test that holds a ``not`` itself: SIM103 wrote
+    ``return not (not os.path.isdir(filename) and not is_python_file(filename))`` for autopep8
+    2.3.2's guard, which reads worse than it (a reviewer's EDIT, twice)."""
+    return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and _negated_inside(node.operand)
 
 
 def _compares_a_bool(node: ast.Compare) -> bool:

@@ -1145,6 +1145,31 @@ def test_the_last_of_a_row_of_guards_stays_a_guard(tmp_path: Path) -> None:
     assert len(with_candidates(lone, ruff_json(tmp_path, "m.py", lone, "SIM103"), "m.py")[0]) == 1
 
 
+@pytest.mark.parametrize(
+    ("guard", "offered"),
+    [
+        ("not PATTERN.match(line)", False),  # return PATTERN.match(line): a match object or None
+        ("not self.flag", False),
+        ("not (line.startswith('#!') and line)", False),
+        ("not (isinstance(line, str) and not line)", True),
+        ("line.count('x') <= 2", True),
+        ("not isinstance(line, str) and not line", False),  # return not (not ... and not ...)
+    ],
+)
+def test_sim103_is_offered_only_where_it_returns_a_bool(tmp_path: Path, guard: str, offered: bool) -> None:
+    """autopep8 2.3.2's ``is_python_file``: ``if not PATTERN.match(first_line): return False``
+    then ``return True`` became ``return PATTERN.match(first_line)``, a match object where the
+    docstring promises ``True``; and its ``if not isdir(f) and not is_python_file(f): return
+    False`` became ``return not (not isdir(f) and not is_python_file(f))`` (a reviewer's EDITs)."""
+    text = f"def f(self, line):\n    g(line)\n    if {guard}:\n        return False\n    return True\n"
+    diagnostics = ruff_json(tmp_path, "m.py", text, "SIM103")
+    assert [item["code"] for item in diagnostics] == ["SIM103"]
+
+    found, _ = with_candidates(text, diagnostics, "m.py")
+
+    assert len(found) == int(offered)
+
+
 def test_an_if_else_a_comment_closes_stays(tmp_path: Path) -> None:
     """parsedatetime 2.6's ``icu.py``: the ``else:`` block ends in a comment at its indent; the
     conditional expression left it under nothing (a reviewer's EDIT). A comment at the ``if``'s
