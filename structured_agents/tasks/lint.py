@@ -249,7 +249,9 @@ def discover_lint_jobs(root: Path, options: Mapping[str, Any] | None = None) -> 
             continue
         file_ruff = settings.file_options(root, path, source.text)
         fixed = ruff_safe_fixes(root, path, source.text, *file_ruff)
-        diagnostics = fixable_diagnostics(root, path, fixed, *file_ruff)
+        diagnostics = fixable_diagnostics(
+            root, path, fixed, *file_ruff, offered=settings.lengthening(root, path, source.text)
+        )
         offered = with_candidates(fixed, diagnostics, path, None if with_fixes else root, lowest)[0]
         if fixed == source.text and not offered:
             codes = sorted({str(item.get("code")) for item in diagnostics})
@@ -355,7 +357,9 @@ class LintTask:
                 f"ruff's safe fixes of {job.path} differ from those discovery saw (another ruff "
                 "version or configuration?): discover the jobs again"
             )
-        diagnostics = fixable_diagnostics(root, job.path, by_ruff, *file_ruff)
+        diagnostics = fixable_diagnostics(
+            root, job.path, by_ruff, *file_ruff, offered=settings.lengthening(root, job.path, original)
+        )
         offered, unfixable = with_candidates(
             by_ruff, diagnostics, job.path, root if check else None, settings.target.lowest
         )

@@ -48,7 +48,9 @@ def more_of_the_same(
     kept = 0
     for n in range(PASSES + 1):
         text = verdict.text
-        diagnostics = fixable_diagnostics(root, path, text, *options)
+        diagnostics = fixable_diagnostics(
+            root, path, text, *options, offered=settings.lengthening(root, path, original)
+        )
         offered, unfixable = with_candidates(text, diagnostics, path, explicit, settings.target.lowest)
         if kept:  # the first pass's text keeps the first pass's account
             verdict.unfixable = codes_of(unfixable)

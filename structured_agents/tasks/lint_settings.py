@@ -26,6 +26,12 @@
   of whose tests is an ``and`` (deepdiff 9.1.0's ``_skip_this``: three ``elif ...: skip = True``
   arms, each a clear guard, became one line of ``a and b or c and d or ...``, a reviewer's
   REJECT). The findings stay, with no fix to apply or offer.
+- The rules whose safe fixes would write a line past the file's width that it did not have
+  (:meth:`LintSettings.lengthening`): autopep8 2.3.2 keeps to 79 columns, and ruff's UP032
+  wrote its wrapped ``.format`` calls as one-line f-strings of up to 152 (reviewers' EDIT and
+  REJECT). They are left unfixed with an ``--unfixable`` of their own, and their fixes offered
+  instead (:func:`~structured_agents.tasks.ruff.fixable_diagnostics`): each is laid out within
+  the width, judged and kept or dropped as any fix, with its twins.
 """
 
 from __future__ import annotations
@@ -103,18 +109,15 @@ class LintSettings:
     def file_options(self, root: Path, path: str, original: str) -> tuple[str, ...]:
         """:meth:`ruff_options` for ruff's calls on ``root/path``, whose text is ``original``,
         with ``--unfixable`` for the rules left unfixed there (see the module docstring)."""
-        options = self.ruff_options()
-        if _has_star_import(original) and _sorting_moves_imports(root, path, original, options):
-            options = (*options, *_STAR_ORDER)
-        if imports_read_unseen(original) or _reexports(root, path, original, options):
-            options = (*options, *_UNREAD_IMPORTS)
-        if _names_other_rules(root, path, original, options):
-            options = (*options, *_OTHER_TOOLS)
-        if _joins_and_tests(original):
-            options = (*options, *_JOINED_TESTS)
-        if self.target.lowest is None or self.target.lowest >= RUFF_LOWEST:
-            return options
-        return (*options, *_breaking_fixes(self.target, root, path, original, options))
+        options = _unfixed(self, root, path, original)
+        lengthening = _lengthening(self, root, path, original, options)
+        return (*options, "--unfixable", ",".join(sorted(lengthening))) if lengthening else options
+
+    def lengthening(self, root: Path, path: str, original: str) -> frozenset[str]:
+        """The rules whose safe fixes, applied to ``original`` (the text of ``root/path``), write
+        a line past its width (:meth:`width_for`) that it did not have: their fixes are offered
+        and judged one by one instead of applied with the safe ones (see the module docstring)."""
+        return _lengthening(self, root, path, original, _unfixed(self, root, path, original))
 
     @staticmethod
     def leaves_unused_imports(options: tuple[str, ...]) -> bool:
@@ -284,6 +287,46 @@ def _breaking_fixes(
         if breaks(ruff_safe_fixes(root, path, original, *options, "--fixable", code)) is not None
     ]
     return ("--unfixable", ",".join(breaking)) if breaking else ()
+
+
+def _unfixed(settings: LintSettings, root: Path, path: str, original: str) -> tuple[str, ...]:
+    """:meth:`LintSettings.file_options` but the rules left unfixed for their length."""
+    options = settings.ruff_options()
+    if _has_star_import(original) and _sorting_moves_imports(root, path, original, options):
+        options = (*options, *_STAR_ORDER)
+    if imports_read_unseen(original) or _reexports(root, path, original, options):
+        options = (*options, *_UNREAD_IMPORTS)
+    if _names_other_rules(root, path, original, options):
+        options = (*options, *_OTHER_TOOLS)
+    if _joins_and_tests(original):
+        options = (*options, *_JOINED_TESTS)
+    if settings.target.lowest is not None and settings.target.lowest < RUFF_LOWEST:
+        options = (*options, *_breaking_fixes(settings.target, root, path, original, options))
+    return options
+
+
+@functools.lru_cache(maxsize=32)
+def _lengthening(
+    settings: LintSettings, root: Path, path: str, original: str, options: tuple[str, ...]
+) -> frozenset[str]:
+    """:meth:`LintSettings.lengthening`, the file's other ruff ``options`` given: asked for by
+    every ruff call on a file."""
+    had = set(original.splitlines())
+    bound = min(MIN_WIDTH, settings.width or MIN_WIDTH)  # no width is shorter: ruff format runs only past it
+
+    def new_long(text: str, width: int) -> bool:
+        return any(len(line) > width and line not in had for line in text.splitlines())
+
+    if not new_long(ruff_safe_fixes(root, path, original, *options), bound):
+        return frozenset()
+    width = settings.width_for(root, path, original)
+    found = ruff_diagnostics(root, path, original, *options)
+    codes = {str(item["code"]) for item in found if (item.get("fix") or {}).get("applicability") == "safe"}
+    return frozenset(
+        code
+        for code in codes
+        if new_long(ruff_safe_fixes(root, path, original, *options, "--fixable", code), width)
+    )
 
 
 def _positive(value: object) -> int | None:

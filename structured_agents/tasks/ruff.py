@@ -134,31 +134,65 @@ _WIDEST = "320"
 """The longest line length ruff accepts."""
 
 
-def fixable_diagnostics(root: Path, path: str, text: str, *options: str) -> list[dict[str, Any]]:
+def fixable_diagnostics(
+    root: Path, path: str, text: str, *options: str, offered: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
     """:func:`ruff_diagnostics`, where a finding of :data:`WITHHELD_FOR_WIDTH` without a fix
-    takes the fix ruff writes at the widest line length; whether its lines fit the project's
-    is for the verdict to judge, as for any fix."""
-    diagnostics = ruff_diagnostics(root, path, text, *options)
+    takes the fix ruff writes at the widest line length, and one of ``offered`` (the rules
+    ``options`` leave unfixable with one ``--unfixable`` of them all) the fix ruff writes
+    without that option; whether their lines fit the project's is for the verdict to judge,
+    as for any fix."""
+    diagnostics = _offering(root, path, text, options, offered)
     if not any(item.get("code") in WITHHELD_FOR_WIDTH and not item.get("fix") for item in diagnostics):
         return diagnostics
-
-    def key(item: dict[str, Any]) -> tuple[object, ...]:
-        spans = (item.get("location") or {}, item.get("end_location") or {})
-        return item.get("code"), *((span.get("row"), span.get("column")) for span in spans)
-
     width = "--line-length"  # the project's, given once only, as ruff requires
     rest = [option for n, option in enumerate(options) if width not in options[max(n - 1, 0) : n + 1]]
     wide = {
-        key(item): item["fix"]
+        _key(item): item["fix"]
         for item in ruff_diagnostics(root, path, text, *rest, width, _WIDEST)
         if item.get("code") in WITHHELD_FOR_WIDTH and item.get("fix")
     }
     return [
-        {**item, "fix": wide[key(item)]}
-        if item.get("code") in WITHHELD_FOR_WIDTH and not item.get("fix") and key(item) in wide
+        {**item, "fix": wide[_key(item)]}
+        if item.get("code") in WITHHELD_FOR_WIDTH and not item.get("fix") and _key(item) in wide
         else item
         for item in diagnostics
     ]
+
+
+def _offering(
+    root: Path, path: str, text: str, options: Sequence[str], offered: frozenset[str]
+) -> list[dict[str, Any]]:
+    """:func:`ruff_diagnostics`, the findings of ``offered`` given the fixes ruff writes where
+    ``options``' ``--unfixable`` of them is left out."""
+    diagnostics = ruff_diagnostics(root, path, text, *options)
+    if not offered or not any(item.get("code") in offered and not item.get("fix") for item in diagnostics):
+        return diagnostics
+    kept: list[str] = []
+    at = 0
+    while at < len(options):
+        rules = options[at + 1].split(",") if options[at] == "--unfixable" and at + 1 < len(options) else ()
+        if rules and set(rules) == offered:
+            at += 2
+            continue
+        kept.append(options[at])
+        at += 1
+    fixes = {
+        _key(item): item["fix"]
+        for item in ruff_diagnostics(root, path, text, *kept)
+        if item.get("code") in offered and item.get("fix")
+    }
+    return [
+        {**item, "fix": fixes[_key(item)]}
+        if item.get("code") in offered and not item.get("fix") and _key(item) in fixes
+        else item
+        for item in diagnostics
+    ]
+
+
+def _key(item: Mapping[str, Any]) -> tuple[object, ...]:
+    spans = (item.get("location") or {}, item.get("end_location") or {})
+    return item.get("code"), *((span.get("row"), span.get("column")) for span in spans)
 
 
 def ruff_codes(root: Path, path: str, text: str, *options: str) -> list[str]:

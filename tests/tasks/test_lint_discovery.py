@@ -169,3 +169,35 @@ def test_ruff_failure_is_a_discovery_error(sample_project: Path) -> None:
     (sample_project / "ruff.toml").write_text("[lint]\nselect = [\n")
     with pytest.raises(DiscoveryError, match="ruff failed"):
         discover_lint_jobs(sample_project)
+
+
+LONG_FORMAT = (
+    "def describe(record):\n"
+    "    return '{} was last seen at {}'.format(\n"
+    "        record.display_name.strip(), record.last_seen.isoformat())\n"
+)
+SHORT_FORMAT = "\n\ndef name(record):\n    return '{}!'.format(record.name)\n"
+
+
+def test_a_safe_fix_writing_a_line_past_the_width_is_offered_and_laid_out_not_applied(tmp_path: Path) -> None:
+    """autopep8 2.3.2 keeps to 79 columns; ruff's safe UP032 wrote its wrapped ``.format``
+    calls as one-line f-strings of 94 to 152 columns (reviewers' EDIT and REJECT). In a file
+    where a rule's safe fixes write such a line, its fixes are offered instead, each laid out
+    within the width, and judged as any fix; elsewhere ruff's safe fixes stand."""
+    (tmp_path / "ruff.toml").write_text('line-length = 79\n[lint]\nselect = ["UP032"]\n')
+    (tmp_path / "long.py").write_text(LONG_FORMAT + SHORT_FORMAT)
+    (tmp_path / "short.py").write_text(SHORT_FORMAT.lstrip())
+
+    jobs = {job.path: job for job in discover_lint_jobs(tmp_path)}
+
+    assert jobs["short.py"].inputs["source"] == "def name(record):\n    return f'{record.name}!'\n"
+    long = jobs["long.py"]
+    assert long.inputs["source"] == LONG_FORMAT + SHORT_FORMAT  # no safe fix applied
+    findings = long.inputs["findings"]
+    assert [finding["code"] for finding in findings] == ["UP032", "UP032"]
+    for finding in findings:
+        edited = LONG_FORMAT + SHORT_FORMAT
+        for start, end, content in sorted(finding["fix"]["edits"], reverse=True):
+            edited = edited[:start] + content + edited[end:]
+        compile(edited, "long.py", "exec")
+        assert ".format(" in edited and all(len(line) <= 79 for line in edited.splitlines())
