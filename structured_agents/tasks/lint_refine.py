@@ -80,6 +80,9 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
 - ``SIM110``: ``any(d for d in self.dicts)``, where the loop it replaces tested each item bare,
   becomes ``any(self.dicts)`` (webob 1.8.11's ``MultiDict.__contains__``: a reviewer's EDIT);
   ``any`` tests each item's truth either way.
+- ``UP028``: the lines of a ``yield from``'s iterable aligned under its first line move as far
+  as it moved (autopep8 2.3.2's ``for candidate in _shorten_line(tokens=tokens,`` left its
+  arguments six columns off the bracket of ``yield from _shorten_line(``: a reviewer's EDIT).
 
 A fix whose text does not parse, or that holds nothing to refine, is left as ruff wrote it.
 """
@@ -604,7 +607,33 @@ def _one_gap(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | 
     return unsafe_fix(module, "Remove outdated version block", [(start, stop, "")])
 
 
+def _yield_from_aligned(diagnostic: Mapping[str, Any], module: Source) -> dict[str, Any] | None:
+    """UP028's ``yield from`` for a ``for`` loop whose iterable's lines are aligned under its
+    first line, with those lines moved as far as the iterable moved: autopep8 2.3.2's
+    ``for candidate in _shorten_line(tokens=tokens,`` became ``yield from _shorten_line(`` with
+    its five arguments left under the old bracket (a reviewer's EDIT)."""
+    edits = fix_edits(module.text, diagnostic)
+    loops = list(module.at(row_of(diagnostic), (ast.For,)))
+    if len(edits) != 1 or len(loops) != 1 or loops[0].iter.lineno == loops[0].iter.end_lineno:
+        return None
+    start, end, content = edits[0]
+    head, *rest = content.split("\n")
+    if not head.startswith(_YIELD_FROM):
+        return None
+    step = loops[0].iter.col_offset - (loops[0].col_offset + len(_YIELD_FROM))
+    indents = [len(line) - len(line.lstrip(" ")) for line in rest if line.strip()]
+    if step <= 0 or not indents or min(indents) <= loops[0].iter.col_offset:
+        return None
+    moved = [line[step:] if line.strip() else line for line in rest]
+    message = str((diagnostic.get("fix") or {}).get("message", ""))
+    return unsafe_fix(module, message, [(start, end, "\n".join([head, *moved]))])
+
+
+_YIELD_FROM = "yield from "
+
+
 _RESHAPED: dict[str, Callable[[Mapping[str, Any], Source], dict[str, Any] | None]] = {
+    "UP028": _yield_from_aligned,
     "UP036": _one_gap,
     "SIM108": _declared_above,
     "RUF005": _ungrouped,

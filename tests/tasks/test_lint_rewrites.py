@@ -1205,3 +1205,33 @@ def test_an_all_of_an_inverted_comparison_is_not_offered(tmp_path: Path) -> None
 
     assert with_candidates(loop, ruff_json(tmp_path, "m.py", loop, "SIM110"), "m.py")[0] == []
     assert len(with_candidates(same, ruff_json(tmp_path, "m.py", same, "SIM110"), "m.py")[0]) == 1
+
+
+@pytest.mark.parametrize(
+    ("loop", "written"),
+    [
+        (  # autopep8 2.3.2's _shorten_line_at_tokens: arguments aligned under the bracket move with it
+            "    for candidate in _shorten_line(tokens=tokens,\n"
+            "                                   source=source):\n"
+            "        yield candidate\n",
+            "    yield from _shorten_line(tokens=tokens,\n                             source=source)\n",
+        ),
+        (  # a hanging indent is under no bracket: it stays
+            "    for candidate in _shorten_line(\n            tokens=tokens, source=source):\n"
+            "        yield candidate\n",
+            "    yield from _shorten_line(\n            tokens=tokens, source=source)\n",
+        ),
+        (
+            "    for candidate in _shorten_line(tokens):\n        yield candidate\n",
+            "    yield from _shorten_line(tokens)\n",
+        ),
+    ],
+)
+def test_yield_from_moves_the_lines_aligned_under_its_iterable(
+    tmp_path: Path, loop: str, written: str
+) -> None:
+    text = f"def f(tokens, source):\n{loop}"
+
+    [found], _ = with_candidates(text, ruff_json(tmp_path, "m.py", text, "UP028"), "m.py")
+
+    assert apply_changes(text, fixes(text, [found]))[0] == f"def f(tokens, source):\n{written}"
