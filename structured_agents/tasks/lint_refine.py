@@ -12,6 +12,8 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
   (webtest 3.0.7's ``(*tuple(file_info), None)``, a reviewer's EDIT). Not in a file that binds
   the name itself.
 
+- ``SIM108``: ``files = args if args else [sys.stdin]`` (a name's value where it is true) is
+  written ``files = args or [sys.stdin]`` (tabulate 0.9.0's ``_main``: a reviewer's EDIT);
 - ``SIM108``: a lambda branch is parenthesized, ``Group if c else (lambda expr: expr)``: the
   reviewer found the bare lambda after ``else`` ambiguous to read.
 - ``PLR1714`` and ``SIM109`` (the same rewrite): a membership test that replaced an ``or``
@@ -136,14 +138,28 @@ class _PositiveTernary(cst.CSTTransformer):
         if self._depth == 0:  # the conditional the fix wrote, not one it carries over
             node = node.with_changes(body=_grouped(node.body), orelse=_grouped(node.orelse))
         test = node.test
-        if not (isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)):
-            return node
-        if not all(_atomic(branch) for branch in (node.body, node.orelse)):
-            return node
-        return node.with_changes(test=test.expression, body=node.orelse, orelse=node.body)
+        if (
+            isinstance(test, cst.UnaryOperation)
+            and isinstance(test.operator, cst.Not)
+            and all(_atomic(branch) for branch in (node.body, node.orelse))
+        ):
+            node = node.with_changes(test=test.expression, body=node.orelse, orelse=node.body)
+        if self._depth == 0 and _plain_name(node.test) and node.test.deep_equals(node.body):
+            orelse = node.orelse
+            if isinstance(orelse, cst.IfExp) and not orelse.lpar:
+                orelse = orelse.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            return cst.BooleanOperation(left=node.body, operator=cst.Or(), right=orelse)
+        return node
 
 
 _OPERATIONS = (cst.BinaryOperation, cst.BooleanOperation, cst.Comparison, cst.Lambda)
+
+
+def _plain_name(node: cst.BaseExpression) -> bool:
+    """Whether ``node`` is a name or an attribute of one (``args``, ``self.default``)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
 
 
 def _grouped(branch: cst.BaseExpression) -> cst.BaseExpression:

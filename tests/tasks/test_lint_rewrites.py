@@ -1235,3 +1235,34 @@ def test_yield_from_moves_the_lines_aligned_under_its_iterable(
     [found], _ = with_candidates(text, ruff_json(tmp_path, "m.py", text, "UP028"), "m.py")
 
     assert apply_changes(text, fixes(text, [found]))[0] == f"def f(tokens, source):\n{written}"
+
+
+@pytest.mark.parametrize(
+    ("block", "written"),
+    [
+        (
+            "if not args:\n        files = [sys.stdin]\n    else:\n        files = args",
+            "files = args or [sys.stdin]",
+        ),
+        ("if not args:\n        files = a + b\n    else:\n        files = args", "files = args or (a + b)"),
+        (
+            "if args:\n        files = args\n    else:\n        files = [sys.stdin]",
+            "files = args or [sys.stdin]",
+        ),
+        (
+            "if not args:\n        files = [sys.stdin]\n    else:\n        files = a",
+            "files = a if args else [sys.stdin]",
+        ),
+    ],
+)
+def test_a_conditional_of_a_name_on_itself_is_written_with_or(
+    tmp_path: Path, block: str, written: str
+) -> None:
+    """tabulate 0.9.0's ``_main``: ruff's ``[sys.stdin] if not args else args``, in the positive
+    form, read ``args if args else [sys.stdin]``, which a reviewer asked to be ``args or
+    [sys.stdin]`` (an EDIT); the name is read twice either way, and the value is the same."""
+    text = f"def f(args, sys, a, b):\n    {block}\n    return files\n"
+
+    [found], _ = with_candidates(text, ruff_json(tmp_path, "m.py", text, "SIM108"), "m.py")
+
+    assert apply_changes(text, fixes(text, [found]))[0].splitlines()[1] == f"    {written}"
