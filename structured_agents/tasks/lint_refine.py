@@ -12,8 +12,9 @@ Each refinement changes a fix's text into an equivalent one, never its meaning:
   (webtest 3.0.7's ``(*tuple(file_info), None)``, a reviewer's EDIT). Not in a file that binds
   the name itself.
 
-- ``SIM108``: ``files = args if args else [sys.stdin]`` (a name's value where it is true) is
-  written ``files = args or [sys.stdin]`` (tabulate 0.9.0's ``_main``: a reviewer's EDIT);
+- ``SIM108`` and ``SIM212``: ``files = args if args else [sys.stdin]`` (a name's value where
+  it is true) is written ``files = args or [sys.stdin]`` (tabulate 0.9.0's ``_main``, whose
+  ``[sys.stdin] if not args else args`` SIM212 turned round: a reviewer's EDIT);
 - ``SIM108``: a lambda branch is parenthesized, ``Group if c else (lambda expr: expr)``: the
   reviewer found the bare lambda after ``else`` ambiguous to read.
 - ``PLR1714`` and ``SIM109`` (the same rewrite): a membership test that replaced an ``or``
@@ -1021,6 +1022,7 @@ def _up031(content: str, text: str, lowest: Version | None) -> str:
 
 REFINED: dict[str, Callable[[str, str, Version | None], str]] = {
     "SIM108": _sim108,
+    "SIM212": _sim108,
     "RUF005": _ruf005,
     "PLR1714": _tupled,
     "UP031": _up031,

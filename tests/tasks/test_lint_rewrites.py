@@ -1253,16 +1253,17 @@ def test_yield_from_moves_the_lines_aligned_under_its_iterable(
             "if not args:\n        files = [sys.stdin]\n    else:\n        files = a",
             "files = a if args else [sys.stdin]",
         ),
+        ("files = [sys.stdin] if not args else args", "files = args or [sys.stdin]"),  # SIM212
     ],
 )
 def test_a_conditional_of_a_name_on_itself_is_written_with_or(
     tmp_path: Path, block: str, written: str
 ) -> None:
-    """tabulate 0.9.0's ``_main``: ruff's ``[sys.stdin] if not args else args``, in the positive
-    form, read ``args if args else [sys.stdin]``, which a reviewer asked to be ``args or
-    [sys.stdin]`` (an EDIT); the name is read twice either way, and the value is the same."""
+    """tabulate 0.9.0's ``_main``: ``[sys.stdin] if not args else args``, turned round by SIM212
+    (and SIM108's in the positive form), read ``args if args else [sys.stdin]``, which a reviewer
+    asked to be ``args or [sys.stdin]`` (an EDIT); the value is the same."""
     text = f"def f(args, sys, a, b):\n    {block}\n    return files\n"
 
-    [found], _ = with_candidates(text, ruff_json(tmp_path, "m.py", text, "SIM108"), "m.py")
+    [found], _ = with_candidates(text, ruff_json(tmp_path, "m.py", text, "SIM108,SIM212"), "m.py")
 
     assert apply_changes(text, fixes(text, [found]))[0].splitlines()[1] == f"    {written}"
