@@ -4,22 +4,28 @@
 ``.gitignore`` overrides one above it, the last matching pattern in a file wins, ``!`` re-includes,
 and nothing inside an ignored directory is visited (git cannot re-include it either). The
 directories ``.git``, ``.venv`` and ``__pycache__`` are always skipped, and symbolic links are
-never followed. Files come out in a stable order (each directory sorted, files before
-subdirectories), as POSIX paths relative to the root.
+never followed. Only regular files of at most :data:`~structured_agents.jobs.source.MAX_FILE_BYTES`
+come out (a larger one is logged): no task reads more, and the lint discovery would otherwise
+have ruff read every one of them whole. Files come out in a stable order (each
+directory sorted, files before subdirectories), as POSIX paths relative to the root.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from pathspec import GitIgnoreSpec
 
 from structured_agents.jobs.errors import DiscoveryError
-from structured_agents.jobs.source import read_regular
+from structured_agents.jobs.source import MAX_FILE_BYTES, read_regular
 
 __all__ = ["ALWAYS_SKIPPED", "iter_source_files"]
+
+logger = logging.getLogger(__name__)
 
 ALWAYS_SKIPPED = frozenset({".git", ".venv", "__pycache__"})
 
@@ -67,11 +73,15 @@ def iter_source_files(root: Path, suffixes: tuple[str, ...] = (".py",)) -> Itera
             and not rules.ignored(relative / name, is_dir=True)
         )
         for name in sorted(filenames):
-            path = directory / name
-            if (
-                name.endswith(suffixes)
-                and not path.is_symlink()
-                and path.is_file()
-                and not rules.ignored(relative / name, is_dir=False)
-            ):
-                yield relative / name
+            if not name.endswith(suffixes) or rules.ignored(relative / name, is_dir=False):
+                continue
+            try:
+                status = os.lstat(directory / name)
+            except OSError:  # gone since the folder was listed
+                continue
+            if not stat.S_ISREG(status.st_mode):
+                continue
+            if status.st_size > MAX_FILE_BYTES:
+                logger.info("skipping %s: %d bytes, over %d", relative / name, status.st_size, MAX_FILE_BYTES)
+                continue
+            yield relative / name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 from sample_tree import SKIPPED_FILES
 
 from structured_agents.jobs import DiscoveryError, iter_source_files
+from structured_agents.jobs.source import MAX_FILE_BYTES
 
 EXPECTED = [
     "lint_me.py",
@@ -52,6 +54,17 @@ def test_walk_skips_symlinks_and_filters_suffixes(sample_project: Path, tmp_path
     (sample_project / "linked.py").symlink_to(outside / "elsewhere.py")
     assert [p.as_posix() for p in iter_source_files(sample_project, (".md",))] == ["README.md"]
     assert [p.as_posix() for p in iter_source_files(sample_project)] == EXPECTED
+
+
+def test_walk_passes_over_pipes_and_files_over_the_size_limit(tmp_path: Path) -> None:
+    """A named pipe is no source; a file over MAX_FILE_BYTES is read by no task (and the lint
+    discovery would have ruff read it whole)."""
+    (tmp_path / "small.py").write_text("x = 1\n")
+    (tmp_path / "limit.py").write_bytes(b"#" * (MAX_FILE_BYTES - 1) + b"\n")
+    (tmp_path / "huge.py").write_bytes(b"#" * MAX_FILE_BYTES + b"\n")
+    os.mkfifo(tmp_path / "pipe.py")
+
+    assert [p.as_posix() for p in iter_source_files(tmp_path)] == ["limit.py", "small.py"]
 
 
 def test_walk_of_a_missing_root_fails(tmp_path: Path) -> None:
