@@ -39,6 +39,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,15 +110,13 @@ class LintSettings:
     def file_options(self, root: Path, path: str, original: str) -> tuple[str, ...]:
         """:meth:`ruff_options` for ruff's calls on ``root/path``, whose text is ``original``,
         with ``--unfixable`` for the rules left unfixed there (see the module docstring)."""
-        options = _unfixed(self, root, path, original)
-        lengthening = _lengthening(self, root, path, original, options)
-        return (*options, "--unfixable", ",".join(sorted(lengthening))) if lengthening else options
+        return _options_of(self, root, path, original)[0]
 
     def lengthening(self, root: Path, path: str, original: str) -> frozenset[str]:
         """The rules whose safe fixes, applied to ``original`` (the text of ``root/path``), write
         a line past its width (:meth:`width_for`) that it did not have: their fixes are offered
         and judged one by one instead of applied with the safe ones (see the module docstring)."""
-        return _lengthening(self, root, path, original, _unfixed(self, root, path, original))
+        return _options_of(self, root, path, original)[1]
 
     @staticmethod
     def leaves_unused_imports(options: tuple[str, ...]) -> bool:
@@ -277,16 +276,35 @@ def _breaking_fixes(
     fixed = ruff_safe_fixes(root, path, original, *options)
     if fixed == original or breaks(fixed) is None:
         return ()
-    found = ruff_diagnostics(root, path, original, *options)
-    codes = sorted(
-        {str(item["code"]) for item in found if (item.get("fix") or {}).get("applicability") == "safe"}
-    )
-    breaking = [
-        code
-        for code in codes
-        if breaks(ruff_safe_fixes(root, path, original, *options, "--fixable", code)) is not None
-    ]
+    breaking = _safe_rules_giving(root, path, original, options, lambda text: breaks(text) is not None)
     return ("--unfixable", ",".join(breaking)) if breaking else ()
+
+
+def _safe_rules_giving(
+    root: Path, path: str, original: str, options: tuple[str, ...], harm: Callable[[str], bool]
+) -> list[str]:
+    """The rules, sorted, whose safe fixes, each applied alone to ``original`` (the text of
+    ``root/path``, read by ruff with ``options``), give a text ``harm`` holds of."""
+    found = ruff_diagnostics(root, path, original, *options)
+    safe = {str(item["code"]) for item in found if (item.get("fix") or {}).get("applicability") == "safe"}
+    return [
+        code
+        for code in sorted(safe)
+        if harm(ruff_safe_fixes(root, path, original, *options, "--fixable", code))
+    ]
+
+
+@functools.lru_cache(maxsize=32)
+def _options_of(
+    settings: LintSettings, root: Path, path: str, original: str
+) -> tuple[tuple[str, ...], frozenset[str]]:
+    """:meth:`LintSettings.file_options` and :meth:`LintSettings.lengthening`, asked for by
+    every ruff call on a file."""
+    options = _unfixed(settings, root, path, original)
+    lengthening = _lengthening(settings, root, path, original, options)
+    if lengthening:
+        options = (*options, "--unfixable", ",".join(sorted(lengthening)))
+    return options, lengthening
 
 
 def _unfixed(settings: LintSettings, root: Path, path: str, original: str) -> tuple[str, ...]:
@@ -305,12 +323,10 @@ def _unfixed(settings: LintSettings, root: Path, path: str, original: str) -> tu
     return options
 
 
-@functools.lru_cache(maxsize=32)
 def _lengthening(
     settings: LintSettings, root: Path, path: str, original: str, options: tuple[str, ...]
 ) -> frozenset[str]:
-    """:meth:`LintSettings.lengthening`, the file's other ruff ``options`` given: asked for by
-    every ruff call on a file."""
+    """:meth:`LintSettings.lengthening`, the file's other ruff ``options`` given."""
     had = set(original.splitlines())
     bound = min(MIN_WIDTH, settings.width or MIN_WIDTH)  # no width is shorter: ruff format runs only past it
 
@@ -320,13 +336,7 @@ def _lengthening(
     if not new_long(ruff_safe_fixes(root, path, original, *options), bound):
         return frozenset()
     width = settings.width_for(root, path, original)
-    found = ruff_diagnostics(root, path, original, *options)
-    codes = {str(item["code"]) for item in found if (item.get("fix") or {}).get("applicability") == "safe"}
-    return frozenset(
-        code
-        for code in codes
-        if new_long(ruff_safe_fixes(root, path, original, *options, "--fixable", code), width)
-    )
+    return frozenset(_safe_rules_giving(root, path, original, options, lambda text: new_long(text, width)))
 
 
 def _positive(value: object) -> int | None:

@@ -142,52 +142,50 @@ def fixable_diagnostics(
     ``options`` leave unfixable with one ``--unfixable`` of them all) the fix ruff writes
     without that option; whether their lines fit the project's is for the verdict to judge,
     as for any fix."""
-    diagnostics = _offering(root, path, text, options, offered)
-    if not any(item.get("code") in WITHHELD_FOR_WIDTH and not item.get("fix") for item in diagnostics):
-        return diagnostics
+    diagnostics = ruff_diagnostics(root, path, text, *options)
+    diagnostics = _fixed_apart(diagnostics, offered, root, path, text, _fixable(options, offered))
     width = "--line-length"  # the project's, given once only, as ruff requires
     rest = [option for n, option in enumerate(options) if width not in options[max(n - 1, 0) : n + 1]]
-    wide = {
+    return _fixed_apart(diagnostics, WITHHELD_FOR_WIDTH, root, path, text, [*rest, width, _WIDEST])
+
+
+def _fixed_apart(
+    diagnostics: list[dict[str, Any]],
+    codes: frozenset[str],
+    root: Path,
+    path: str,
+    text: str,
+    options: Sequence[str],
+) -> list[dict[str, Any]]:
+    """``diagnostics`` (ruff's on ``text``), each of ``codes`` without a fix given the fix ruff
+    writes with ``options`` instead (ruff runs again only where one lacks it)."""
+    if not any(item.get("code") in codes and not item.get("fix") for item in diagnostics):
+        return diagnostics
+    fixes = {
         _key(item): item["fix"]
-        for item in ruff_diagnostics(root, path, text, *rest, width, _WIDEST)
-        if item.get("code") in WITHHELD_FOR_WIDTH and item.get("fix")
+        for item in ruff_diagnostics(root, path, text, *options)
+        if item.get("code") in codes and item.get("fix")
     }
     return [
-        {**item, "fix": wide[_key(item)]}
-        if item.get("code") in WITHHELD_FOR_WIDTH and not item.get("fix") and _key(item) in wide
+        {**item, "fix": fixes[_key(item)]}
+        if item.get("code") in codes and not item.get("fix") and _key(item) in fixes
         else item
         for item in diagnostics
     ]
 
 
-def _offering(
-    root: Path, path: str, text: str, options: Sequence[str], offered: frozenset[str]
-) -> list[dict[str, Any]]:
-    """:func:`ruff_diagnostics`, the findings of ``offered`` given the fixes ruff writes where
-    ``options``' ``--unfixable`` of them is left out."""
-    diagnostics = ruff_diagnostics(root, path, text, *options)
-    if not offered or not any(item.get("code") in offered and not item.get("fix") for item in diagnostics):
-        return diagnostics
+def _fixable(options: Sequence[str], rules: frozenset[str]) -> list[str]:
+    """``options`` without the ``--unfixable`` that names exactly ``rules``."""
     kept: list[str] = []
     at = 0
     while at < len(options):
-        rules = options[at + 1].split(",") if options[at] == "--unfixable" and at + 1 < len(options) else ()
-        if rules and set(rules) == offered:
+        named = options[at + 1].split(",") if options[at] == "--unfixable" and at + 1 < len(options) else ()
+        if named and set(named) == rules:
             at += 2
             continue
         kept.append(options[at])
         at += 1
-    fixes = {
-        _key(item): item["fix"]
-        for item in ruff_diagnostics(root, path, text, *kept)
-        if item.get("code") in offered and item.get("fix")
-    }
-    return [
-        {**item, "fix": fixes[_key(item)]}
-        if item.get("code") in offered and not item.get("fix") and _key(item) in fixes
-        else item
-        for item in diagnostics
-    ]
+    return kept
 
 
 def _key(item: Mapping[str, Any]) -> tuple[object, ...]:
