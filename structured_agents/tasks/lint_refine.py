@@ -147,7 +147,7 @@ class _PositiveTernary(cst.CSTTransformer):
             node = node.with_changes(test=test.expression, body=node.orelse, orelse=node.body)
         if self._depth == 0 and _plain_name(node.test) and node.test.deep_equals(node.body):
             orelse = node.orelse
-            if isinstance(orelse, cst.IfExp) and not orelse.lpar:
+            if not _atomic(orelse):  # a conditional (a lambda is grouped already)
                 orelse = orelse.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             return cst.BooleanOperation(left=node.body, operator=cst.Or(), right=orelse)
         return node
